@@ -1,0 +1,269 @@
+"""Every exception the package raises, under one root.
+
+The hierarchy (urllib3's shape: one root, leaves that carry their context)::
+
+    McpClientError
+    +-- Fault                      a pure codec refused its input (has .reason)
+    |   +-- CorruptionReport       jsonvalue.parse: not JSON (also a ValueError)
+    |   +-- EncodeRefused          jsonvalue.dump: not a JSON value (also a ValueError)
+    |   +-- MessageFault           jsonrpc.decode
+    |   |   +-- MalformedMessage       the line is not JSON (.report)
+    |   |   +-- BadMessage             JSON, but not JSON-RPC 2.0
+    |   +-- ProtocolFault          protocol.decode_*: the MCP shape is wrong
+    |   |   +-- UnsupportedVersion     (.server_version, .supported)
+    |   +-- FramingFault           stdio.Buffer
+    |   |   +-- LineTooLong
+    |   +-- InterchangeFault       interchange (.path)
+    +-- GenerateError              codegen.generate refused the listing
+    |   +-- TooManyTools, ToolNameCollision, SurfaceTooLarge, SanitizerBreach
+    +-- ClientError                a call on a client failed
+    |   +-- Unavailable            the client cannot serve calls (.reason)
+    |   |   +-- ClientClosed           ... because *you* retired it (trio's "closed")
+    |   |   +-- ClientBroken           ... because it failed under you ("broken")
+    |   +-- CallTimedOut, ServerError, ResultMalformed, TooManyPages
+    +-- StartError                 connect() failed; what it spawned is retired
+    |   +-- TransportFailed, HandshakeFailed, VersionUnsupported,
+    |       ToolsNotDeclared, CleanupUnconfirmed
+    +-- RetirementError            shutdown() could not establish retirement
+        +-- RetirementTimedOut, RetirementUnconfirmed
+
+Each module re-exports the leaves it raises under the names ``../shared/PORT.md``
+gives them (``jsonrpc.MessageFault``, ``client.Unavailable``, ...), so callers
+reach them from where they happen; this module is where they are defined.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Tuple
+
+if TYPE_CHECKING:  # pragma: no cover - imports for annotations only
+    from .jsonrpc import RpcError
+
+
+class McpClientError(Exception):
+    """Root of every exception this package raises on purpose."""
+
+
+# --------------------------------------------------------------------------- faults
+
+
+class Fault(McpClientError):
+    """A pure decoder or encoder refused its input; ``reason`` says where and why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class CorruptionReport(Fault, ValueError):
+    """``jsonvalue.parse`` met text that is not strict RFC 8259 JSON within our bounds."""
+
+
+class EncodeRefused(Fault, ValueError):
+    """``jsonvalue.dump`` met something that is not a JSON value (NaN, a tuple, a non-str key...)."""
+
+
+class MessageFault(Fault):
+    """A line that is not a JSON-RPC 2.0 message."""
+
+
+class MalformedMessage(MessageFault):
+    """The line is not JSON at all; ``report`` is the parser's refusal."""
+
+    def __init__(self, report: CorruptionReport) -> None:
+        super().__init__("not JSON: " + report.reason)
+        self.report = report
+
+
+class BadMessage(MessageFault):
+    """The line is JSON but not a JSON-RPC 2.0 message we accept."""
+
+
+class ProtocolFault(Fault):
+    """A JSON-RPC result whose MCP shape is wrong; the reason names the path."""
+
+
+class UnsupportedVersion(ProtocolFault):
+    """The server negotiated a protocol revision outside ``SUPPORTED_VERSIONS``."""
+
+    def __init__(self, server_version: object, supported: Tuple[str, ...]) -> None:
+        super().__init__(
+            "server chose protocol version %r; this client speaks %s"
+            % (server_version, ", ".join(supported))
+        )
+        self.server_version = server_version
+        self.supported = supported
+
+
+class FramingFault(Fault):
+    """The byte stream cannot be cut into lines."""
+
+
+class LineTooLong(FramingFault):
+    """A line (pending or complete) grew past ``stdio.MAX_LINE_BYTES``."""
+
+
+class InterchangeFault(Fault):
+    """A value cannot cross between the capability wire and JSON; ``path`` says where."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__("%s: %s" % (path, reason))
+        self.path = path
+        self.detail = reason
+
+
+# --------------------------------------------------------------------------- codegen
+
+
+class GenerateError(McpClientError):
+    """``codegen.generate`` refused the whole listing."""
+
+
+class TooManyTools(GenerateError):
+    """The listing has more tools than ``codegen.MAX_TOOLS``."""
+
+    def __init__(self, count: int, limit: int) -> None:
+        super().__init__("%d tools listed; at most %d are generated" % (count, limit))
+        self.count = count
+        self.limit = limit
+
+
+class ToolNameCollision(GenerateError):
+    """Two tools mangle to one Python name; both originals are named."""
+
+    def __init__(self, first: str, second: str, mangled: str) -> None:
+        super().__init__("tools %r and %r both become %r" % (first, second, mangled))
+        self.first = first
+        self.second = second
+        self.mangled = mangled
+
+
+class SurfaceTooLarge(GenerateError):
+    """The surface passed ``codegen.MAX_SURFACE_BYTES`` even after truncation."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__("surface is %d bytes; the limit is %d" % (size, limit))
+        self.size = size
+        self.limit = limit
+
+
+class SanitizerBreach(GenerateError):
+    """The generated source holds an ``@`` outside a comment or string: the cage failed."""
+
+
+# --------------------------------------------------------------------------- client calls
+
+
+class ClientError(McpClientError):
+    """A call on a connected client failed."""
+
+
+class Unavailable(ClientError):
+    """The client cannot serve calls; ``reason`` is the latched cause."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class ClientClosed(Unavailable):
+    """You retired the client (``stop``, ``shutdown``, a failed ``connect``, a gone owner)."""
+
+
+class ClientBroken(Unavailable):
+    """The server or the channel failed under the client (death, garbage, EOF...)."""
+
+
+class CallTimedOut(ClientError):
+    """The call's deadline passed before its answer; the client stays usable."""
+
+    def __init__(self, method: str, timeout: float) -> None:
+        super().__init__("%s got no answer within %.3gs" % (method, timeout))
+        self.method = method
+        self.timeout = timeout
+
+
+class ServerError(ClientError):
+    """The server answered with a JSON-RPC error object (``rpc_error``)."""
+
+    def __init__(self, rpc_error: RpcError) -> None:
+        super().__init__("server error %d: %s" % (rpc_error.code, rpc_error.message))
+        self.rpc_error = rpc_error
+
+
+class ResultMalformed(ClientError):
+    """The server answered, but the result's MCP shape is wrong (``fault``)."""
+
+    def __init__(self, fault: ProtocolFault) -> None:
+        super().__init__("malformed result: " + fault.reason)
+        self.fault = fault
+
+
+class TooManyPages(ClientError):
+    """``tools/list`` still had a ``nextCursor`` after ``max_tool_pages`` pages."""
+
+    def __init__(self, pages: int) -> None:
+        super().__init__("tools/list still paginating after %d pages" % pages)
+        self.pages = pages
+
+
+# --------------------------------------------------------------------------- start
+
+
+class StartError(McpClientError):
+    """``connect`` failed. Whatever it spawned was retired before this was raised."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class TransportFailed(StartError):
+    """The server could not be started (no such executable, bad cwd, ...)."""
+
+
+class HandshakeFailed(StartError):
+    """``initialize`` timed out, was refused, came back malformed, or the server died."""
+
+    def __init__(self, reason: str, cause: McpClientError | None = None) -> None:
+        super().__init__(reason)
+        self.cause = cause
+
+
+class VersionUnsupported(StartError):
+    """The server chose a protocol revision this client does not speak."""
+
+    def __init__(self, fault: UnsupportedVersion) -> None:
+        super().__init__(fault.reason)
+        self.server_version = fault.server_version
+        self.supported = fault.supported
+
+
+class ToolsNotDeclared(StartError):
+    """The server's capabilities have no ``tools`` entry: nothing to list or call."""
+
+
+class CleanupUnconfirmed(StartError):
+    """``connect`` failed *and* retiring what it spawned could not be confirmed.
+
+    ``client`` is handed back so the caller can try ``shutdown`` again.
+    """
+
+    def __init__(self, reason: str, client: Any) -> None:
+        super().__init__(reason)
+        self.client = client
+
+
+# --------------------------------------------------------------------------- retirement
+
+
+class RetirementError(McpClientError):
+    """``shutdown`` could not establish that the server is gone."""
+
+
+class RetirementTimedOut(RetirementError):
+    """The child was signalled but had not been reaped when the deadline passed."""
+
+
+class RetirementUnconfirmed(RetirementError):
+    """Reaping failed in a way that leaves the child's fate unknown."""

@@ -1,0 +1,251 @@
+"""MCP messages on top of the envelope: the handshake, tool listings, tool results.
+
+Pure. Each ``decode_*`` takes the raw ``result`` of a JSON-RPC response and
+returns a frozen dataclass or raises :class:`ProtocolFault` whose reason names
+the path (``tools[3].inputSchema``). Strict envelope, tolerant content: fields
+this client reads are checked, unknown fields are ignored, schemas and
+``structuredContent`` cross raw. One lying tool fails the whole page: a server
+that lies about one tool is not a server to half-trust.
+
+Revision: MCP 2025-06-18 (Lifecycle; Server Features / Tools).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, Optional, Tuple, Union
+
+from .errors import ProtocolFault, UnsupportedVersion
+from .jsonvalue import JsonValue
+
+__all__ = [
+    "REQUESTED_VERSION", "SUPPORTED_VERSIONS", "ClientInfo", "initialize_params",
+    "ServerInfo", "ToolsCapability", "InitializeResult", "decode_initialize",
+    "ToolDescriptor", "ToolsPage", "decode_tools_page", "tools_list_params",
+    "Text", "Other", "ContentBlock", "CallToolResult", "decode_call_tool",
+    "call_tool_params", "ProtocolFault", "UnsupportedVersion",
+]
+
+REQUESTED_VERSION = "2025-06-18"
+#: Every revision this client can speak, newest first; nothing else is accepted.
+SUPPORTED_VERSIONS: Tuple[str, ...] = ("2025-06-18", "2025-03-26", "2024-11-05")
+
+
+@dataclass(frozen=True)
+class ClientInfo:
+    """How this client names itself in ``initialize``."""
+
+    name: str = "mcp_client"
+    version: str = "0"
+
+
+def initialize_params(info: ClientInfo) -> JsonValue:
+    """The ``initialize`` params.
+
+    The declared capabilities are an empty object, and that is a security
+    decision: no ``sampling`` (a server must not spend our model), no ``roots``
+    (it learns nothing about our filesystem), no ``elicitation`` (it must not put
+    questions to a human through us). A test pins the emptiness.
+    """
+    return {
+        "protocolVersion": REQUESTED_VERSION,
+        "capabilities": {},
+        "clientInfo": {"name": info.name, "version": info.version},
+    }
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    """The server's ``serverInfo``; ``version`` is ``""`` when the server gave none."""
+
+    name: str
+    version: str
+    title: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class ToolsCapability:
+    """The server's ``capabilities.tools``."""
+
+    list_changed: bool = False
+
+
+@dataclass(frozen=True)
+class InitializeResult:
+    """The decoded handshake; ``protocol_version`` is in ``SUPPORTED_VERSIONS``."""
+
+    protocol_version: str
+    server_info: ServerInfo
+    capabilities: Dict[str, JsonValue]
+    tools: Optional[ToolsCapability]
+    instructions: Optional[str] = None
+
+
+def decode_initialize(result: JsonValue) -> InitializeResult:
+    """Decode an ``initialize`` result; a foreign version is :class:`UnsupportedVersion`."""
+    body = _object(result, "result")
+    version = body.get("protocolVersion")
+    if version not in SUPPORTED_VERSIONS:
+        raise UnsupportedVersion(version, SUPPORTED_VERSIONS)
+    capabilities = _object(body.get("capabilities"), "capabilities")
+    return InitializeResult(
+        protocol_version=version,  # type: ignore[arg-type]
+        server_info=_server_info(body.get("serverInfo")),
+        capabilities=capabilities,
+        tools=_tools_capability(capabilities),
+        instructions=_optional_str(body, "instructions", "instructions"),
+    )
+
+
+def _server_info(raw: JsonValue) -> ServerInfo:
+    info = _object(raw, "serverInfo")
+    name = info.get("name")
+    if type(name) is not str:
+        raise ProtocolFault("serverInfo.name is not a string")
+    version = _optional_str(info, "version", "serverInfo.version")
+    return ServerInfo(name, version or "", _optional_str(info, "title", "serverInfo.title"))
+
+
+def _tools_capability(capabilities: Dict[str, JsonValue]) -> Optional[ToolsCapability]:
+    if "tools" not in capabilities or capabilities["tools"] is None:
+        return None
+    tools = _object(capabilities["tools"], "capabilities.tools")
+    changed = tools.get("listChanged", False)
+    if type(changed) is not bool:
+        raise ProtocolFault("capabilities.tools.listChanged is not a boolean")
+    return ToolsCapability(changed)
+
+
+# ----------------------------------------------------------------------------- tools/list
+
+
+@dataclass(frozen=True)
+class ToolDescriptor:
+    """One listed tool. ``input_schema`` and ``output_schema`` are raw, untrusted JSON."""
+
+    name: str
+    input_schema: JsonValue
+    title: Optional[str] = None
+    description: Optional[str] = None
+    output_schema: JsonValue = None
+    annotations: Optional[Dict[str, JsonValue]] = None
+
+
+@dataclass(frozen=True)
+class ToolsPage:
+    """One ``tools/list`` page; ``next_cursor`` is ``None`` on the last page."""
+
+    tools: Tuple[ToolDescriptor, ...]
+    next_cursor: Optional[str] = None
+
+
+def tools_list_params(cursor: Optional[str]) -> JsonValue:
+    """``tools/list`` params: ``None`` (no params member) for the first page."""
+    return None if cursor is None else {"cursor": cursor}
+
+
+def decode_tools_page(result: JsonValue) -> ToolsPage:
+    """Decode a ``tools/list`` result. An empty-string ``nextCursor`` ends the listing."""
+    body = _object(result, "result")
+    raw_tools = body.get("tools")
+    if type(raw_tools) is not list:
+        raise ProtocolFault("tools is not an array")
+    tools = tuple(_tool(entry, index) for index, entry in enumerate(raw_tools))
+    cursor = _optional_str(body, "nextCursor", "nextCursor")
+    return ToolsPage(tools, cursor or None)
+
+
+def _tool(entry: JsonValue, index: int) -> ToolDescriptor:
+    where = "tools[%d]" % index
+    tool = _object(entry, where)
+    name = tool.get("name")
+    if type(name) is not str or not name:
+        raise ProtocolFault(where + ".name is not a non-empty string")
+    if "inputSchema" not in tool:
+        raise ProtocolFault(where + ".inputSchema is missing")
+    annotations = tool.get("annotations")
+    return ToolDescriptor(
+        name=name,
+        input_schema=tool["inputSchema"],
+        title=_optional_str(tool, "title", where + ".title"),
+        description=_optional_str(tool, "description", where + ".description"),
+        output_schema=tool.get("outputSchema"),
+        annotations=None if annotations is None else _object(annotations, where + ".annotations"),
+    )
+
+
+# ----------------------------------------------------------------------------- tools/call
+
+
+@dataclass(frozen=True)
+class Text:
+    """A ``text`` content block."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Other:
+    """Any other content block (``image``, ``audio``, ``resource``, ...), by kind only."""
+
+    kind: str
+
+
+ContentBlock = Union[Text, Other]
+
+
+@dataclass(frozen=True)
+class CallToolResult:
+    """A ``tools/call`` result. ``is_error`` is the tool's own failure, not ours."""
+
+    content: Tuple[ContentBlock, ...]
+    is_error: bool = False
+    structured_content: JsonValue = None
+
+
+def call_tool_params(name: str, arguments: JsonValue) -> JsonValue:
+    """``tools/call`` params for the wire name ``name``."""
+    return {"name": name, "arguments": arguments}
+
+
+def decode_call_tool(result: JsonValue) -> CallToolResult:
+    """Decode a ``tools/call`` result."""
+    body = _object(result, "result")
+    raw_content = body.get("content")
+    if type(raw_content) is not list:
+        raise ProtocolFault("content is not an array")
+    is_error = body.get("isError", False)
+    if type(is_error) is not bool:
+        raise ProtocolFault("isError is not a boolean")
+    content = tuple(_block(block, index) for index, block in enumerate(raw_content))
+    return CallToolResult(content, is_error, body.get("structuredContent"))
+
+
+def _block(raw: JsonValue, index: int) -> ContentBlock:
+    where = "content[%d]" % index
+    block = _object(raw, where)
+    kind = block.get("type")
+    if type(kind) is not str:
+        raise ProtocolFault(where + ".type is not a string")
+    if kind != "text":
+        return Other(kind)
+    text = block.get("text")
+    if type(text) is not str:
+        raise ProtocolFault(where + ".text is not a string")
+    return Text(text)
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _object(value: JsonValue, where: str) -> Dict[str, Any]:
+    if type(value) is not dict:
+        raise ProtocolFault(where + " is not an object")
+    return value  # type: ignore[return-value]
+
+
+def _optional_str(body: Dict[str, Any], key: str, where: str) -> Optional[str]:
+    value = body.get(key)
+    if value is None or type(value) is str:
+        return value
+    raise ProtocolFault(where + " is not a string")
