@@ -1,5 +1,64 @@
-"""mcp_client: a synchronous, thread-based, standard-library-only MCP client over stdio."""
+"""mcp_client: a synchronous, thread-based, standard-library-only MCP client over stdio.
+
+Everything a harness needs comes from this one import; the rest is reached
+through its module (``from mcp_client import codegen``)::
+
+    from mcp_client import Spawn, start
+
+    with start(Spawn("python", ("-m", "mcp_server_time"))) as client:
+        tools = client.list_tools()
+        result = client.call_tool("get_current_time", {"timezone": "UTC"})
+"""
 
 from __future__ import annotations
 
+import logging
+
 __version__ = "0.1.0"
+
+from .client import Client, Options, State, prepare, prepare_owned, start  # noqa: E402
+from .errors import (  # noqa: E402
+    CallTimedOut,
+    CleanupUnconfirmed,
+    ClientBroken,
+    ClientClosed,
+    ClientError,
+    HandshakeFailed,
+    McpClientError,
+    ResultMalformed,
+    RetirementError,
+    RetirementTimedOut,
+    RetirementUnconfirmed,
+    ServerError,
+    StartError,
+    TooManyPages,
+    ToolsNotDeclared,
+    TransportFailed,
+    Unavailable,
+    VersionUnsupported,
+)
+from .protocol import ClientInfo  # noqa: E402
+from .transport import (  # noqa: E402
+    ChannelClosed,
+    ChannelTransport,
+    Exited,
+    NoResource,
+    ProcessTransport,
+    Spawn,
+)
+
+# A library never configures logging; it only makes sure nothing is printed
+# when the application has not configured it either.
+logging.getLogger(__name__).addHandler(logging.NullHandler())
+
+__all__ = [
+    "__version__", "Spawn", "ProcessTransport", "ChannelTransport", "Options", "ClientInfo",
+    "Client", "State", "prepare", "prepare_owned", "start",
+    "NoResource", "Exited", "ChannelClosed",
+    "McpClientError",
+    "ClientError", "Unavailable", "ClientClosed", "ClientBroken", "CallTimedOut",
+    "ServerError", "ResultMalformed", "TooManyPages",
+    "StartError", "TransportFailed", "HandshakeFailed", "VersionUnsupported",
+    "ToolsNotDeclared", "CleanupUnconfirmed",
+    "RetirementError", "RetirementTimedOut", "RetirementUnconfirmed",
+]

@@ -26,6 +26,8 @@ The hierarchy (urllib3's shape: one root, leaves that carry their context)::
     |       ToolsNotDeclared, CleanupUnconfirmed
     +-- RetirementError            shutdown() could not establish retirement
         +-- RetirementTimedOut, RetirementUnconfirmed
+    +-- ChannelError               transport-internal, translated by the client
+        +-- WriteStalled, WriteFailed
 
 Each module re-exports the leaves it raises under the names ``../shared/PORT.md``
 gives them (``jsonrpc.MessageFault``, ``client.Unavailable``, ...), so callers
@@ -267,3 +269,26 @@ class RetirementTimedOut(RetirementError):
 
 class RetirementUnconfirmed(RetirementError):
     """Reaping failed in a way that leaves the child's fate unknown."""
+
+
+# --------------------------------------------------------------------------- transport
+
+
+class ChannelError(McpClientError):
+    """The transport's own report of a failed write; the client translates it."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class WriteStalled(ChannelError):
+    """The deadline passed before the whole frame was written (``written`` bytes were)."""
+
+    def __init__(self, written: int) -> None:
+        super().__init__("write stalled after %d bytes" % written)
+        self.written = written
+
+
+class WriteFailed(ChannelError):
+    """The write side is closed or broken (EPIPE: the server stopped reading for good)."""

@@ -81,7 +81,7 @@ def decode(line: bytes | str) -> Inbound:
     if type(message) is not dict:
         raise BadMessage(_not_an_object(message))
     if message.get("jsonrpc") != "2.0":
-        raise BadMessage("jsonrpc member is %r, not '2.0'" % (message.get("jsonrpc"),))
+        raise BadMessage("jsonrpc member is %s, not '2.0'" % _show(message.get("jsonrpc")))
     if "method" in message:
         return _decode_call(message)
     return _decode_response(message)
@@ -120,19 +120,19 @@ def _decode_response(message: Dict[str, Any]) -> Response:
 def _decode_id(ident: object) -> Id:
     # bool is an int subclass in Python; JSON true is not an id.
     if type(ident) is int or type(ident) is str:
-        return ident  # type: ignore[return-value]
+        return ident
     raise BadMessage("id %s is not an integer or a string" % _show(ident))
 
 
 def _decode_error(error: object) -> RpcError:
     if type(error) is not dict:
         raise BadMessage("error is not an object")
-    code, message = error.get("code"), error.get("message")  # type: ignore[attr-defined]
+    code, message = error.get("code"), error.get("message")
     if type(code) is not int:
         raise BadMessage("error code %s is not an integer" % _show(code))
     if type(message) is not str:
         raise BadMessage("error message is not a string")
-    return RpcError(code, message, error.get("data"))  # type: ignore[attr-defined]
+    return RpcError(code, message, error.get("data"))
 
 
 def _show(value: object) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Dict, List, Union
+from typing import Any, Dict, List, Tuple, Union
 
 from .errors import CorruptionReport, EncodeRefused
 
@@ -33,8 +33,9 @@ _CONTAINERS = (list, dict)
 
 
 def _parse_int(text: str) -> int:
-    if len(text) > MAX_INT_DIGITS + 1:  # + 1 for a minus sign
-        raise ValueError("integer of %d digits" % len(text))
+    digits = len(text) - text.startswith("-")  # the sign is not a digit
+    if digits > MAX_INT_DIGITS:
+        raise ValueError("integer of %d digits; the limit is %d" % (digits, MAX_INT_DIGITS))
     return int(text)
 
 
@@ -79,13 +80,12 @@ def _may_be_too_deep(text: str) -> bool:
 def depth(value: object) -> int:
     """Nesting depth of a parsed value: 0 for a scalar, 1 for ``[]``; iterative."""
     deepest = 0
-    stack = [(value, 1)] if type(value) in _CONTAINERS else []
+    stack: List[Tuple[Any, int]] = [(value, 1)] if type(value) in _CONTAINERS else []
     while stack:
         node, level = stack.pop()
         if level > deepest:
             deepest = level
-        children = node.values() if type(node) is dict else node  # type: ignore[attr-defined]
-        for child in children:
+        for child in node.values() if type(node) is dict else node:
             if type(child) in _CONTAINERS:
                 stack.append((child, level + 1))
     return deepest

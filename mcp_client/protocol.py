@@ -84,17 +84,34 @@ class InitializeResult:
 def decode_initialize(result: JsonValue) -> InitializeResult:
     """Decode an ``initialize`` result; a foreign version is :class:`UnsupportedVersion`."""
     body = _object(result, "result")
-    version = body.get("protocolVersion")
-    if version not in SUPPORTED_VERSIONS:
-        raise UnsupportedVersion(version, SUPPORTED_VERSIONS)
+    version = _version(body.get("protocolVersion"))
     capabilities = _object(body.get("capabilities"), "capabilities")
     return InitializeResult(
-        protocol_version=version,  # type: ignore[arg-type]
+        protocol_version=version,
         server_info=_server_info(body.get("serverInfo")),
         capabilities=capabilities,
         tools=_tools_capability(capabilities),
         instructions=_optional_str(body, "instructions", "instructions"),
     )
+
+
+def _version(version: JsonValue) -> str:
+    # A non-string is a malformed result, not a version: checked first, so the
+    # fault never has to render an arbitrary value (a 5,000-digit int or a
+    # 10,000-deep list would make repr raise instead of the fault).
+    if type(version) is not str:
+        raise ProtocolFault("protocolVersion is %s, not a string" % _kind(version))
+    if version not in SUPPORTED_VERSIONS:
+        raise UnsupportedVersion(version, SUPPORTED_VERSIONS)
+    return version
+
+
+def _kind(value: JsonValue) -> str:
+    return _KINDS.get(type(value), "not JSON")
+
+
+_KINDS = {type(None): "missing or null", bool: "a boolean", int: "a number", float: "a number",
+          list: "an array", dict: "an object"}
 
 
 def _server_info(raw: JsonValue) -> ServerInfo:
@@ -241,7 +258,7 @@ def _block(raw: JsonValue, index: int) -> ContentBlock:
 def _object(value: JsonValue, where: str) -> Dict[str, Any]:
     if type(value) is not dict:
         raise ProtocolFault(where + " is not an object")
-    return value  # type: ignore[return-value]
+    return value
 
 
 def _optional_str(body: Dict[str, Any], key: str, where: str) -> Optional[str]:

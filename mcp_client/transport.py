@@ -1,0 +1,441 @@
+"""The seam the client is written against: something that opens a connection.
+
+A :class:`Connection` is a readable pipe for the client's selector, a locked,
+deadline-bounded ``write``, a ``kill`` and a ``wait`` that yields retirement
+evidence. Two transports provide one:
+
+* :class:`ProcessTransport` -- production. ``subprocess.Popen`` with pipes on
+  stdin/stdout, **no shell**, ``close_fds``, its own session and so its own
+  process group (``npx``/``uvx`` launchers leave the real server as a grandchild:
+  retirement signals the whole group), stderr never merged into stdout, and a
+  minimal environment (:data:`SAFE_ENV_KEYS` of ours plus the explicit ``env``
+  pairs), so the server does not inherit the harness's secrets.
+* :class:`ChannelTransport` -- in-process. The "server" is a function run in a
+  named thread over real pipes, so every client behaviour is provable through
+  the same selector loop without a child process.
+
+Every ``OSError`` the transport meets is translated here, in one place:
+spawning failures become :class:`TransportFailed`, write failures
+:class:`WriteFailed`, reaping failures :class:`RetirementUnconfirmed`.
+"""
+
+from __future__ import annotations
+
+import abc
+import os
+import select
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import IO, Any, Callable, Dict, Mapping, Optional, Tuple, Union
+
+from .errors import (
+    RetirementTimedOut,
+    RetirementUnconfirmed,
+    TransportFailed,
+    WriteFailed,
+    WriteStalled,
+)
+from .jsonvalue import JsonValue
+from .stdio import frame
+
+__all__ = [
+    "Spawn", "SAFE_ENV_KEYS", "child_environment", "Transport", "Connection",
+    "ProcessTransport", "ChannelTransport", "ChannelPeer", "Retirement",
+    "NoResource", "Exited", "ChannelClosed",
+]
+
+#: The only variables a server inherits from our environment (when we have them).
+SAFE_ENV_KEYS: Tuple[str, ...] = (
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE",
+    "TERM", "TMPDIR", "TZ",
+)
+
+# Bigger pipes mean fewer wake-ups for a large message (Linux only; best effort).
+_PIPE_SIZE = 1024 * 1024
+_F_SETPIPE_SZ = 1031
+
+
+@dataclass(frozen=True)
+class Spawn:
+    """How to start a server: an executable and its argv, never a shell string."""
+
+    executable: str
+    args: Tuple[str, ...] = ()
+    env: Optional[Mapping[str, str]] = field(default=None, hash=False)
+    cwd: Optional[str] = None
+
+    def argv(self) -> Tuple[str, ...]:
+        return (self.executable,) + tuple(self.args)
+
+
+def child_environment(spawn: Spawn) -> Dict[str, str]:
+    """The server's environment: our :data:`SAFE_ENV_KEYS` plus ``spawn.env``."""
+    env = {key: os.environ[key] for key in SAFE_ENV_KEYS if key in os.environ}
+    env.update(spawn.env or {})
+    return env
+
+
+# ----------------------------------------------------------------------------- evidence
+
+
+@dataclass(frozen=True)
+class NoResource:
+    """Retirement evidence: the client never opened a transport, so nothing ran."""
+
+
+@dataclass(frozen=True)
+class Exited:
+    """Retirement evidence: the child was reaped; ``returncode`` is Popen's (-9: SIGKILL)."""
+
+    returncode: int
+
+
+@dataclass(frozen=True)
+class ChannelClosed:
+    """Retirement evidence for a :class:`ChannelTransport`: its peer thread ended."""
+
+
+Retirement = Union[NoResource, Exited, ChannelClosed]
+
+
+# ----------------------------------------------------------------------------- the seam
+
+
+class Connection(abc.ABC):
+    """One open channel to one server. ``read_fd`` is non-blocking and the client's alone."""
+
+    read_fd: int
+
+    def __init__(self, write_fd: int) -> None:
+        self._writer = _PipeWriter(write_fd)
+
+    def write(self, data: bytes, deadline: float) -> None:
+        """Write all of ``data`` by ``deadline`` (monotonic); thread-safe.
+
+        Raises :class:`WriteStalled` (with how much was written) or :class:`WriteFailed`.
+        """
+        self._writer.write(data, deadline)
+
+    def close_input(self) -> None:
+        """Close the server's stdin (its EOF); a writer in progress closes it on its way out."""
+        self._writer.close()
+
+    @abc.abstractmethod
+    def kill(self) -> None:
+        """Ask for the server's end at once; idempotent, never blocks. Not evidence."""
+
+    @abc.abstractmethod
+    def wait(self, deadline: Optional[float]) -> Retirement:
+        """Block until the server's end is established; raise a ``RetirementError`` if not."""
+
+    @abc.abstractmethod
+    def close_output(self) -> None:
+        """Close ``read_fd``; only the reader thread calls it, once, on its way out."""
+
+    @property
+    def pid(self) -> Optional[int]:
+        """The server's OS pid, when there is a process."""
+        return None
+
+
+class Transport(abc.ABC):
+    """Something that can open one :class:`Connection`."""
+
+    @abc.abstractmethod
+    def open(self) -> Connection:
+        """Start the server; raise :class:`TransportFailed` when it cannot be started."""
+
+    @abc.abstractmethod
+    def describe(self) -> str:
+        """A short human description for messages and logs."""
+
+
+# ----------------------------------------------------------------------------- writing
+
+
+class _PipeWriter:
+    """A locked, deadline-bounded writer on a non-blocking pipe end.
+
+    ``close`` never closes the descriptor under a writer: while a write is in
+    progress it only marks it, and the writer closes it on its way out, so a
+    recycled descriptor number is never written to.
+    """
+
+    def __init__(self, fd: int) -> None:
+        os.set_blocking(fd, False)
+        self._fd = fd
+        self._lock = threading.Lock()  # one writer at a time: frames never interleave
+        self._state = threading.Lock()  # guards _busy/_closing against close()
+        self._busy = False
+        self._closing = False
+
+    def write(self, data: bytes, deadline: float) -> None:
+        if not self._lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            raise WriteStalled(0)
+        try:
+            self._enter()
+            try:
+                self._write_all(data, deadline)
+            finally:
+                self._leave()
+        finally:
+            self._lock.release()
+
+    def close(self) -> None:
+        with self._state:
+            self._closing = True
+            if not self._busy:
+                self._close_fd()
+
+    def _enter(self) -> None:
+        with self._state:
+            if self._closing:
+                raise WriteFailed("the server's input is closed")
+            self._busy = True
+
+    def _leave(self) -> None:
+        with self._state:
+            self._busy = False
+            if self._closing:
+                self._close_fd()
+
+    def _close_fd(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def _write_all(self, data: bytes, deadline: float) -> None:
+        view, written = memoryview(data), 0
+        while written < len(data):
+            try:
+                written += os.write(self._fd, view[written:])
+            except BlockingIOError:
+                self._await_room(deadline, written)
+            except OSError as e:  # EPIPE: nobody reads the other end any more
+                raise WriteFailed("write to the server failed: %s" % (e.strerror or e)) from e
+
+    def _await_room(self, deadline: float, written: int) -> None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise WriteStalled(written)
+        poller = select.poll()
+        poller.register(self._fd, select.POLLOUT)
+        poller.poll(remaining * 1000.0)  # a hang-up wakes it too; the next write says EPIPE
+
+
+def _enlarge_pipe(fd: int) -> None:
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, _F_SETPIPE_SZ, _PIPE_SIZE)
+    except (ImportError, OSError):  # not Linux, or over /proc/sys/fs/pipe-max-size
+        pass
+
+
+# ----------------------------------------------------------------------------- processes
+
+StderrTarget = Union[None, int, str, "os.PathLike[str]", IO[bytes], IO[str]]
+
+
+class ProcessTransport(Transport):
+    """Starts ``spawn`` as a child process in a process group of its own.
+
+    ``stderr``: ``None`` (inherit ours, the default), ``subprocess.DEVNULL``, a
+    file object, or a path (opened for appending). Never stdout.
+    """
+
+    def __init__(self, spawn: Spawn, stderr: StderrTarget = None) -> None:
+        self.spawn = spawn
+        self._stderr = stderr
+
+    def describe(self) -> str:
+        return " ".join(self.spawn.argv())
+
+    def open(self) -> Connection:
+        stderr, opened = self._stderr_target()
+        try:
+            popen = self._popen(stderr)
+        finally:
+            if opened is not None:
+                opened.close()  # the child holds its own copy now
+        return ProcessConnection(popen)
+
+    def _stderr_target(self) -> Tuple[Any, Optional[IO[bytes]]]:
+        target = self._stderr
+        if isinstance(target, (str, os.PathLike)):
+            try:
+                handle = open(target, "ab")
+            except OSError as e:
+                raise TransportFailed("cannot open the stderr file: %s" % e) from e
+            return handle, handle
+        return target, None
+
+    def _popen(self, stderr: Any) -> "subprocess.Popen[bytes]":
+        try:
+            return subprocess.Popen(
+                list(self.spawn.argv()), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=stderr, env=child_environment(self.spawn), cwd=self.spawn.cwd,
+                close_fds=True, start_new_session=True, bufsize=0,
+            )
+        except (OSError, ValueError, subprocess.SubprocessError) as e:
+            raise TransportFailed("cannot start %s: %s" % (self.describe(), e)) from e
+
+
+class ProcessConnection(Connection):
+    """A running child: its stdin, its stdout, and custody of its process group."""
+
+    def __init__(self, popen: "subprocess.Popen[bytes]") -> None:
+        assert popen.stdin is not None and popen.stdout is not None
+        self._popen = popen
+        self._signal_lock = threading.Lock()
+        self.read_fd = popen.stdout.fileno()
+        os.set_blocking(self.read_fd, False)
+        _enlarge_pipe(self.read_fd)
+        _enlarge_pipe(popen.stdin.fileno())
+        # The writer owns the stdin descriptor from here on; the file object must
+        # not close it a second time (a recycled number could belong to anyone).
+        super().__init__(os.dup(popen.stdin.fileno()))
+        popen.stdin.close()
+
+    @property
+    def pid(self) -> Optional[int]:
+        return self._popen.pid
+
+    def kill(self) -> None:
+        self.close_input()  # the spec's polite EOF first; it costs nothing
+        with self._signal_lock:
+            # Only while the child is unreaped is its pid -- and so its group id --
+            # still ours (a zombie keeps it); after wait() it may name a stranger.
+            if self._popen.returncode is None:
+                _kill_group(self._popen.pid)
+
+    def wait(self, deadline: Optional[float]) -> Retirement:
+        timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+        try:
+            with self._signal_lock:  # never reap between another thread's check and kill
+                returncode = self._popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise RetirementTimedOut("pid %d not reaped in time" % self._popen.pid) from None
+        except OSError as e:
+            raise RetirementUnconfirmed("reaping pid %d failed: %s" % (self._popen.pid, e)) from e
+        return Exited(returncode)
+
+    def close_output(self) -> None:
+        assert self._popen.stdout is not None
+        self._popen.stdout.close()
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:  # the group is empty but for the unreaped leader
+        pass
+    except PermissionError:  # a setuid member; still kill what we own for sure
+        os.kill(pid, signal.SIGKILL)
+
+
+# ----------------------------------------------------------------------------- channels
+
+
+class ChannelPeer:
+    """The server's side of a :class:`ChannelTransport`: blocking, line at a time."""
+
+    def __init__(self, read_fd: int, write_fd: int) -> None:
+        self._read_fd = read_fd
+        self._write_fd = write_fd
+        self._pending = b""
+
+    def read_line(self) -> Optional[bytes]:
+        """The next line from the client, terminator stripped; ``None`` at EOF."""
+        while b"\n" not in self._pending:
+            chunk = os.read(self._read_fd, 65536)
+            if not chunk:
+                return None
+            self._pending += chunk
+        line, _, self._pending = self._pending.partition(b"\n")
+        return line
+
+    def write(self, data: bytes) -> None:
+        """Write raw bytes to the client (framing is the caller's business)."""
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._write_fd, view):]
+
+    def send(self, message: JsonValue) -> None:
+        """Write one framed message."""
+        self.write(frame(message))
+
+    def close_output(self) -> None:
+        """Close the client's input (the client sees EOF)."""
+        if self._write_fd >= 0:
+            os.close(self._write_fd)
+            self._write_fd = -1
+
+    def close(self) -> None:
+        self.close_output()
+        if self._read_fd >= 0:
+            os.close(self._read_fd)
+            self._read_fd = -1
+
+
+Serve = Callable[[ChannelPeer], None]
+
+
+class ChannelTransport(Transport):
+    """An in-process server: ``serve(peer)`` runs in a thread over two real pipes.
+
+    The peer's thread ending *is* the server's exit: ``wait`` joins it and the
+    evidence is :class:`ChannelClosed`. ``kill`` closes the server's input, which a
+    well-behaved ``serve`` reads as EOF; one that ignores it is a server that does
+    not die, and ``wait`` says so by timing out.
+    """
+
+    def __init__(self, serve: Serve, name: str = "channel") -> None:
+        self._serve = serve
+        self._name = name
+
+    def describe(self) -> str:
+        return "in-process channel %r" % self._name
+
+    def open(self) -> Connection:
+        to_server_r, to_server_w = os.pipe()
+        to_client_r, to_client_w = os.pipe()
+        peer = ChannelPeer(to_server_r, to_client_w)
+        thread = threading.Thread(
+            target=_run_peer, args=(self._serve, peer), name="mcp-peer-" + self._name, daemon=True
+        )
+        thread.start()
+        return ChannelConnection(to_client_r, to_server_w, thread)
+
+
+def _run_peer(serve: Serve, peer: ChannelPeer) -> None:
+    try:
+        serve(peer)
+    finally:
+        peer.close()
+
+
+class ChannelConnection(Connection):
+    """The client's side of a :class:`ChannelTransport`."""
+
+    def __init__(self, read_fd: int, write_fd: int, thread: threading.Thread) -> None:
+        super().__init__(write_fd)
+        self.read_fd = read_fd
+        os.set_blocking(read_fd, False)
+        self._thread = thread
+
+    def kill(self) -> None:
+        self.close_input()
+
+    def wait(self, deadline: Optional[float]) -> Retirement:
+        timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            raise RetirementTimedOut("the channel's peer thread has not ended")
+        return ChannelClosed()
+
+    def close_output(self) -> None:
+        os.close(self.read_fd)
