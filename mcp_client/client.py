@@ -585,16 +585,16 @@ class Client:
     def _finish(self, conn: Connection, wake_r: int) -> None:
         """The reader's way out: complete the retirement and close every descriptor."""
         self._request_retirement(ClientBroken("reader stopped"))  # no-op when already latched
+        with self._lock:
+            os.close(self._wake_w)
+            self._wake_w = -1
+        os.close(wake_r)
+        conn.close_output()  # first: a server blocked writing to us must not block its end
         try:
             evidence: Optional[Retirement] = conn.wait(None)
             fault: Optional[RetirementError] = None
         except RetirementError as e:
             evidence, fault = None, e
-        with self._lock:
-            os.close(self._wake_w)
-            self._wake_w = -1
-        os.close(wake_r)
-        conn.close_output()
         self._record_retirement(evidence, fault)
 
 

@@ -414,6 +414,8 @@ class ChannelTransport(Transport):
 def _run_peer(serve: Serve, peer: ChannelPeer) -> None:
     try:
         serve(peer)
+    except BrokenPipeError:  # the client hung up on us: the channel's ordinary end
+        pass
     finally:
         peer.close()
 

@@ -1,0 +1,467 @@
+"""The client's behaviour, proved in-process through ChannelTransport's real pipes."""
+
+from __future__ import annotations
+
+import gc
+import io
+import json
+import threading
+import time
+import unittest
+from typing import Any, Dict, List
+
+from mcp_client import (
+    CallTimedOut,
+    ChannelClosed,
+    ChannelTransport,
+    ClientBroken,
+    ClientClosed,
+    HandshakeFailed,
+    NoResource,
+    Options,
+    ResultMalformed,
+    ServerError,
+    StartError,
+    State,
+    TooManyPages,
+    ToolsNotDeclared,
+    Unavailable,
+    VersionUnsupported,
+    prepare,
+    prepare_owned,
+    start,
+)
+from mcp_client.capture import line_bytes
+from mcp_client.jsonvalue import EncodeRefused
+from mcp_client.protocol import SUPPORTED_VERSIONS, Text
+from mcp_client.transport import ChannelPeer
+
+from support import INIT_RESULT, LONG, OPTIONS, SHORT, answer, channel, peer_serving
+
+
+def _never(request: Dict[str, Any], peer: ChannelPeer) -> None:
+    """A handler that never answers."""
+
+
+class Lifecycle(unittest.TestCase):
+    def test_start_list_call_ping_shutdown(self) -> None:
+        client = start(channel(), OPTIONS)
+        self.assertIs(client.state, State.READY)
+        assert client.initialize_result is not None
+        self.assertEqual(client.initialize_result.server_info.name, "peer")
+        self.assertEqual([t.name for t in client.list_tools()], ["echo"])
+        result = client.call_tool("echo", {"x": [1, "two"]})
+        self.assertEqual(result.content, (Text('{"x": [1, "two"]}'),))
+        self.assertFalse(result.is_error)
+        client.ping()
+        self.assertEqual(client.shutdown(), ChannelClosed())
+        self.assertEqual(client.shutdown(), ChannelClosed(), "shutdown is idempotent")
+        self.assertIs(client.state, State.CLOSED)
+        with self.assertRaises(ClientClosed):
+            client.call_tool("echo", {})
+
+    def test_parked_client_retires_without_resources(self) -> None:
+        client = prepare(channel(), OPTIONS)
+        self.assertIs(client.state, State.PARKED)
+        self.assertEqual(client.shutdown(), NoResource())
+        self.assertEqual(client.shutdown(), NoResource())
+        with self.assertRaises(StartError):
+            client.connect()
+
+    def test_calls_before_connect_are_unavailable(self) -> None:
+        client = prepare(channel(), OPTIONS)
+        with self.assertRaises(Unavailable):
+            client.ping()
+        client.shutdown()
+
+    def test_connect_twice_is_refused(self) -> None:
+        with start(channel(), OPTIONS) as client:
+            with self.assertRaises(StartError):
+                client.connect()
+
+    def test_context_manager_retires(self) -> None:
+        with start(channel(), OPTIONS) as client:
+            client.ping()
+        self.assertIs(client.state, State.CLOSED)
+        self.assertEqual(client.shutdown(), ChannelClosed())
+
+
+class Handshake(unittest.TestCase):
+    def test_initialize_declares_empty_capabilities_then_initialized(self) -> None:
+        seen: List[Dict[str, Any]] = []
+
+        def serve(peer: ChannelPeer) -> None:
+            while (line := peer.read_line()) is not None:  # noqa: E203
+                message = json.loads(line)
+                seen.append(message)
+                if message.get("method") == "initialize":
+                    answer(peer, message, INIT_RESULT)
+
+        with start(ChannelTransport(serve), OPTIONS):
+            pass
+        self.assertEqual(seen[0]["params"]["capabilities"], {})
+        self.assertEqual(seen[0]["params"]["protocolVersion"], "2025-06-18")
+        self.assertEqual(seen[1], {"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def _refused(self, init: Dict[str, Any]) -> StartError:
+        client = prepare(channel(init=init), OPTIONS)
+        with self.assertRaises(StartError) as caught:
+            client.connect()
+        self.assertIs(client.state, State.BROKEN)
+        self.assertEqual(client.shutdown(), ChannelClosed(), "what was spawned is retired")
+        return caught.exception
+
+    def test_wrong_version_is_refused_naming_both_sides(self) -> None:
+        error = self._refused(dict(INIT_RESULT, protocolVersion="1999-01-01"))
+        assert isinstance(error, VersionUnsupported)
+        self.assertEqual(error.server_version, "1999-01-01")
+        self.assertEqual(error.supported, SUPPORTED_VERSIONS)
+
+    def test_older_supported_version_is_accepted(self) -> None:
+        with start(channel(init=dict(INIT_RESULT, protocolVersion="2024-11-05")), OPTIONS) as c:
+            assert c.initialize_result is not None
+            self.assertEqual(c.initialize_result.protocol_version, "2024-11-05")
+
+    def test_missing_tools_capability_is_refused(self) -> None:
+        error = self._refused(dict(INIT_RESULT, capabilities={"prompts": {}}))
+        self.assertIsInstance(error, ToolsNotDeclared)
+
+    def test_malformed_result_is_a_handshake_failure(self) -> None:
+        error = self._refused({"protocolVersion": "2025-06-18", "capabilities": {}})
+        self.assertIsInstance(error, HandshakeFailed)
+        self.assertIn("serverInfo", str(error))
+
+    def test_error_response_is_a_handshake_failure(self) -> None:
+        def refuse(request: Dict[str, Any], peer: ChannelPeer) -> None:
+            peer.send({"jsonrpc": "2.0", "id": request["id"],
+                       "error": {"code": -32603, "message": "no"}})
+
+        client = prepare(channel({"initialize": refuse}), OPTIONS)
+        with self.assertRaises(HandshakeFailed) as caught:
+            client.connect()
+        self.assertIsInstance(caught.exception.cause, ServerError)
+        client.shutdown()
+
+    def test_silent_server_times_out_the_handshake(self) -> None:
+        options = Options(handshake_timeout=SHORT, retire_timeout=LONG)
+        client = prepare(channel({"initialize": _never}), options)
+        started = time.monotonic()
+        with self.assertRaises(HandshakeFailed) as caught:
+            client.connect()
+        self.assertGreaterEqual(time.monotonic() - started, SHORT)
+        self.assertIsInstance(caught.exception.cause, CallTimedOut)
+        client.shutdown()
+
+    def test_notifications_and_ping_before_the_initialize_answer(self) -> None:
+        answers: List[Dict[str, Any]] = []
+
+        def early(request: Dict[str, Any], peer: ChannelPeer) -> None:
+            peer.send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+            peer.send({"jsonrpc": "2.0", "id": "srv-1", "method": "ping"})
+            answers.append(json.loads(peer.read_line() or b"null"))
+            answer(peer, request, INIT_RESULT)
+
+        with start(channel({"initialize": early}), OPTIONS) as client:
+            client.ping()
+        self.assertEqual(answers, [{"jsonrpc": "2.0", "id": "srv-1", "result": {}}])
+
+
+class ServerTraffic(unittest.TestCase):
+    """What the client does with messages it did not ask for."""
+
+    def test_server_requests_are_answered(self) -> None:
+        replies: List[Dict[str, Any]] = []
+
+        def ask_back(request: Dict[str, Any], peer: ChannelPeer) -> None:
+            peer.send({"jsonrpc": "2.0", "id": 7, "method": "ping"})
+            replies.append(json.loads(peer.read_line() or b"null"))
+            peer.send({"jsonrpc": "2.0", "id": 8, "method": "sampling/createMessage",
+                       "params": {"messages": []}})
+            replies.append(json.loads(peer.read_line() or b"null"))
+            answer(peer, request, {"content": []})
+
+        with start(channel({"tools/call": ask_back}), OPTIONS) as client:
+            client.call_tool("x", {})
+        self.assertEqual(replies[0], {"jsonrpc": "2.0", "id": 7, "result": {}})
+        self.assertEqual(replies[1]["id"], 8)
+        self.assertEqual(replies[1]["error"]["code"], -32601)
+
+    def test_unknown_late_string_and_duplicate_ids_are_dropped(self) -> None:
+        def noisy(request: Dict[str, Any], peer: ChannelPeer) -> None:
+            peer.send({"jsonrpc": "2.0", "id": 99999, "result": {"content": []}})
+            peer.send({"jsonrpc": "2.0", "id": str(request["id"]), "result": {"content": []}})
+            peer.send({"jsonrpc": "2.0", "method": "notifications/message", "params": {}})
+            text = {"content": [{"type": "text", "text": "first"}]}
+            answer(peer, request, text)
+            answer(peer, request, {"content": [{"type": "text", "text": "second"}]})
+
+        with start(channel({"tools/call": noisy}), OPTIONS) as client:
+            self.assertEqual(client.call_tool("x", {}).content, (Text("first"),))
+            self.assertEqual(client.call_tool("x", {}).content, (Text("first"),))
+            client.ping()
+            self.assertIs(client.state, State.READY)
+
+    def test_error_response_is_a_server_error_and_the_client_lives(self) -> None:
+        def refuse(request: Dict[str, Any], peer: ChannelPeer) -> None:
+            peer.send({"jsonrpc": "2.0", "id": request["id"],
+                       "error": {"code": -32602, "message": "unknown tool", "data": [1]}})
+
+        with start(channel({"tools/call": refuse}), OPTIONS) as client:
+            with self.assertRaises(ServerError) as caught:
+                client.call_tool("nope", {})
+            self.assertEqual(caught.exception.rpc_error.code, -32602)
+            self.assertEqual(caught.exception.rpc_error.data, [1])
+            client.ping()
+
+    def test_malformed_result_is_reported_and_the_client_lives(self) -> None:
+        def lie(request: Dict[str, Any], peer: ChannelPeer) -> None:
+            answer(peer, request, {"content": [{"text": "no type"}]})
+
+        with start(channel({"tools/call": lie}), OPTIONS) as client:
+            with self.assertRaises(ResultMalformed) as caught:
+                client.call_tool("x", {})
+            self.assertIn("content[0].type", caught.exception.fault.reason)
+            client.ping()
+
+    def test_is_error_is_a_result(self) -> None:
+        def fail(request: Dict[str, Any], peer: ChannelPeer) -> None:
+            answer(peer, request, {"content": [{"type": "text", "text": "bad"}], "isError": True})
+
+        with start(channel({"tools/call": fail}), OPTIONS) as client:
+            self.assertTrue(client.call_tool("x", {}).is_error)
+
+
+class DeathPaths(unittest.TestCase):
+    def _dies_on(self, reply: bytes, expected: str) -> None:
+        def hostile(request: Dict[str, Any], peer: ChannelPeer) -> None:
+            peer.write(reply)
+
+        client = start(channel({"tools/call": hostile}), OPTIONS)
+        with self.assertRaises(ClientBroken) as caught:
+            client.call_tool("x", {})
+        self.assertIn(expected, caught.exception.reason)
+        with self.assertRaises(ClientBroken) as again:
+            client.ping()
+        self.assertEqual(again.exception.reason, caught.exception.reason, "the reason is latched")
+        self.assertIs(client.state, State.BROKEN)
+        self.assertEqual(client.shutdown(), ChannelClosed())
+
+    def test_garbage_line(self) -> None:
+        self._dies_on(b"this is not json\n", "not JSON")
+
+    def test_invalid_utf8(self) -> None:
+        self._dies_on(b'{"jsonrpc":"2.0","id":2,"result":"\xff\xfe"}\n', "UTF-8")
+
+    def test_batch(self) -> None:
+        self._dies_on(b'[{"jsonrpc":"2.0","id":2,"result":{}}]\n', "batch")
+
+    def test_null_id_error(self) -> None:
+        self._dies_on(b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}\n',
+                      "id None")
+
+    def test_float_id(self) -> None:
+        self._dies_on(b'{"jsonrpc":"2.0","id":2.0,"result":{}}\n', "id 2.0")
+
+    def test_deep_nesting(self) -> None:
+        self._dies_on(b'{"jsonrpc":"2.0","id":2,"result":' + b"[" * 100000 + b"]" * 100000
+                      + b"}\n", "nesting")
+
+    def test_line_too_long(self) -> None:
+        self._dies_on(b"x" * (17 * 1024 * 1024), "framing")
+
+    def test_eof(self) -> None:
+        def hang_up(request: Dict[str, Any], peer: ChannelPeer) -> None:
+            peer.close_output()
+
+        client = start(channel({"tools/call": hang_up}), OPTIONS)
+        with self.assertRaises(ClientBroken) as caught:
+            client.call_tool("x", {})
+        self.assertIn("closed its stdout", caught.exception.reason)
+        client.shutdown()
+
+
+class Deadlines(unittest.TestCase):
+    def test_timeout_leaves_the_client_usable_and_drops_the_late_answer(self) -> None:
+        late: List[Dict[str, Any]] = []
+
+        def slow_first(request: Dict[str, Any], peer: ChannelPeer) -> None:
+            if not late:
+                late.append(request)  # answered later, after the deadline
+                return
+            answer(peer, late[0], {"content": [{"type": "text", "text": "late"}]})
+            answer(peer, request, {"content": [{"type": "text", "text": "on time"}]})
+
+        with start(channel({"tools/call": slow_first}), OPTIONS) as client:
+            started = time.monotonic()
+            with self.assertRaises(CallTimedOut) as caught:
+                client.call_tool("x", {}, timeout=SHORT)
+            self.assertGreaterEqual(time.monotonic() - started, SHORT)
+            self.assertEqual(caught.exception.method, "tools/call")
+            self.assertEqual(client.call_tool("x", {}).content, (Text("on time"),))
+
+    def test_sixty_threads_with_mixed_timeouts_settle_exactly_once(self) -> None:
+        def answer_fast_ones(request: Dict[str, Any], peer: ChannelPeer) -> None:
+            if request["params"]["arguments"]["answer"]:
+                answer(peer, request, {"content": [{"type": "text", "text": "ok"}]})
+
+        outcomes: Dict[int, List[str]] = {n: [] for n in range(60)}
+
+        def caller(n: int) -> None:
+            try:
+                client.call_tool("x", {"answer": n % 3 != 0}, timeout=SHORT * (1 + n % 4))
+                outcomes[n].append("result")
+            except CallTimedOut:
+                outcomes[n].append("timeout")
+
+        with start(channel({"tools/call": answer_fast_ones}), OPTIONS) as client:
+            threads = [threading.Thread(target=caller, args=(n,)) for n in range(60)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(LONG)
+        for n, seen in outcomes.items():
+            self.assertEqual(seen, ["timeout" if n % 3 == 0 else "result"], "caller %d" % n)
+
+    def test_stop_settles_every_call_in_flight(self) -> None:
+        client = start(channel({"tools/call": _never}), OPTIONS)
+        errors: List[BaseException] = []
+
+        def caller() -> None:
+            try:
+                client.call_tool("x", {})
+            except BaseException as e:  # noqa: B902 - recorded and asserted on below
+                errors.append(e)
+
+        threads = [threading.Thread(target=caller) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        while len(client._pending) < 8:  # all eight are on the wire
+            time.sleep(0.005)
+        client.stop()
+        for thread in threads:
+            thread.join(LONG)
+        self.assertEqual(len(errors), 8)
+        self.assertTrue(all(isinstance(e, ClientClosed) for e in errors), errors)
+        self.assertEqual(client.shutdown(), ChannelClosed())
+
+    def test_write_to_a_peer_that_never_reads_is_bounded(self) -> None:
+        release = threading.Event()
+
+        def never_read(peer: ChannelPeer) -> None:
+            request = json.loads(peer.read_line() or b"null")
+            answer(peer, request, INIT_RESULT)
+            peer.read_line()  # notifications/initialized
+            release.wait(LONG)  # ... and then nothing more is read
+
+        client = start(ChannelTransport(never_read), OPTIONS)
+        started = time.monotonic()
+        with self.assertRaises(CallTimedOut):
+            client.call_tool("x", {"blob": "y" * (4 * 1024 * 1024)}, timeout=SHORT)
+        self.assertLess(time.monotonic() - started, LONG)
+        self.assertIs(client.state, State.BROKEN, "a half-written frame poisons the stream")
+        with self.assertRaises(ClientBroken):
+            client.ping()
+        release.set()
+        self.assertEqual(client.shutdown(), ChannelClosed())
+
+
+class Listing(unittest.TestCase):
+    def _paged(self, pages: int, loop: bool = False) -> ChannelTransport:
+        def page(request: Dict[str, Any], peer: ChannelPeer) -> None:
+            cursor = int((request.get("params") or {}).get("cursor", "0"))
+            nxt = "0" if loop else (str(cursor + 1) if cursor + 1 < pages else None)
+            body: Dict[str, Any] = {"tools": [
+                {"name": "t%d" % cursor, "inputSchema": {"type": "object"}}]}
+            if nxt is not None:
+                body["nextCursor"] = nxt
+            answer(peer, request, body)
+
+        return channel({"tools/list": page})
+
+    def test_pages_are_followed(self) -> None:
+        with start(self._paged(5), OPTIONS) as client:
+            self.assertEqual([t.name for t in client.list_tools()], ["t0", "t1", "t2", "t3", "t4"])
+
+    def test_a_looping_cursor_is_capped(self) -> None:
+        options = Options(max_tool_pages=10, request_timeout=LONG)
+        with start(self._paged(1, loop=True), options) as client:
+            with self.assertRaises(TooManyPages) as caught:
+                client.list_tools()
+            self.assertEqual(caught.exception.pages, 10)
+            client.ping()
+
+    def test_one_lying_tool_fails_the_listing(self) -> None:
+        def lie(request: Dict[str, Any], peer: ChannelPeer) -> None:
+            answer(peer, request, {"tools": [{"name": "ok", "inputSchema": {}}, {"name": "bad"}]})
+
+        with start(channel({"tools/list": lie}), OPTIONS) as client:
+            with self.assertRaises(ResultMalformed) as caught:
+                client.list_tools()
+            self.assertIn("tools[1].inputSchema", caught.exception.fault.reason)
+
+
+class Arguments(unittest.TestCase):
+    def test_non_json_arguments_are_refused_before_the_wire(self) -> None:
+        with start(channel(), OPTIONS) as client:
+            with self.assertRaises(EncodeRefused):
+                client.call_tool("x", {"n": float("nan")})
+            self.assertEqual(client._pending, {})
+            client.ping()
+
+
+class Owned(unittest.TestCase):
+    def test_owner_going_away_retires_the_client(self) -> None:
+        class Owner:
+            pass
+
+        owner = Owner()
+        client = prepare_owned(owner, channel({"tools/call": _never}), OPTIONS)
+        client.connect()
+        failures: List[BaseException] = []
+
+        def caller() -> None:
+            try:
+                client.call_tool("x", {})
+            except Unavailable as e:
+                failures.append(e)
+
+        thread = threading.Thread(target=caller)
+        thread.start()
+        while not client._pending:
+            time.sleep(0.005)
+        del owner
+        gc.collect()
+        thread.join(LONG)
+        self.assertEqual(len(failures), 1)
+        self.assertIn("stopped", str(failures[0]))
+        self.assertEqual(client.shutdown(), ChannelClosed())
+
+    def test_owned_parked_client_gives_no_resource_evidence(self) -> None:
+        class Owner:
+            pass
+
+        owner = Owner()
+        client = prepare_owned(owner, channel(), OPTIONS)
+        del owner
+        gc.collect()
+        self.assertEqual(client.shutdown(), NoResource())
+
+
+class Capture(unittest.TestCase):
+    def test_every_line_is_recorded_in_order(self) -> None:
+        log = io.StringIO()
+        with start(channel(), Options(capture=log, request_timeout=LONG)) as client:
+            client.call_tool("echo", {"a": "é"})
+        entries = [json.loads(line) for line in log.getvalue().splitlines()]
+        self.assertEqual([e["seq"] for e in entries], list(range(1, len(entries) + 1)))
+        lines = [(e["dir"], json.loads(line_bytes(e))) for e in entries if "dir" in e]
+        methods = [(d, m.get("method")) for d, m in lines]
+        self.assertEqual(methods, [("send", "initialize"), ("recv", None),
+                                   ("send", "notifications/initialized"),
+                                   ("send", "tools/call"), ("recv", None)])
+        self.assertEqual(lines[3][1]["params"]["arguments"], {"a": "é"})
+        self.assertEqual(entries[-1]["event"], "retired")
+
+
+if __name__ == "__main__":
+    unittest.main()
