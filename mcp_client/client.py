@@ -234,9 +234,9 @@ class Client:
     def _open(self) -> None:
         try:
             self._capture = open_capture(self.options.capture)
-            conn = self._transport.open()
-        except (TransportFailed, OSError) as e:
-            raise e if isinstance(e, TransportFailed) else TransportFailed(str(e)) from e
+        except OSError as e:
+            raise TransportFailed("cannot open the capture log: %s" % e) from e
+        conn = self._transport.open()
         wake_r, self._wake_w = os.pipe()
         self._conn = conn
         _ACTIVE.add(self)

@@ -1,0 +1,126 @@
+"""ProcessTransport against real children: environment, cwd, stderr, groups, failures."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import time
+import unittest
+
+from mcp_client import Exited, ProcessTransport, Spawn, TransportFailed, start
+from mcp_client.protocol import Text
+from mcp_client.transport import SAFE_ENV_KEYS, child_environment
+
+from support import LONG, OPTIONS
+
+# A minimal well-behaved server whose one tool reports facts about its own process.
+_INTROSPECTIVE = r"""
+import json, os, sys
+def send(msg): sys.stdout.write(json.dumps(msg) + "\n"); sys.stdout.flush()
+for raw in sys.stdin:
+    m = json.loads(raw)
+    if "id" not in m: continue
+    if m["method"] == "initialize":
+        sys.stderr.write("banner on stderr\n"); sys.stderr.flush()
+        r = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+             "serverInfo": {"name": "introspective", "version": "1"}}
+    else:
+        facts = {"env": dict(os.environ), "cwd": os.getcwd(), "pgid": os.getpgid(0),
+                 "pid": os.getpid()}
+        r = {"content": [{"type": "text", "text": json.dumps(facts)}]}
+    send({"jsonrpc": "2.0", "id": m["id"], "result": r})
+"""
+
+# Forks a grandchild that outlives nothing: it must die with its group.
+_FORKING = _INTROSPECTIVE.replace(
+    'facts = {', 'child = os.fork()\n        if child == 0:\n            os.execv("/bin/sleep", '
+    '["sleep", "300"])\n        facts = {"grandchild": child, ')
+
+
+def _facts(spawn: Spawn, transport: ProcessTransport = None):  # type: ignore[assignment]
+    with start(transport or spawn, OPTIONS) as client:
+        block = client.call_tool("facts", {}).content[0]
+        assert isinstance(block, Text)
+        return json.loads(block.text), client
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open("/proc/%d/stat" % pid) as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+class Environment(unittest.TestCase):
+    def test_child_gets_only_safe_variables_and_explicit_pairs(self) -> None:
+        os.environ["MCP_CLIENT_TEST_SECRET"] = "hunter2"
+        try:
+            facts, _ = _facts(Spawn(sys.executable, ("-c", _INTROSPECTIVE), env={"EXTRA": "1"}))
+        finally:
+            del os.environ["MCP_CLIENT_TEST_SECRET"]
+        env = facts["env"]
+        self.assertNotIn("MCP_CLIENT_TEST_SECRET", env)
+        self.assertEqual(env["EXTRA"], "1")
+        allowed = set(SAFE_ENV_KEYS) | {"EXTRA", "LC_CTYPE", "PWD"}  # Python may set LC_CTYPE
+        self.assertLessEqual(set(env), allowed, "unexpected variables leaked")
+
+    def test_child_environment_is_built_from_the_allow_list(self) -> None:
+        env = child_environment(Spawn("x", env={"PATH": "/override"}))
+        self.assertEqual(env["PATH"], "/override", "explicit pairs win")
+        self.assertLessEqual(set(env), set(SAFE_ENV_KEYS))
+
+    def test_cwd_is_honoured(self) -> None:
+        with tempfile.TemporaryDirectory() as where:
+            facts, _ = _facts(Spawn(sys.executable, ("-c", _INTROSPECTIVE), cwd=where))
+            self.assertEqual(os.path.realpath(facts["cwd"]), os.path.realpath(where))
+
+    def test_stderr_can_go_to_a_file_and_never_into_stdout(self) -> None:
+        with tempfile.TemporaryDirectory() as where:
+            path = os.path.join(where, "server.log")
+            spawn = Spawn(sys.executable, ("-c", _INTROSPECTIVE))
+            _facts(spawn, ProcessTransport(spawn, stderr=path))
+            with open(path) as log:
+                self.assertIn("banner on stderr", log.read())
+
+
+class ProcessGroups(unittest.TestCase):
+    def test_server_leads_its_own_group(self) -> None:
+        facts, client = _facts(Spawn(sys.executable, ("-c", _INTROSPECTIVE)))
+        self.assertEqual(facts["pgid"], facts["pid"])
+        self.assertNotEqual(facts["pgid"], os.getpgid(0))
+
+    def test_grandchild_is_gone_after_shutdown(self) -> None:
+        spawn = Spawn(sys.executable, ("-c", _FORKING))
+        client = start(spawn, OPTIONS)
+        block = client.call_tool("facts", {}).content[0]
+        assert isinstance(block, Text)
+        grandchild = json.loads(block.text)["grandchild"]
+        self.assertTrue(_alive(grandchild))
+        self.assertEqual(client.shutdown(), Exited(-9))
+        deadline = time.monotonic() + LONG
+        while _alive(grandchild) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self.assertFalse(_alive(grandchild), "the grandchild survived its group's retirement")
+
+
+class Failures(unittest.TestCase):
+    def test_missing_executable(self) -> None:
+        with self.assertRaises(TransportFailed) as caught:
+            start(Spawn("/nonexistent/mcp-server"), OPTIONS)
+        self.assertIsInstance(caught.exception.__cause__, FileNotFoundError)
+
+    def test_bad_cwd(self) -> None:
+        with self.assertRaises(TransportFailed):
+            start(Spawn(sys.executable, ("-c", "pass"), cwd="/nonexistent/dir"), OPTIONS)
+
+    def test_unwritable_stderr_path(self) -> None:
+        spawn = Spawn(sys.executable, ("-c", "pass"))
+        with self.assertRaises(TransportFailed):
+            start(ProcessTransport(spawn, stderr="/nonexistent/dir/log"), OPTIONS)
+
+
+if __name__ == "__main__":
+    unittest.main()
