@@ -1,0 +1,268 @@
+"""The client against real hostile child processes (``tests/servers/scripted.py``).
+
+Every test here ends with the shared leak check of ``conftest.py``: the child
+reaped, its process group empty, no client thread and no descriptor left.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+import time
+import unittest
+from typing import Dict, List
+
+from mcp_client import (
+    CallTimedOut,
+    ClientBroken,
+    Exited,
+    HandshakeFailed,
+    Options,
+    ResultMalformed,
+    Spawn,
+    StartError,
+    State,
+    TooManyPages,
+    ToolsNotDeclared,
+    VersionUnsupported,
+    prepare,
+    start,
+)
+from mcp_client.protocol import Text
+
+from servers import alive, command
+from support import LONG, OPTIONS, SHORT
+
+MIB = 1024 * 1024
+
+
+def server(behaviour: str, *args: str) -> Spawn:
+    argv = command(behaviour, *args)
+    return Spawn(argv[0], tuple(argv[1:]))
+
+
+def text_of(result_content: tuple) -> str:  # type: ignore[type-arg]
+    block = result_content[0]
+    assert isinstance(block, Text), block
+    return block.text
+
+
+class Handshakes(unittest.TestCase):
+    def _refused(self, behaviour: str, options: Options = OPTIONS) -> StartError:
+        client = prepare(server(behaviour), options)
+        with self.assertRaises(StartError) as caught:
+            client.connect()
+        self.assertIs(client.state, State.BROKEN)
+        evidence = client.shutdown()
+        self.assertIsInstance(evidence, Exited, "what was spawned was reaped")
+        return caught.exception
+
+    def test_garbage_before_handshake(self) -> None:
+        self.assertIsInstance(self._refused("garbage_before_handshake"), HandshakeFailed)
+
+    def test_wrong_version(self) -> None:
+        error = self._refused("wrong_version")
+        assert isinstance(error, VersionUnsupported)
+        self.assertEqual(error.server_version, "1999-01-01")
+
+    def test_no_tools_capability(self) -> None:
+        self.assertIsInstance(self._refused("no_tools_capability"), ToolsNotDeclared)
+
+    def test_handshake_error(self) -> None:
+        self.assertIsInstance(self._refused("handshake_error"), HandshakeFailed)
+
+    def test_handshake_silent(self) -> None:
+        options = Options(handshake_timeout=SHORT, retire_timeout=LONG)
+        self.assertIsInstance(self._refused("handshake_silent", options), HandshakeFailed)
+
+    def test_exit_immediately(self) -> None:
+        client = prepare(server("exit_immediately"), OPTIONS)
+        with self.assertRaises(HandshakeFailed):
+            client.connect()
+        self.assertEqual(client.shutdown(), Exited(7))
+
+    def test_notifications_and_ping_before_the_answer(self) -> None:
+        with start(server("notify_before_init"), OPTIONS) as client:
+            answer = json.loads(text_of(client.call_tool("probe", {}).content))
+        self.assertEqual(answer, {"ping": {"result": {}}})
+
+    def test_stderr_noise_is_not_protocol(self) -> None:
+        with start(server("stderr_noise", str(MIB)), OPTIONS) as client:
+            self.assertEqual(text_of(client.call_tool("echo", {"a": 1}).content), '{"a":1}')
+
+
+class Lines(unittest.TestCase):
+    def _dies(self, behaviour: str, *args: str) -> ClientBroken:
+        client = start(server(behaviour, *args), OPTIONS)
+        with self.assertRaises(ClientBroken) as caught:
+            client.call_tool("echo", {})
+        with self.assertRaises(ClientBroken):
+            client.ping()
+        self.assertEqual(client.shutdown(), Exited(-9))
+        return caught.exception
+
+    def test_fifteen_mib_line_succeeds(self) -> None:
+        with start(server("huge_line", str(15 * MIB)), OPTIONS) as client:
+            self.assertGreater(len(text_of(client.call_tool("echo", {}).content)), 15 * MIB - 200)
+            client.ping()
+
+    def test_seventeen_mib_line_is_a_framing_fault(self) -> None:
+        self.assertIn("framing", self._dies("huge_line", str(17 * MIB)).reason)
+
+    def test_deep_nesting(self) -> None:
+        self.assertIn("nesting", self._dies("deep_nesting").reason)
+
+    def test_invalid_utf8(self) -> None:
+        self.assertIn("UTF-8", self._dies("invalid_utf8").reason)
+
+    def test_batch(self) -> None:
+        self.assertIn("batch", self._dies("batch").reason)
+
+    def test_null_id_error(self) -> None:
+        self.assertIn("id None", self._dies("null_id_error").reason)
+
+    def test_float_id(self) -> None:
+        self.assertIn("not an integer", self._dies("float_id").reason)
+
+
+class Ids(unittest.TestCase):
+    def test_duplicate_response_is_dropped(self) -> None:
+        with start(server("duplicate_response"), OPTIONS) as client:
+            self.assertEqual(text_of(client.call_tool("echo", {}).content), "first")
+            self.assertEqual(text_of(client.call_tool("echo", {}).content), "first")
+            self.assertIs(client.state, State.READY)
+
+    def test_unknown_ids_are_dropped(self) -> None:
+        with start(server("unknown_ids"), OPTIONS) as client:
+            self.assertEqual(text_of(client.call_tool("echo", {"n": 1}).content), '{"n":1}')
+            client.ping()
+
+    def test_out_of_order_answers_reach_their_callers(self) -> None:
+        results: Dict[int, str] = {}
+        with start(server("out_of_order", "4"), OPTIONS) as client:
+            def call(n: int) -> None:
+                results[n] = text_of(client.call_tool("echo", {"n": n}).content)
+
+            threads = [threading.Thread(target=call, args=(n,)) for n in range(4)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(LONG)
+        self.assertEqual(results, {n: '{"n":%d}' % n for n in range(4)})
+
+    def test_server_requests_are_answered(self) -> None:
+        with start(server("server_requests"), OPTIONS) as client:
+            answers = json.loads(text_of(client.call_tool("echo", {}).content))
+        self.assertEqual(answers["ping"], {"result": {}})
+        self.assertEqual(answers["sampling/createMessage"]["error"]["code"], -32601)
+
+
+class Deaths(unittest.TestCase):
+    def test_exit_mid_call(self) -> None:
+        client = start(server("exit_mid_call"), OPTIONS)
+        with self.assertRaises(ClientBroken):
+            client.call_tool("echo", {})
+        self.assertEqual(client.shutdown(), Exited(3))
+
+    def test_close_stdout_but_keep_running(self) -> None:
+        client = start(server("close_stdout"), OPTIONS)
+        with self.assertRaises(ClientBroken) as caught:
+            client.call_tool("echo", {})
+        self.assertIn("closed its stdout", caught.exception.reason)
+        self.assertEqual(client.shutdown(), Exited(-9))
+
+    def test_grandchild_is_gone_after_shutdown(self) -> None:
+        with tempfile.TemporaryDirectory() as where:
+            pidfile = os.path.join(where, "grandchild")
+            client = start(server("fork_grandchild", pidfile), OPTIONS)
+            with open(pidfile) as handle:
+                grandchild = int(handle.read())
+        self.assertTrue(alive(grandchild))
+        self.assertEqual(client.shutdown(), Exited(-9))
+        deadline = time.monotonic() + LONG
+        while alive(grandchild) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self.assertFalse(alive(grandchild))
+
+    def test_stop_while_calls_are_in_flight(self) -> None:
+        client = start(server("never_answer"), OPTIONS)
+        errors: List[BaseException] = []
+
+        def call() -> None:
+            try:
+                client.call_tool("echo", {})
+            except BaseException as e:  # noqa: B902 - asserted below
+                errors.append(e)
+
+        threads = [threading.Thread(target=call) for _ in range(5)]
+        for thread in threads:
+            thread.start()
+        while len(client._pending) < 5:
+            time.sleep(0.005)
+        client.stop()
+        for thread in threads:
+            thread.join(LONG)
+        self.assertEqual([type(e).__name__ for e in errors], ["ClientClosed"] * 5)
+        self.assertEqual(client.shutdown(), Exited(-9))
+
+
+class Deadlines(unittest.TestCase):
+    def test_never_answer_times_out_and_the_client_lives(self) -> None:
+        with start(server("never_answer"), OPTIONS) as client:
+            with self.assertRaises(CallTimedOut):
+                client.call_tool("echo", {}, timeout=SHORT)
+            client.ping()
+
+    def test_never_read_bounds_a_multi_megabyte_write(self) -> None:
+        client = start(server("never_read"), OPTIONS)
+        started = time.monotonic()
+        with self.assertRaises(CallTimedOut):
+            client.call_tool("echo", {"blob": "x" * (8 * MIB)}, timeout=SHORT)
+        self.assertLess(time.monotonic() - started, LONG)
+        self.assertIs(client.state, State.BROKEN, "the half-written frame poisoned the stream")
+        self.assertEqual(client.shutdown(), Exited(-9))
+
+    def test_sixty_threads_with_mixed_timeouts(self) -> None:
+        outcomes: Dict[int, List[str]] = {n: [] for n in range(60)}
+        with start(server("slow", "0"), OPTIONS) as client:
+            def call(n: int) -> None:
+                slow = n % 3 == 0  # these answer after their deadline
+                timeout = SHORT * (1 + n % 4)
+                delay = timeout + 1.0 if slow else 0.0
+                try:
+                    client.call_tool("echo", {"delay": delay, "n": n}, timeout=timeout)
+                    outcomes[n].append("result")
+                except CallTimedOut:
+                    outcomes[n].append("timeout")
+
+            threads = [threading.Thread(target=call, args=(n,)) for n in range(60)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(LONG)
+            client.ping()
+        for n, seen in outcomes.items():
+            self.assertEqual(seen, ["timeout" if n % 3 == 0 else "result"], "caller %d" % n)
+
+
+class Listings(unittest.TestCase):
+    def test_pages(self) -> None:
+        with start(server("good", "--tools", "12", "--pages", "4"), OPTIONS) as client:
+            self.assertEqual(len(client.list_tools()), 12)
+
+    def test_looping_cursor(self) -> None:
+        with start(server("loop_cursor"), OPTIONS) as client:
+            with self.assertRaises(TooManyPages):
+                client.list_tools()
+
+    def test_lying_tools(self) -> None:
+        with start(server("lying_tools"), OPTIONS) as client:
+            with self.assertRaises(ResultMalformed) as caught:
+                client.list_tools()
+            self.assertIn("tools[1]", caught.exception.fault.reason)
+
+
+if __name__ == "__main__":
+    unittest.main()
