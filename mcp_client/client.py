@@ -164,6 +164,7 @@ class Client:
         self._pending: Dict[int, _Call] = {}
         self._next_id = 0
         self._conn: Optional[Connection] = None
+        self._opening = False  # transport.open() under way, outside the lock
         self._reader: Optional[threading.Thread] = None
         self._timer: Optional[threading.Timer] = None
         self._timer_deadline = float("inf")
@@ -224,6 +225,7 @@ class Client:
                 raise StartError("connect() needs a parked client; this one is %s"
                                  % self._state.value)
             self._move(State.CONNECTING)
+            self._opening = True
         try:
             self._open()
             result = self._handshake()
@@ -236,17 +238,42 @@ class Client:
             self._capture = open_capture(self.options.capture)
         except OSError as e:
             raise TransportFailed("cannot open the capture log: %s" % e) from e
-        conn = self._transport.open()
+        conn: Optional[Connection] = None
+        try:
+            conn = self._transport.open()
+        finally:
+            self._adopt(conn)
+
+    def _adopt(self, conn: Optional[Connection]) -> None:
+        """Take custody of what ``open`` gave (``None``: nothing was started).
+
+        A ``stop`` that raced the open left the evidence to us: it cannot kill
+        what it could not see yet, and must not report ``NoResource`` for it.
+        """
+        with self._lock:
+            self._opening = False
+            retired = self._reason is not None
+            if conn is not None:
+                self._conn = conn
+                if self._capture is not None:  # before the reader can record a line
+                    self._capture.event("open", self._transport.describe())
+                self._start_reader(conn)
+        if conn is None:
+            if retired:
+                self._record_retirement(NoResource(), None)
+            return
+        if retired:
+            conn.kill()
+            self._wake_reader()
+
+    def _start_reader(self, conn: Connection) -> None:
         wake_r, self._wake_w = os.pipe()
-        self._conn = conn
         _ACTIVE.add(self)
         self._reader = threading.Thread(
             target=self._read_loop, args=(conn, wake_r), daemon=True,
             name="mcp-reader-%s" % (conn.pid or id(self)),
         )
         self._reader.start()
-        if self._capture is not None:
-            self._capture.event("open", self._transport.describe())
 
     def _handshake(self) -> InitializeResult:
         params = protocol.initialize_params(self.options.client_info)
@@ -296,23 +323,23 @@ class Client:
         with self._lock:
             if self._state in (State.CLOSED, State.BROKEN):
                 return
-            parked = self._state is State.PARKED
             self._move(State.BROKEN if isinstance(reason, ClientBroken) else State.CLOSED)
             self._reason = reason
             calls = list(self._pending.values())
             self._pending.clear()
             timer, self._timer = self._timer, None
+            conn, opening = self._conn, self._opening
         log.debug("%r retiring: %s", self, reason)
         if timer is not None:
             timer.cancel()
             self._last_timer = timer
         for call in calls:
             call.future.set_exception(_fresh(reason))
-        if parked or self._conn is None:
+        if conn is not None:
+            conn.kill()
+            self._wake_reader()
+        elif not opening:  # else the opener records it (see _adopt)
             self._record_retirement(NoResource(), None)
-            return
-        self._conn.kill()
-        self._wake_reader()
 
     def _wake_reader(self) -> None:
         with self._lock:  # the reader closes _wake_w under this lock on its way out

@@ -34,7 +34,7 @@ from mcp_client import (
 from mcp_client.capture import line_bytes
 from mcp_client.jsonvalue import EncodeRefused
 from mcp_client.protocol import SUPPORTED_VERSIONS, Text
-from mcp_client.transport import ChannelPeer
+from mcp_client.transport import ChannelPeer, Connection, Transport
 
 from support import INIT_RESULT, LONG, OPTIONS, SHORT, answer, channel, peer_serving
 
@@ -164,6 +164,45 @@ class Handshake(unittest.TestCase):
         with start(channel({"initialize": early}), OPTIONS) as client:
             client.ping()
         self.assertEqual(answers, [{"jsonrpc": "2.0", "id": "srv-1", "result": {}}])
+
+
+class _SlowOpen(Transport):
+    """A transport whose ``open`` waits for the test's word."""
+
+    def __init__(self) -> None:
+        self.inner = channel()
+        self.opening = threading.Event()
+        self.proceed = threading.Event()
+
+    def describe(self) -> str:
+        return "slow-open"
+
+    def open(self) -> Connection:
+        self.opening.set()
+        self.proceed.wait(LONG)
+        return self.inner.open()
+
+
+class Races(unittest.TestCase):
+    def test_stop_during_open_still_retires_what_open_started(self) -> None:
+        transport = _SlowOpen()
+        client = prepare(transport, OPTIONS)
+        failures: List[BaseException] = []
+
+        def connect() -> None:
+            try:
+                client.connect()
+            except StartError as e:
+                failures.append(e)
+
+        thread = threading.Thread(target=connect)
+        thread.start()
+        self.assertTrue(transport.opening.wait(LONG))
+        client.stop()
+        transport.proceed.set()
+        thread.join(LONG)
+        self.assertEqual(len(failures), 1)
+        self.assertEqual(client.shutdown(), ChannelClosed(), "not NoResource: a peer was started")
 
 
 class ServerTraffic(unittest.TestCase):
