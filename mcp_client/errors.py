@@ -90,8 +90,8 @@ class UnsupportedVersion(ProtocolFault):
 
     def __init__(self, server_version: object, supported: Tuple[str, ...]) -> None:
         super().__init__(
-            "server chose protocol version %r; this client speaks %s"
-            % (server_version, ", ".join(supported))
+            "server chose protocol version %s; this client speaks %s"
+            % (repr(server_version)[:60], ", ".join(supported))
         )
         self.server_version = server_version
         self.supported = supported

@@ -45,26 +45,41 @@ class Buffer:
         """Feed ``chunk``; return every line it completed (``\\n``/``\\r\\n`` stripped,
         blank lines skipped). Raises :class:`LineTooLong`, then always again."""
         if self._fault is not None:
-            raise self._fault
+            # A fresh traceback each time: re-raising the latched instance as is
+            # would chain one more traceback onto it per push, without bound.
+            raise self._fault.with_traceback(None)
         cut = chunk.find(b"\n")
         if cut < 0:  # the common case for a large message: no rescanning, just keep it
             self._hold(chunk)
             return []
         lines = chunk.split(b"\n")
         tail = lines.pop()
-        lines[0] = self._complete(lines[0])
+        done = [self._complete(lines[0])]
+        done.extend(map(self._finish, lines[1:]))
         self._hold(tail)
-        return [_strip_cr(line) for line in lines if self._fits(line) and not _blank(line)]
+        return [line for line in done if line]
 
     def _complete(self, head: bytes) -> bytes:
+        """The pending line finished by ``head``; as :meth:`_finish`."""
+        if not self._parts:
+            return self._finish(head)
         if self._pending + len(head) > self._limit + 1:  # + 1 leaves room for a "\r"
             self._fail(self._pending + len(head))
-        if self._parts:
-            self._parts.append(head)
-            head = b"".join(self._parts)
-            self._parts = []
-            self._pending = 0
-        return head
+        parts = self._parts
+        parts.append(head)
+        self._parts, self._pending = [], 0
+        _drop_cr(parts)  # on the last small piece, so the joined line is never copied again
+        return self._check(b"".join(parts))
+
+    def _finish(self, line: bytes) -> bytes:
+        """``line`` without its ``\\r``, checked against the cap; ``b""`` when blank."""
+        return self._check(_strip_cr(line))
+
+    def _check(self, line: bytes) -> bytes:
+        if len(line) > self._limit:
+            self._fail(len(line))
+        # bytes.isspace stops at the first non-space byte, so a long line costs nothing here.
+        return b"" if line.isspace() else line
 
     def _hold(self, piece: bytes) -> None:
         if not piece:
@@ -73,11 +88,6 @@ class Buffer:
             self._fail(self._pending + len(piece))
         self._parts.append(piece)
         self._pending += len(piece)
-
-    def _fits(self, line: bytes) -> bool:
-        if len(_strip_cr(line)) > self._limit:
-            self._fail(len(line))
-        return True
 
     def _fail(self, size: int) -> None:
         self._parts = []
@@ -90,9 +100,11 @@ def _strip_cr(line: bytes) -> bytes:
     return line[:-1] if line.endswith(b"\r") else line
 
 
-def _blank(line: bytes) -> bool:
-    # bytes.isspace stops at the first non-space byte, so a long line costs nothing here.
-    return not line or line.isspace()
+def _drop_cr(parts: List[bytes]) -> None:
+    # Held pieces are never empty, so when the newline came first in its chunk
+    # (an empty head) the "\r", if any, ends the piece before it.
+    last = len(parts) - 1 if parts[-1] else len(parts) - 2
+    parts[last] = _strip_cr(parts[last])
 
 
 def frame(message: JsonValue) -> bytes:

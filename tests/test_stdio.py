@@ -1,0 +1,324 @@
+"""stdio: line framing both ways.
+
+What is proved here:
+- ``frame`` is compact JSON plus exactly one ``\\n``, the only newline (and no
+  ``\\r``) in it, for any JSON value; what it refuses never reaches the wire.
+- ``Buffer`` agrees with a one-line reference model on any byte stream cut at
+  any points: lines split on ``\\n``, one ``\\r`` before it stripped, blank
+  lines skipped, the unfinished tail held (and reported by ``pending_bytes``).
+- A line cut at every byte boundary, inside multi-byte UTF-8 characters too,
+  comes out whole and decodes.
+- The cap: a line of exactly the limit is accepted and one byte more is
+  ``LineTooLong``, pending or completed, ``\\r`` not counted; after a fault the
+  buffer refuses everything; memory stays at one cap plus one chunk while a
+  17 MiB hostile line is refused (measured with tracemalloc, not only taken
+  from ``pending_bytes``). Boundaries are tested cheaply with ``limit=`` and
+  once for real at 16 MiB.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import tracemalloc
+import unittest
+from typing import Any, Iterable, List, Sequence
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mcp_client.errors import EncodeRefused, FramingFault, LineTooLong
+from mcp_client.jsonvalue import encode, parse
+from mcp_client.stdio import MAX_LINE_BYTES, Buffer, frame
+
+PROPERTY = settings(max_examples=300, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+CHUNK = 64 * 1024
+MIB = 1024 * 1024
+
+SCALARS = (st.none() | st.booleans() | st.integers()
+           | st.floats(allow_nan=False, allow_infinity=False) | st.text())
+JSON_VALUES = st.recursive(
+    SCALARS,
+    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(), kids, max_size=4),
+    max_leaves=20,
+)
+
+
+def reference(stream: bytes) -> List[bytes]:
+    """What a framer must return for ``stream``: complete lines only, one
+    terminating ``\\r`` removed, blank (empty or all-whitespace) lines dropped."""
+    out = []
+    for line in stream.split(b"\n")[:-1]:
+        line = line[:-1] if line.endswith(b"\r") else line
+        if line.strip():
+            out.append(line)
+    return out
+
+
+def feed(buffer: Buffer, stream: bytes, cuts: Iterable[int]) -> List[bytes]:
+    points = [0] + sorted(set(cuts)) + [len(stream)]
+    lines: List[bytes] = []
+    for start, end in zip(points, points[1:]):
+        lines.extend(buffer.push(stream[start:end]))
+    return lines
+
+
+def chunks_of(data: bytes, size: int = CHUNK) -> List[bytes]:
+    return [data[i:i + size] for i in range(0, len(data), size)]
+
+
+def refuses(test: unittest.TestCase, buffer: Buffer, chunks: Iterable[bytes],
+            limit: int) -> LineTooLong:
+    """Push ``chunks`` and insist on LineTooLong naming ``limit``."""
+    with test.assertRaises(LineTooLong) as caught:
+        for chunk in chunks:
+            buffer.push(chunk)
+    test.assertIsInstance(caught.exception, FramingFault)
+    test.assertIn("the limit is %d" % limit, caught.exception.reason)
+    return caught.exception
+
+
+def traceback_length(error: BaseException) -> int:
+    count, tb = 0, error.__traceback__
+    while tb is not None:
+        count, tb = count + 1, tb.tb_next
+    return count
+
+
+class Frame(unittest.TestCase):
+    def test_compact_json_and_one_newline(self) -> None:
+        self.assertEqual(frame({"jsonrpc": "2.0", "id": 1, "method": "ping"}),
+                         b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
+
+    def test_newlines_inside_strings_are_escaped(self) -> None:
+        out = frame({"a\nb": "c\r\nd\u2028e"})
+        self.assertEqual(out.count(b"\n"), 1)
+        self.assertNotIn(b"\r", out)
+        self.assertEqual(parse(out), {"a\nb": "c\r\nd\u2028e"})
+
+    def test_refusals_never_reach_the_wire(self) -> None:
+        for value in (math.nan, "\ud800", (1,), {1: 2}):
+            with self.subTest(value=repr(value)), self.assertRaises(EncodeRefused):
+                frame(value)  # type: ignore[arg-type]
+
+    @PROPERTY
+    @given(JSON_VALUES)
+    def test_any_value_is_one_line(self, value: Any) -> None:
+        out = frame(value)
+        self.assertEqual(out, encode(value) + b"\n")
+        self.assertEqual(out.index(b"\n"), len(out) - 1)
+        self.assertNotIn(b"\r", out)
+        self.assertEqual(Buffer().push(out), [out[:-1]])  # JSON text is never blank
+
+
+class Reassembly(unittest.TestCase):
+    LINE = '{"text":"a\u00e9\u4e2d\U0001f600z"}'.encode("utf-8")  # 2-, 3- and 4-byte characters
+
+    def test_every_two_way_cut(self) -> None:
+        stream = self.LINE + b"\n"
+        for cut in range(len(stream) + 1):
+            with self.subTest(cut=cut):
+                buffer = Buffer()
+                self.assertEqual(feed(buffer, stream, [cut]), [self.LINE])
+                self.assertEqual(buffer.pending_bytes, 0)
+
+    def test_every_three_way_cut_of_a_crlf_line(self) -> None:
+        stream = self.LINE + b"\r\n"
+        for first in range(len(stream) + 1):
+            for second in range(first, len(stream) + 1):
+                lines = feed(Buffer(), stream, [first, second])
+                self.assertEqual(lines, [self.LINE], (first, second))
+        self.assertEqual(parse(lines[0]), {"text": "a\u00e9\u4e2d\U0001f600z"})
+
+    def test_one_byte_at_a_time(self) -> None:
+        stream = self.LINE + b"\n" + self.LINE + b"\r\n"
+        self.assertEqual(feed(Buffer(), stream, range(len(stream))), [self.LINE, self.LINE])
+
+    def test_several_lines_in_one_chunk_and_a_held_tail(self) -> None:
+        buffer = Buffer()
+        self.assertEqual(buffer.push(b"one\ntwo\r\nthr"), [b"one", b"two"])
+        self.assertEqual(buffer.pending_bytes, 3)
+        self.assertEqual(buffer.push(b"ee\n"), [b"three"])
+        self.assertEqual(buffer.pending_bytes, 0)
+
+    def test_blank_lines_are_skipped(self) -> None:
+        self.assertEqual(Buffer().push(b"\n\n  \n\r\n\t \r\n{}\n\n"), [b"{}"])
+
+    def test_only_the_terminators_cr_is_stripped(self) -> None:
+        # A "\r" inside a line is content (JSON whitespace); only the one right
+        # before "\n" belongs to the terminator, wherever the chunks were cut.
+        stream = b"a\rb\r\r\n"
+        for cut in range(len(stream) + 1):
+            with self.subTest(cut=cut):
+                self.assertEqual(feed(Buffer(), stream, [cut]), [b"a\rb\r"])
+
+    def test_a_lone_cr_is_not_a_terminator(self) -> None:
+        buffer = Buffer()
+        self.assertEqual(buffer.push(b"{}\r{}"), [])
+        self.assertEqual(buffer.pending_bytes, 5)
+
+    @PROPERTY
+    @given(st.binary(max_size=200), st.lists(st.integers(0, 200), max_size=8))
+    def test_any_stream_any_cuts_matches_the_reference(self, stream: bytes,
+                                                       cuts: List[int]) -> None:
+        buffer = Buffer()
+        self.assertEqual(feed(buffer, stream, [c for c in cuts if c <= len(stream)]),
+                         reference(stream))
+        self.assertEqual(buffer.pending_bytes, len(stream) - (stream.rfind(b"\n") + 1))
+
+    @PROPERTY
+    @given(st.lists(st.tuples(JSON_VALUES, st.sampled_from([b"\n", b"\r\n"]),
+                              st.sampled_from([b"", b"\n", b" \r\n"])), max_size=6),
+           st.data())
+    def test_a_stream_of_frames_comes_back_line_for_line(self, messages: List[Any],
+                                                         data: st.DataObject) -> None:
+        stream = b"".join(encode(value) + end + blank for value, end, blank in messages)
+        cuts = data.draw(st.lists(st.integers(0, len(stream)), max_size=10))
+        lines = feed(Buffer(), stream, cuts)
+        self.assertEqual(lines, [encode(value) for value, _, _ in messages])
+
+
+class Cap(unittest.TestCase):
+    LIMIT = 64
+
+    def _refuses(self, buffer: Buffer, chunks: Sequence[bytes]) -> LineTooLong:
+        return refuses(self, buffer, chunks, self.LIMIT)
+
+    def test_exactly_the_limit_is_accepted_however_it_arrives(self) -> None:
+        line = b"x" * self.LIMIT
+        for end in (b"\n", b"\r\n"):
+            for cut in range(len(line) + len(end) + 1):
+                with self.subTest(end=end, cut=cut):
+                    self.assertEqual(feed(Buffer(self.LIMIT), line + end, [cut]), [line])
+
+    def test_one_more_completed_is_refused_however_it_arrives(self) -> None:
+        line = b"x" * (self.LIMIT + 1)
+        for end in (b"\n", b"\r\n"):
+            for cut in range(len(line) + len(end) + 1):
+                with self.subTest(end=end, cut=cut):
+                    self._refuses(Buffer(self.LIMIT), [(line + end)[:cut], (line + end)[cut:]])
+
+    def test_a_pending_line_past_the_limit_is_refused_before_any_newline(self) -> None:
+        buffer = Buffer(self.LIMIT)
+        # One byte of slack is held for a possible "\r" before the newline ...
+        self.assertEqual(buffer.push(b"y" * (self.LIMIT + 1)), [])
+        # ... and the next byte, whatever it is, proves the line too long.
+        self._refuses(buffer, [b"y"])
+
+    def test_the_slack_byte_is_only_good_for_a_cr(self) -> None:
+        buffer = Buffer(self.LIMIT)
+        buffer.push(b"z" * self.LIMIT + b"\r")
+        self.assertEqual(buffer.push(b"\n"), [b"z" * self.LIMIT])
+        buffer = Buffer(self.LIMIT)
+        buffer.push(b"z" * (self.LIMIT + 1))
+        self._refuses(buffer, [b"\n"])
+
+    def test_a_long_line_among_good_ones_in_one_chunk(self) -> None:
+        self._refuses(Buffer(self.LIMIT), [b"{}\n" + b"w" * (self.LIMIT + 1) + b"\n{}\n"])
+
+    def test_blank_is_no_excuse(self) -> None:
+        self._refuses(Buffer(self.LIMIT), [b" " * (self.LIMIT + 1) + b"\n"])
+
+    def test_after_a_fault_every_push_is_refused_and_nothing_is_held(self) -> None:
+        buffer = Buffer(self.LIMIT)
+        first = self._refuses(buffer, [b"v" * (self.LIMIT + 2)])
+        self.assertEqual(buffer.pending_bytes, 0)
+        for chunk in (b"{}\n", b"", b"\n"):
+            with self.subTest(chunk=chunk), self.assertRaises(LineTooLong) as caught:
+                buffer.push(chunk)
+            self.assertEqual(caught.exception.reason, first.reason)
+        self.assertEqual(buffer.pending_bytes, 0)
+
+    @PROPERTY
+    @given(st.lists(st.binary(max_size=12).map(lambda b: bytes(b"ab \r\n"[x % 5] for x in b)),
+                    max_size=10))
+    def test_any_chunks_against_a_capped_reference(self, chunks: List[bytes]) -> None:
+        # The reference: after each chunk, every completed line (its "\r" off)
+        # must fit the cap, and the unfinished tail may hold one byte of slack.
+        limit, buffer, pending = 8, Buffer(8), b""
+        for chunk in chunks:
+            pieces = (pending + chunk).split(b"\n")
+            pending = pieces.pop()
+            lines = [piece[:-1] if piece.endswith(b"\r") else piece for piece in pieces]
+            if any(len(line) > limit for line in lines) or len(pending) > limit + 1:
+                refuses(self, buffer, [chunk], limit)
+                return
+            self.assertEqual(buffer.push(chunk), [line for line in lines if line.strip()])
+            self.assertEqual(buffer.pending_bytes, len(pending))
+
+    def test_refusing_again_does_not_grow_the_traceback(self) -> None:
+        buffer = Buffer(self.LIMIT)
+        self._refuses(buffer, [b"v" * (self.LIMIT + 2)])
+        lengths = []
+        for _ in range(5):
+            try:
+                buffer.push(b"{}\n")
+            except LineTooLong as fault:
+                lengths.append(traceback_length(fault))
+        self.assertEqual(len(lengths), 5)
+        self.assertEqual(len(set(lengths)), 1, lengths)
+
+
+
+class RealCap(unittest.TestCase):
+    """The real 16 MiB cap, fed the way the reader thread feeds it."""
+
+    def test_a_line_of_exactly_max_line_bytes_is_accepted(self) -> None:
+        line = b"a" * MAX_LINE_BYTES
+        buffer = Buffer()
+        lines: List[bytes] = []
+        for chunk in chunks_of(line + b"\r\n"):
+            lines.extend(buffer.push(chunk))
+        self.assertEqual(len(lines), 1)
+        self.assertEqual(len(lines[0]), MAX_LINE_BYTES)
+        self.assertTrue(lines[0] == line)
+
+    def test_the_cap_is_16_mib(self) -> None:
+        self.assertEqual(MAX_LINE_BYTES, 16 * MIB)
+
+    def test_one_byte_more_completed_is_refused(self) -> None:
+        refuses(self, Buffer(), chunks_of(b"a" * (MAX_LINE_BYTES + 1) + b"\n"), MAX_LINE_BYTES)
+
+    def test_17_mib_without_newline_is_refused_in_bounded_memory(self) -> None:
+        buffer = Buffer()
+        total, refused_at, peak_pending = 17 * MIB, None, 0
+        tracemalloc.start()
+        try:
+            for offset in range(0, total, CHUNK):
+                chunk = bytes(CHUNK)  # a fresh object per read, as os.read gives
+                try:
+                    buffer.push(chunk)
+                except LineTooLong:
+                    refused_at = offset + CHUNK
+                    break
+                finally:
+                    del chunk
+                peak_pending = max(peak_pending, buffer.pending_bytes)
+            _, peak_memory = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        self.assertIsNotNone(refused_at)
+        self.assertLessEqual(peak_pending, MAX_LINE_BYTES + CHUNK)
+        self.assertLessEqual(refused_at, MAX_LINE_BYTES + CHUNK)  # type: ignore[arg-type]
+        # Everything Python allocated meanwhile: the held line plus a few chunks.
+        self.assertLess(peak_memory, MAX_LINE_BYTES + 4 * CHUNK)
+        self.assertEqual(buffer.pending_bytes, 0)
+        with self.assertRaises(LineTooLong):
+            buffer.push(b"{}\n")
+
+    def test_work_is_linear_not_quadratic(self) -> None:
+        # A coarse guard, not a benchmark: 16 MiB in 512-byte pushes is 32768
+        # pushes. Linear framing takes tens of milliseconds; rescanning or
+        # re-joining the pending line per push would move ~256 GiB (minutes).
+        piece = b"b" * 512
+        buffer = Buffer()
+        started = time.perf_counter()
+        for _ in range((MAX_LINE_BYTES - 1024) // len(piece)):
+            buffer.push(piece)
+        self.assertEqual(len(buffer.push(b"\n")), 1)
+        self.assertLess(time.perf_counter() - started, 5.0)
+
+
+if __name__ == "__main__":
+    unittest.main()
