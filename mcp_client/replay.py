@@ -1,0 +1,556 @@
+"""Replaying a wire capture: the log read as a script, and the answers a peer owes.
+
+Pure: no I/O, no threads, no clocks (``tools/replay.py`` does those). A capture
+(see :mod:`mcp_client.capture`) is read by :func:`parse_log` into a
+:class:`Script`: the client's recorded lines in order, and after each of them
+the server's recorded lines that followed it, up to the client's next line.
+
+A :class:`Responder` plays the server's part from a script. Each live client
+line is matched to an unmatched recorded client line -- a request or a
+notification to the first one with the same method and equal params, else the
+first with the same method (for ``tools/call``: calling the same tool); an
+answer (a response to a server's request) to the first with the same id --
+and answered with the server lines that followed the match in the
+recording. Requests may carry other ids live than recorded: a recorded
+response is rewritten to the id of the live request it answers (only then is a
+recorded line re-encoded; otherwise its bytes go out exactly as recorded,
+invalid UTF-8 included). A ``framing-fault`` event is replayed as an
+over-long line (:class:`Overflow`), and a recording that ends in the server's
+death ends the same way (:class:`Close`) once every recorded client line has
+been matched.
+
+Every way the live client differs from the recording is kept as a
+*divergence*, one line of text each:
+
+* a line that matches no recorded line (nothing of that method or id is left);
+* a matched line whose JSON differs from the recorded one (compared as JSON
+  values: key order and spacing do not matter, but ``1``, ``1.0`` and ``true``
+  are three different values). A request's ``id`` is the one member ignored,
+  since ids are remapped; an answer's id is the server's and is compared;
+* a line sent out of the recorded order, within its stream: the client's own
+  requests and notifications are one stream, its answers to the server's
+  requests another (the two are written by different threads, so their
+  interleaving may legitimately vary);
+* at the end (:meth:`Responder.finish`), a recorded client line never sent.
+
+Nothing of the client's is ignored beyond request ids: in particular
+``clientInfo`` is compared, and the replay driver makes the client send the
+recorded one (:func:`client_info`), so a capture from an older version of the
+package still replays.
+
+:func:`plan` turns the recorded requests into the calls a driver makes on a
+fresh client: ``initialize`` (``connect``), ``tools/list`` (one
+``list_tools`` per first page; the recorded cursor pages belong to it),
+``tools/call`` and ``ping``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from dataclasses import dataclass
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+from .errors import CorruptionReport, MessageFault
+from .jsonrpc import INTERNAL_ERROR, decode, error_response, result_response
+from .jsonvalue import JsonValue, encode, parse
+from .stdio import MAX_LINE_BYTES
+
+__all__ = [
+    "LogError", "Recorded", "Overflow", "Write", "Close", "Action", "ServerStep", "Script",
+    "parse_log", "Responder", "Call", "plan", "client_info", "max_pages", "same",
+    "DRIVEN_METHODS",
+]
+
+#: The requests a driver can make a client send again.
+DRIVEN_METHODS = ("initialize", "tools/list", "tools/call", "ping")
+
+#: How much of a line a divergence message shows.
+_SHOWN = 300
+
+Message = Dict[str, JsonValue]
+
+
+class LogError(ValueError):
+    """The log is not a capture this module can read; the message names the line."""
+
+
+# ----------------------------------------------------------------------------- the script
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One recorded wire line: who sent it, its exact bytes, and its JSON object if any."""
+
+    seq: int
+    direction: str  # "send" (the client's) or "recv" (the server's)
+    data: bytes
+    message: Optional[Message]  # None when the line is not a JSON object
+
+    @property
+    def kind(self) -> str:
+        """``request``, ``notification``, ``response`` or ``other``."""
+        return _kind(self.message)
+
+    @property
+    def method(self) -> Optional[str]:
+        return _method(self.message)
+
+    @property
+    def ident(self) -> JsonValue:
+        return None if self.message is None else self.message.get("id")
+
+    def show(self) -> str:
+        return _show(self.data)
+
+
+@dataclass(frozen=True)
+class Overflow:
+    """A line too long to frame: ``size`` bytes with no newline (a recorded framing fault)."""
+
+    size: int = MAX_LINE_BYTES + 2
+
+
+@dataclass(frozen=True)
+class Write:
+    """Bytes for the peer to write, newline included."""
+
+    data: bytes
+
+
+@dataclass(frozen=True)
+class Close:
+    """The peer closes its output: the recorded server died here."""
+
+
+Action = Union[Write, Overflow, Close]
+ServerStep = Union[Recorded, Overflow]
+
+
+@dataclass(frozen=True)
+class Script:
+    """A capture, arranged for replay.
+
+    ``client[k]`` is the k-th recorded client line; ``after[k]`` the server
+    steps between it and the next client line; ``prelude`` those before the
+    first. ``position[k]`` is where ``client[k]`` sits in ``timeline``, every
+    step in recorded order. ``ends_in_death``: the recording shows the server
+    failing the client (a line the client could not accept, a framing fault,
+    or a last request never answered), so a replay ends with :class:`Close`.
+    """
+
+    client: Tuple[Recorded, ...]
+    prelude: Tuple[ServerStep, ...]
+    after: Tuple[Tuple[ServerStep, ...], ...]
+    timeline: Tuple[ServerStep, ...]
+    position: Tuple[int, ...]
+    ends_in_death: bool
+
+
+def parse_log(lines: Iterable[str]) -> Script:
+    """Read the lines of a capture log; :class:`LogError` names the first bad one."""
+    timeline: List[ServerStep] = []
+    last_seq: Optional[int] = None
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        entry = _entry(raw, number)
+        last_seq = _check_seq(entry, number, last_seq)
+        step = _step(entry, number, last_seq)
+        if step is not None:
+            timeline.append(step)
+    return _arrange(timeline)
+
+
+def _entry(raw: str, number: int) -> Dict[str, object]:
+    try:
+        entry = json.loads(raw)
+    except ValueError as e:
+        raise LogError("line %d: not JSON (%s)" % (number, e)) from None
+    if type(entry) is not dict:
+        raise LogError("line %d: not a JSON object" % number)
+    return entry
+
+
+def _check_seq(entry: Dict[str, object], number: int, last: Optional[int]) -> int:
+    seq = entry.get("seq")
+    if type(seq) is not int:
+        raise LogError("line %d: seq is not an integer" % number)
+    if last is not None and seq <= last:
+        raise LogError("line %d: seq %d does not follow %d" % (number, seq, last))
+    return seq
+
+
+def _step(entry: Dict[str, object], number: int, seq: int) -> Optional[ServerStep]:
+    direction = entry.get("dir")
+    if direction is None:
+        if type(entry.get("event")) is not str:
+            raise LogError("line %d: neither a wire line (dir) nor an event" % number)
+        return Overflow() if entry["event"] == "framing-fault" else None
+    if direction not in ("send", "recv"):
+        raise LogError("line %d: dir is %r, not 'send' or 'recv'" % (number, direction))
+    data = _line_bytes(entry, number)
+    return Recorded(seq, str(direction), data, _message(data))
+
+
+def _line_bytes(entry: Dict[str, object], number: int) -> bytes:
+    text, packed = entry.get("text"), entry.get("base64")
+    if type(text) is str and packed is None:
+        return text.encode("utf-8")
+    if type(packed) is str and text is None:
+        try:
+            return base64.b64decode(packed, validate=True)
+        except binascii.Error:
+            raise LogError("line %d: base64 member is not base64" % number) from None
+    raise LogError("line %d: a wire line needs exactly one of text and base64 (strings)" % number)
+
+
+def _arrange(timeline: List[ServerStep]) -> Script:
+    client: List[Recorded] = []
+    position: List[int] = []
+    groups: List[List[ServerStep]] = [[]]  # groups[0] is the prelude
+    for index, step in enumerate(timeline):
+        if isinstance(step, Recorded) and step.direction == "send":
+            client.append(step)
+            position.append(index)
+            groups.append([])
+        else:
+            groups[-1].append(step)
+    return Script(tuple(client), tuple(groups[0]), tuple(tuple(g) for g in groups[1:]),
+                  tuple(timeline), tuple(position), _ends_in_death(timeline, client))
+
+
+def _ends_in_death(timeline: Sequence[ServerStep], client: Sequence[Recorded]) -> bool:
+    for step in timeline:
+        if isinstance(step, Overflow) or (step.direction == "recv" and not _acceptable(step.data)):
+            return True
+    requests = [line for line in client if line.kind == "request"]
+    return bool(requests) and _response_index(timeline, requests[-1]) is None
+
+
+def _acceptable(data: bytes) -> bool:
+    try:
+        decode(data)
+    except MessageFault:
+        return False
+    return True
+
+
+def _response_index(timeline: Sequence[ServerStep], request: Recorded) -> Optional[int]:
+    """Where in ``timeline`` the first response to ``request`` sits, if anywhere after it."""
+    start = timeline.index(request)
+    for index in range(start + 1, len(timeline)):
+        step = timeline[index]
+        if (isinstance(step, Recorded) and step.direction == "recv" and step.kind == "response"
+                and same(step.ident, request.ident)):
+            return index
+    return None
+
+
+# ----------------------------------------------------------------------------- messages
+
+
+def _message(data: bytes) -> Optional[Message]:
+    try:
+        value = parse(data)
+    except CorruptionReport:
+        return None
+    return value if type(value) is dict else None
+
+
+def _method(message: Optional[Message]) -> Optional[str]:
+    method = None if message is None else message.get("method")
+    return method if type(method) is str else None
+
+
+def _kind(message: Optional[Message]) -> str:
+    if message is None:
+        return "other"
+    if "method" in message:
+        if _method(message) is None:
+            return "other"
+        return "request" if "id" in message else "notification"
+    return "response" if "id" in message else "other"
+
+
+def _show(data: bytes) -> str:
+    text = data.decode("utf-8", "backslashreplace")
+    return text if len(text) <= _SHOWN else text[:_SHOWN - 3] + "..."
+
+
+def same(a: JsonValue, b: JsonValue) -> bool:
+    """JSON equality: key order ignored, but ``1``, ``1.0`` and ``true`` all differ."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same(a[key], b[key]) for key in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def _without_id(message: Message) -> Message:
+    return {key: value for key, value in message.items() if key != "id"}
+
+
+def _id_key(ident: JsonValue) -> Optional[Tuple[str, Union[int, str]]]:
+    if type(ident) is int or type(ident) is str:
+        return (type(ident).__name__, ident)
+    return None
+
+
+def _rank(kind: str, recorded: Message, live: Message) -> Optional[int]:
+    """How well a recorded client line fits a live one: 0 best, ``None`` not at all."""
+    if kind == "response":
+        return 0 if same(recorded.get("id"), live.get("id")) else None
+    if _method(recorded) != _method(live):
+        return None
+    if same(recorded.get("params"), live.get("params")):
+        return 0
+    if _method(live) == "tools/call":  # another tool's answer is never the right one
+        name = _tool_name(live)
+        return 1 if name is not None and _tool_name(recorded) == name else None
+    return 1
+
+
+def _tool_name(message: Message) -> Optional[str]:
+    params = message.get("params")
+    name = params.get("name") if isinstance(params, dict) else None
+    return name if _method(message) == "tools/call" and isinstance(name, str) else None
+
+
+def _describe(message: Message) -> str:
+    kind = _kind(message)
+    if kind == "response":
+        return "an answer to the server's request %s" % _show(encode(message.get("id")))
+    return "%s %s" % (kind, _method(message))
+
+
+# ----------------------------------------------------------------------------- the responder
+
+
+class Responder:
+    """The server's side of a replay: for each live client line, what to write back.
+
+    Not thread-safe: one peer drives it (a driver reading :meth:`matched` from
+    another thread must hold its own lock around both).
+    """
+
+    def __init__(self, script: Script) -> None:
+        self._script = script
+        self._matched = [False] * len(script.client)
+        self._ids: Dict[Tuple[str, Union[int, str]], JsonValue] = {}  # recorded -> live
+        self.divergences: List[str] = []
+
+    def opening(self) -> List[Action]:
+        """What the server wrote before the client's first line."""
+        return [self._action(step) for step in self._script.prelude]
+
+    def matched(self, index: int) -> bool:
+        """Whether recorded client line ``index`` has been matched by a live line."""
+        return self._matched[index]
+
+    def answer(self, line: bytes) -> List[Action]:
+        """Match one live client line and return the recorded server steps that followed."""
+        live = _message(line)
+        kind = _kind(live)
+        if live is None or kind == "other":
+            self._diverge("the client sent a line that is not a JSON-RPC message: %s"
+                          % _show(line))
+            return []
+        index = self._find(kind, live)
+        if index is None:
+            self._diverge("the client sent %s that the recording does not have (or has no "
+                          "more of): %s" % (_describe(live), _show(line)))
+            return self._unmatched(kind, live)
+        return self._replay(index, kind, live)
+
+    def finish(self) -> List[str]:
+        """Every divergence, including each recorded client line never sent."""
+        missing = ["the client never sent recorded line seq %d: %s" % (line.seq, line.show())
+                   for line, done in zip(self._script.client, self._matched) if not done]
+        return self.divergences + missing
+
+    # -------------------------------------------------------------- matching
+
+    def _find(self, kind: str, live: Message) -> Optional[int]:
+        """The best unmatched candidate: equal params first, then the first of the same
+        method (``tools/call``: of the same tool); for answers, the same id."""
+        best: Optional[Tuple[int, int]] = None
+        for index, recorded in enumerate(self._script.client):
+            if self._matched[index] or recorded.kind != kind or recorded.message is None:
+                continue
+            rank = _rank(kind, recorded.message, live)
+            if rank is not None and (best is None or rank < best[0]):
+                best = (rank, index)
+                if rank == 0:
+                    break
+        return None if best is None else best[1]
+
+    def _replay(self, index: int, kind: str, live: Message) -> List[Action]:
+        recorded = self._script.client[index]
+        assert recorded.message is not None
+        self._check_order(index, kind)
+        self._matched[index] = True
+        self._compare(recorded, recorded.message, live, kind)
+        if kind == "request":
+            key = _id_key(recorded.ident)
+            if key is not None:
+                self._ids[key] = live.get("id")
+        actions = [self._action(step) for step in self._script.after[index]]
+        if self._script.ends_in_death and all(self._matched):
+            actions.append(Close())
+        return actions
+
+    def _check_order(self, index: int, kind: str) -> None:
+        answers = kind == "response"
+        for earlier in range(index):
+            recorded = self._script.client[earlier]
+            if not self._matched[earlier] and (recorded.kind == "response") == answers:
+                self._diverge("out of order: the recording has seq %d (%s) before seq %d"
+                              % (recorded.seq, recorded.show(), self._script.client[index].seq))
+                return
+
+    def _compare(self, recorded: Recorded, message: Message, live: Message, kind: str) -> None:
+        expected, actual = message, live
+        if kind == "request":
+            expected, actual = _without_id(message), _without_id(live)
+        if not same(expected, actual):
+            self._diverge("seq %d differs: the client sent %s; the recording has %s"
+                          % (recorded.seq, _show(encode(live)), recorded.show()))
+
+    def _unmatched(self, kind: str, live: Message) -> List[Action]:
+        ident = live.get("id")
+        if kind != "request" or (type(ident) is not int and type(ident) is not str):
+            return []
+        if _method(live) == "ping":  # the spec's MUST, even beyond the recording
+            return [Write(encode(result_response(ident, {})) + b"\n")]
+        reply = error_response(ident, INTERNAL_ERROR, "replay: the recording has no answer "
+                               "left for %s" % _method(live))
+        return [Write(encode(reply) + b"\n")]
+
+    def _action(self, step: ServerStep) -> Action:
+        if isinstance(step, Overflow):
+            return step
+        if step.kind == "response" and step.message is not None:
+            key = _id_key(step.ident)
+            if key is not None and key in self._ids and not same(self._ids[key], step.ident):
+                return Write(encode(dict(step.message, id=self._ids[key])) + b"\n")
+        return Write(step.data + b"\n")
+
+    def _diverge(self, text: str) -> None:
+        self.divergences.append(text)
+
+
+# ----------------------------------------------------------------------------- the plan
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call a driver makes: its method and params as recorded.
+
+    ``index`` is its (first) request in ``Script.client``. ``answered``: the
+    recording holds a response to that request. ``overlaps``: that response is
+    not recorded before the next call's request, so the next call must not
+    wait for this one (it was concurrent, or this one timed out).
+    ``pages``: for ``tools/list``, how many page requests the recording holds,
+    and ``capped`` whether the last one still had a ``nextCursor``.
+    """
+
+    method: str
+    params: JsonValue
+    index: int
+    answered: bool
+    overlaps: bool
+    pages: int = 1
+    capped: bool = False
+
+    def label(self) -> str:
+        """``tools/call NAME`` for a tool call, the method otherwise."""
+        if self.method == "tools/call" and isinstance(self.params, dict):
+            name = self.params.get("name")
+            return "tools/call %s" % (name if isinstance(name, str) else _show(encode(name)))
+        return self.method
+
+
+def plan(script: Script) -> Tuple[List[Call], List[str]]:
+    """The calls to drive, and a note for each recorded request no call can reproduce."""
+    calls: List[Call] = []
+    notes: List[str] = []
+    for index, line in enumerate(script.client):
+        if line.kind != "request" or line.message is None:
+            continue
+        params = line.message.get("params")
+        if line.method == "tools/list" and _is_cursor_page(params) and calls \
+                and calls[-1].method == "tools/list":
+            calls[-1] = _next_page(script, calls[-1], index)
+        elif line.method in DRIVEN_METHODS and _drivable(line.method, params):
+            calls.append(_call(script, index, str(line.method), params))
+        else:
+            notes.append("cannot drive recorded request seq %d: %s" % (line.seq, line.show()))
+    return _with_overlaps(script, calls), notes
+
+
+def _is_cursor_page(params: JsonValue) -> bool:
+    return isinstance(params, dict) and "cursor" in params
+
+
+def _drivable(method: Optional[str], params: JsonValue) -> bool:
+    if method == "tools/call":
+        return (isinstance(params, dict) and isinstance(params.get("name"), str)
+                and isinstance(params.get("arguments", {}), dict))
+    return method != "tools/list" or not _is_cursor_page(params)
+
+
+def _call(script: Script, index: int, method: str, params: JsonValue) -> Call:
+    answer = _response_index(script.timeline, script.client[index])
+    capped = method == "tools/list" and _has_cursor(script, answer)
+    return Call(method, params, index, answer is not None, False, 1, capped)
+
+
+def _next_page(script: Script, call: Call, index: int) -> Call:
+    answer = _response_index(script.timeline, script.client[index])
+    return Call(call.method, call.params, call.index, call.answered and answer is not None,
+                False, call.pages + 1, _has_cursor(script, answer))
+
+
+def _has_cursor(script: Script, answer: Optional[int]) -> bool:
+    step = None if answer is None else script.timeline[answer]
+    if not isinstance(step, Recorded) or step.message is None:
+        return False
+    result = step.message.get("result")
+    return isinstance(result, dict) and isinstance(result.get("nextCursor"), str) \
+        and bool(result.get("nextCursor"))
+
+
+def _with_overlaps(script: Script, calls: List[Call]) -> List[Call]:
+    done: List[Call] = []
+    for number, call in enumerate(calls):
+        overlaps = False
+        if number + 1 < len(calls) and call.method != "tools/list":
+            answer = _response_index(script.timeline, script.client[call.index])
+            next_request = script.position[calls[number + 1].index]
+            overlaps = answer is None or answer > next_request
+        done.append(Call(call.method, call.params, call.index, call.answered, overlaps,
+                         call.pages, call.capped))
+    return done
+
+
+def client_info(script: Script) -> Optional[Tuple[str, str]]:
+    """The ``clientInfo`` (name, version) of the recorded ``initialize``, if readable."""
+    for line in script.client:
+        if line.method == "initialize" and line.message is not None:
+            params = line.message.get("params")
+            info = params.get("clientInfo") if isinstance(params, dict) else None
+            if isinstance(info, dict):
+                name, version = info.get("name"), info.get("version")
+                if isinstance(name, str) and isinstance(version, str):
+                    return name, version
+    return None
+
+
+def max_pages(calls: Sequence[Call]) -> Optional[int]:
+    """The ``max_tool_pages`` the recorded client must have had, when a listing shows it."""
+    capped = [call.pages for call in calls if call.method == "tools/list" and call.capped]
+    return min(capped) if capped else None

@@ -1,0 +1,525 @@
+"""Replaying wire captures: the shipped ones, doctored ones, and ``--serve``.
+
+The captures under ``tests/captures`` are real sessions of this client
+(``tools/make_captures.py`` records them): one against ``mcp-server-time``
+from PyPI, one against the bundled demo server, and several against hostile
+scripted servers. Each is replayed offline in-process (a fresh client against
+the recorded server lines through ``ChannelTransport``; the leak check of
+``conftest.py`` applies), through the ``tools/replay.py`` command, and served
+by ``tools/replay.py --serve`` to our own client in a child process.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import unittest
+from types import ModuleType
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+from mcp_client import (
+    CallTimedOut,
+    ClientBroken,
+    Exited,
+    Options,
+    ServerError,
+    Spawn,
+    Unavailable,
+    start,
+)
+from mcp_client.protocol import Text
+from mcp_client.replay import (
+    Close,
+    LogError,
+    Overflow,
+    Responder,
+    Write,
+    parse_log,
+    plan,
+    same,
+)
+
+from servers import SCRIPT
+from servers.pipes import Pipe
+from support import LONG, SHORT
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPLAY = os.path.join(REPO, "tools", "replay.py")
+CAPTURES = os.path.join(REPO, "tests", "captures")
+
+Entry = Dict[str, Any]
+
+
+def capture(name: str) -> str:
+    return os.path.join(CAPTURES, name + ".jsonl")
+
+
+def load_tool() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("replay_tool", REPLAY)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+TOOL = load_tool()
+
+
+def run_replay(*args: str) -> "subprocess.CompletedProcess[str]":
+    env = dict(os.environ, PYTHONPATH=REPO)
+    return subprocess.run([sys.executable, REPLAY, *args], capture_output=True, text=True,
+                          timeout=60, env=env, cwd=tempfile.gettempdir())
+
+
+def entries(name: str) -> List[Entry]:
+    with open(capture(name), encoding="utf-8") as stream:
+        return [json.loads(line) for line in stream if line.strip()]
+
+
+def message(entry: Entry) -> Any:
+    return json.loads(entry["text"])
+
+
+def write_log(directory: str, items: Sequence[Entry]) -> str:
+    path = os.path.join(directory, "doctored.jsonl")
+    with open(path, "w", encoding="utf-8") as stream:
+        for item in items:
+            stream.write(json.dumps(item) + "\n")
+    return path
+
+
+def rewrite(items: List[Entry], where: Callable[[Entry], bool],
+            change: Callable[[Any], Any]) -> List[Entry]:
+    """``items`` with every wire line matching ``where`` re-encoded after ``change``."""
+    done = []
+    for item in items:
+        if "text" in item and where(item):
+            item = dict(item, text=json.dumps(change(message(item))))
+        done.append(item)
+    return done
+
+
+def is_send(method: Optional[str] = None) -> Callable[[Entry], bool]:
+    def where(item: Entry) -> bool:
+        if item.get("dir") != "send":
+            return False
+        return method is None or message(item).get("method") == method
+    return where
+
+
+# What replaying each shipped capture must print, line by line (regular expressions).
+EXPECTED: Dict[str, List[str]] = {
+    "time": [
+        r"initialize ok 2025-06-18 \(mcp-time \S+\)",
+        r"tools/list ok 2 tools",
+        r"tools/call get_current_time ok isError=false",
+        r"tools/call convert_time ok isError=false",
+        r"tools/call convert_time ok isError=true",
+        r"ping ok",
+    ],
+    "demo": [
+        r"initialize ok 2025-06-18 \(mcp-client-demo 1\.0\.0\)",
+        r"tools/list ok 5 tools",
+        r"tools/call add ok isError=false",
+        r"tools/call divide ok isError=true",
+        r"tools/call no_such_tool failed ServerError: server error -32602: "
+        r'Unknown tool: "no_such_tool"',
+        r"ping ok",
+    ],
+    "invalid_utf8": [
+        r"initialize ok 2025-06-18 \(scripted 1\.0\)",
+        r"tools/list ok 2 tools",
+        r"ping ok",
+        r"tools/call echo failed ClientBroken: server sent an invalid line: "
+        r"not JSON: not UTF-8 at byte 72",
+    ],
+    "line_too_long": [
+        r"initialize ok 2025-06-18 \(scripted 1\.0\)",
+        r"tools/list ok 2 tools",
+        r"ping ok",
+        r"tools/call echo failed ClientBroken: framing: line of at least \d+ bytes; "
+        r"the limit is 16777216",
+    ],
+    "exit_mid_call": [
+        r"initialize ok 2025-06-18 \(scripted 1\.0\)",
+        r"tools/list ok 2 tools",
+        r"ping ok",
+        r"tools/call echo failed ClientBroken: server closed its stdout",
+    ],
+    "server_requests": [
+        r"initialize ok 2025-06-18 \(scripted 1\.0\)",
+        r"tools/call echo ok isError=false",
+    ],
+    "early_ping": [
+        r"initialize ok 2025-06-18 \(scripted 1\.0\)",
+        r"tools/call echo ok isError=false",
+    ],
+}
+
+
+class ShippedCaptures(unittest.TestCase):
+    def test_every_shipped_capture_is_expected(self) -> None:
+        shipped = sorted(name[:-len(".jsonl")] for name in os.listdir(CAPTURES)
+                         if name.endswith(".jsonl"))
+        self.assertEqual(shipped, sorted(EXPECTED))
+
+    def test_in_process_replays_reproduce_every_outcome(self) -> None:
+        for name, expected in EXPECTED.items():
+            with self.subTest(capture=name):
+                outcomes, divergences = TOOL.drive(TOOL.load(capture(name)), LONG)
+                self.assertEqual(divergences, [])
+                self.assertEqual(len(outcomes), len(expected), outcomes)
+                for line, pattern in zip(outcomes, expected):
+                    self.assertRegex(line, "\\A%s\\Z" % pattern)
+
+    def test_the_command_replays_a_real_server_capture(self) -> None:
+        done = run_replay(capture("time"))
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        lines = done.stdout.splitlines()
+        for line, pattern in zip(lines, EXPECTED["time"]):
+            self.assertRegex(line, "\\A%s\\Z" % pattern)
+        self.assertIn("the client matched the recording", lines[-1])
+        self.assertEqual(len(lines), len(EXPECTED["time"]) + 1)
+
+    def test_the_command_replays_a_hostile_capture_to_the_same_death(self) -> None:
+        done = run_replay(capture("invalid_utf8"))
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        self.assertRegex(done.stdout, re.escape("tools/call echo failed ClientBroken: server sent "
+                                                "an invalid line: not JSON: not UTF-8"))
+
+    def test_the_hostile_capture_holds_the_exact_invalid_bytes(self) -> None:
+        packed = [item["base64"] for item in entries("invalid_utf8") if "base64" in item]
+        self.assertEqual(len(packed), 1)
+        self.assertIn(b"bad \xff\xfe \xc3 bytes", base64.b64decode(packed[0]))
+
+    def test_the_client_answers_to_server_requests_are_in_the_log(self) -> None:
+        answers = [message(item) for item in entries("server_requests")
+                   if item.get("dir") == "send" and "method" not in message(item)]
+        self.assertEqual([answer["id"] for answer in answers], [1, "sampling-1"])
+        self.assertEqual(answers[0]["result"], {})
+        self.assertEqual(answers[1]["error"]["code"], -32601)
+
+
+class FreshCaptures(unittest.TestCase):
+    """Sessions recorded here and now, then replayed: concurrency and timeouts."""
+
+    def record(self, behaviour: str, session: Callable[[Any], None], *args: str) -> str:
+        directory = tempfile.TemporaryDirectory()
+        self.addCleanup(directory.cleanup)
+        path = os.path.join(directory.name, "wire.jsonl")
+        options = Options(handshake_timeout=LONG, request_timeout=LONG, retire_timeout=LONG,
+                          capture=path)
+        with start(Spawn(sys.executable, (SCRIPT, behaviour) + args), options) as client:
+            session(client)
+        return path
+
+    def test_concurrent_calls_answered_out_of_order(self) -> None:
+        def two_at_once(client: Any) -> None:
+            results: List[Any] = []
+            threads = [threading.Thread(target=lambda n=n: results.append(
+                client.call_tool("echo", {"n": n}))) for n in (1, 2)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            self.assertEqual(len(results), 2)
+
+        script = TOOL.load(self.record("out_of_order", two_at_once, "2"))
+        calls, _ = plan(script)
+        self.assertTrue(calls[1].overlaps, "the first call's answer came after the second call")
+        outcomes, divergences = TOOL.drive(script, LONG)
+        self.assertEqual(divergences, [])
+        self.assertEqual(outcomes[1:], ["tools/call echo ok isError=false"] * 2)
+
+    def test_a_timed_out_call_times_out_again(self) -> None:
+        def impatient(client: Any) -> None:
+            with self.assertRaises(CallTimedOut):
+                client.call_tool("echo", {}, timeout=SHORT)
+            client.ping()
+
+        outcomes, divergences = TOOL.drive(TOOL.load(self.record("never_answer", impatient)),
+                                           LONG, unanswered=SHORT)
+        self.assertEqual(divergences, [])
+        self.assertEqual(outcomes, ["initialize ok 2025-06-18 (scripted 1.0)",
+                                    "tools/call echo failed CallTimedOut: tools/call got no "
+                                    "answer within 0.3s", "ping ok"])
+
+
+class Divergences(unittest.TestCase):
+    def setUp(self) -> None:
+        directory = tempfile.TemporaryDirectory()
+        self.addCleanup(directory.cleanup)
+        self.dir = directory.name
+
+    def replay(self, items: Sequence[Entry]) -> "subprocess.CompletedProcess[str]":
+        return run_replay(write_log(self.dir, items))
+
+    def assert_diverged(self, items: Sequence[Entry], pattern: str) -> str:
+        done = self.replay(items)
+        self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
+        self.assertRegex(done.stdout, pattern)
+        self.assertRegex(done.stdout.splitlines()[-1], r"\d+ divergences? from the recording")
+        return done.stdout
+
+    def test_changed_initialize_params_diverge(self) -> None:
+        def widen(initialize: Any) -> Any:
+            initialize["params"]["capabilities"] = {"sampling": {}}
+            return initialize
+
+        items = rewrite(entries("demo"), is_send("initialize"), widen)
+        self.assert_diverged(items, r"DIVERGED seq 2 differs: the client sent "
+                                    r".*\"capabilities\":\{\}")
+
+    def test_a_different_answer_to_the_servers_ping_diverges(self) -> None:
+        def answer(item: Entry) -> bool:
+            return item.get("dir") == "send" and message(item).get("id") == 1 \
+                and "result" in message(item)
+
+        items = rewrite(entries("server_requests"), answer,
+                        lambda reply: dict(reply, result={"pong": True}))
+        self.assert_diverged(items, r"DIVERGED seq 7 differs")
+
+    def test_a_line_the_recording_lacks_diverges(self) -> None:
+        items = [item for item in entries("demo") if not is_send("notifications/initialized")(item)]
+        self.assert_diverged(items, r"DIVERGED the client sent notification "
+                                    r"notifications/initialized that the recording does not have")
+
+    def test_a_recorded_line_never_sent_diverges(self) -> None:
+        items = entries("demo")
+        extra = {"dir": "send", "seq": items[-1]["seq"] + 1,
+                 "text": '{"jsonrpc":"2.0","method":"notifications/cancelled"}'}
+        self.assert_diverged(items + [extra], r"DIVERGED the client never sent recorded line seq")
+
+    def test_other_request_ids_are_remapped(self) -> None:
+        def shift(item: Any) -> Any:
+            if isinstance(item.get("id"), int) and ("method" in item or "result" in item
+                                                    or "error" in item):
+                item["id"] += 100
+            return item
+
+        items = rewrite(entries("demo"), lambda item: True, shift)
+        self.assertEqual(message(items[1])["id"], 101)
+        done = self.replay(items)
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        self.assertIn("tools/call add ok isError=false", done.stdout)
+
+    def test_an_unreadable_log_is_a_usage_error(self) -> None:
+        path = os.path.join(self.dir, "bad.jsonl")
+        with open(path, "w") as stream:
+            stream.write('{"seq": 1, "event": "open", "detail": "x"}\nnot json\n')
+        done = run_replay(path)
+        self.assertEqual(done.returncode, 2)
+        self.assertEqual(done.stderr.strip(), "replay: line 2: not JSON (Expecting value: line 1 "
+                                              "column 1 (char 0))")
+
+    def test_a_missing_log_is_a_usage_error(self) -> None:
+        done = run_replay(os.path.join(self.dir, "absent.jsonl"))
+        self.assertEqual(done.returncode, 2)
+        self.assertRegex(done.stderr, r"\Areplay: cannot read .*absent\.jsonl")
+
+    def test_a_log_without_initialize_is_a_usage_error(self) -> None:
+        items = [item for item in entries("demo") if not is_send("initialize")(item)]
+        done = self.replay(items)
+        self.assertEqual(done.returncode, 2)
+        self.assertIn("no initialize request", done.stderr)
+
+
+def wire(seq: int, direction: str, text: str) -> str:
+    return json.dumps({"seq": seq, "dir": direction, "text": text})
+
+
+def event(seq: int, kind: str) -> str:
+    return json.dumps({"seq": seq, "event": kind, "detail": ""})
+
+
+class Scripts(unittest.TestCase):
+    """The pure half, ``mcp_client.replay``, on small hand-written logs."""
+
+    LOG = [
+        event(1, "open"),
+        wire(2, "send", '{"jsonrpc":"2.0","id":1,"method":"ping"}'),
+        wire(3, "recv", '{"jsonrpc":"2.0","method":"note"}'),
+        wire(4, "recv", '{"jsonrpc": "2.0", "id": 1, "result": {}}'),  # spacing kept as is
+        wire(5, "send", '{"jsonrpc":"2.0","id":2,"method":"ping"}'),
+        event(6, "framing-fault"),
+    ]
+
+    def test_recorded_bytes_go_out_exactly_when_ids_agree(self) -> None:
+        responder = Responder(parse_log(self.LOG))
+        actions = responder.answer(b'{"id":1,"method":"ping","jsonrpc":"2.0"}')
+        self.assertEqual(actions, [Write(b'{"jsonrpc":"2.0","method":"note"}\n'),
+                                   Write(b'{"jsonrpc": "2.0", "id": 1, "result": {}}\n')])
+        self.assertEqual(responder.divergences, [])
+
+    def test_a_response_takes_the_live_request_id(self) -> None:
+        responder = Responder(parse_log(self.LOG))
+        actions = responder.answer(b'{"jsonrpc":"2.0","id":"abc","method":"ping"}')
+        self.assertEqual(json.loads(actions[1].data), {"jsonrpc": "2.0", "id": "abc", "result": {}})
+
+    def test_a_framing_fault_replays_as_an_overflow_and_the_death_closes(self) -> None:
+        script = parse_log(self.LOG)
+        self.assertTrue(script.ends_in_death)
+        responder = Responder(script)
+        responder.answer(b'{"jsonrpc":"2.0","id":1,"method":"ping"}')
+        actions = responder.answer(b'{"jsonrpc":"2.0","id":2,"method":"ping"}')
+        self.assertEqual(actions, [Overflow(), Close()])
+        self.assertGreater(Overflow().size, 16 * 1024 * 1024)
+        self.assertEqual(responder.finish(), [])
+
+    def test_a_ping_beyond_the_recording_is_answered_and_noted(self) -> None:
+        responder = Responder(parse_log(self.LOG[:4]))
+        responder.answer(b'{"jsonrpc":"2.0","id":1,"method":"ping"}')
+        actions = responder.answer(b'{"jsonrpc":"2.0","id":9,"method":"ping"}')
+        self.assertEqual(actions, [Write(b'{"jsonrpc":"2.0","id":9,"result":{}}\n')])
+        other = responder.answer(b'{"jsonrpc":"2.0","id":10,"method":"tools/list"}')
+        self.assertEqual(json.loads(other[0].data)["error"]["code"], -32603)
+        self.assertEqual(len(responder.finish()), 2)
+
+    def test_json_is_compared_by_value_and_type(self) -> None:
+        self.assertTrue(same({"a": [1, "x"], "b": None}, {"b": None, "a": [1, "x"]}))
+        self.assertFalse(same(3, 3.0))
+        self.assertFalse(same(1, True))
+        self.assertFalse(same({"a": 1}, {"a": 1, "b": 2}))
+        log = [wire(1, "send", '{"jsonrpc":"2.0","id":1,"method":"tools/call",'
+                               '"params":{"name":"t","arguments":{"b":3.0}}}')]
+        responder = Responder(parse_log(log))
+        responder.answer(b'{"jsonrpc":"2.0","id":1,"method":"tools/call",'
+                         b'"params":{"arguments":{"b":3},"name":"t"}}')
+        self.assertEqual(len(responder.divergences), 1)
+        self.assertIn("seq 1 differs", responder.divergences[0])
+
+    def test_out_of_order_lines_diverge(self) -> None:
+        log = self.LOG[:2] + [wire(3, "send", '{"jsonrpc":"2.0","method":"a"}')]
+        responder = Responder(parse_log(log))
+        responder.answer(b'{"jsonrpc":"2.0","method":"a"}')
+        responder.answer(b'{"jsonrpc":"2.0","id":1,"method":"ping"}')
+        self.assertEqual(len(responder.finish()), 1)
+        self.assertIn("out of order", responder.finish()[0])
+
+    def test_the_plan_drives_pages_as_one_listing(self) -> None:
+        with open(capture("demo"), encoding="utf-8") as stream:
+            calls, notes = plan(parse_log(stream))
+        self.assertEqual(notes, [])
+        self.assertEqual([call.label() for call in calls],
+                         ["initialize", "tools/list", "tools/call add", "tools/call divide",
+                          "tools/call no_such_tool", "ping"])
+        self.assertEqual(calls[1].pages, 3)
+        self.assertFalse(calls[1].capped)
+        self.assertFalse(any(call.overlaps for call in calls))
+
+    def test_bad_entries_name_their_line(self) -> None:
+        cases = {
+            '[1]': "line 1: not a JSON object",
+            '{"dir": "send", "text": "x"}': "line 1: seq is not an integer",
+            '{"seq": 1, "dir": "sideways", "text": "x"}': "line 1: dir is 'sideways'",
+            '{"seq": 1, "dir": "send"}': "line 1: a wire line needs exactly one of text and base64",
+            '{"seq": 1, "dir": "send", "base64": "***"}': "line 1: base64 member is not base64",
+            '{"seq": 1}': "line 1: neither a wire line (dir) nor an event",
+        }
+        for line, error in cases.items():
+            with self.subTest(line=line):
+                with self.assertRaises(LogError) as caught:
+                    parse_log([line])
+                self.assertIn(error, str(caught.exception))
+        with self.assertRaises(LogError) as caught:
+            parse_log(['{"seq": 2, "event": "a", "detail": ""}', '{"seq": 2, "event": "b"}'])
+        self.assertIn("line 2: seq 2 does not follow 2", str(caught.exception))
+
+
+class Serve(unittest.TestCase):
+    """``tools/replay.py --serve``: our own client pointed at a capture."""
+
+    def serve(self, name: str) -> Spawn:
+        return Spawn(sys.executable, (REPLAY, "--serve", capture(name)))
+
+    def options(self) -> Options:
+        return Options(handshake_timeout=LONG, request_timeout=LONG, retire_timeout=LONG)
+
+    def recorded_result(self, name: str, ident: int) -> Any:
+        for item in entries(name):
+            if item.get("dir") == "recv" and message(item).get("id") == ident:
+                return message(item)["result"]
+        raise AssertionError("no recorded answer to id %d" % ident)
+
+    def test_a_real_server_capture_answers_our_client(self) -> None:
+        client = start(self.serve("time"), self.options())
+        try:
+            self.assertEqual(client.initialize_result.server_info.name, "mcp-time")
+            names = [tool.name for tool in client.list_tools()]
+            self.assertEqual(names, ["get_current_time", "convert_time"])
+            now = client.call_tool("get_current_time", {"timezone": "Europe/Warsaw"})
+            recorded = self.recorded_result("time", 3)["structuredContent"]
+            self.assertEqual(now.structured_content, recorded)
+            converted = client.call_tool("convert_time", {"source_timezone": "UTC", "time": "12:00",
+                                                          "target_timezone": "Asia/Tokyo"})
+            self.assertEqual(converted.structured_content["time_difference"], "+9.0h")
+            client.ping()
+        finally:
+            evidence = client.shutdown()
+        self.assertIsInstance(evidence, Exited)
+
+    def test_a_hostile_capture_kills_our_client_the_same_way(self) -> None:
+        client = start(self.serve("invalid_utf8"), self.options())
+        try:
+            client.list_tools()
+            client.ping()
+            with self.assertRaises(ClientBroken) as caught:
+                client.call_tool("echo", {"message": "hello"})
+            self.assertIn("not UTF-8", caught.exception.reason)
+        finally:
+            evidence = client.shutdown()
+        self.assertIsInstance(evidence, Exited)
+
+    def test_a_recorded_exit_closes_the_stream(self) -> None:
+        client = start(self.serve("exit_mid_call"), self.options())
+        try:
+            client.list_tools()
+            client.ping()
+            with self.assertRaises(Unavailable) as caught:
+                client.call_tool("echo", {"message": "hello"})
+            self.assertEqual(caught.exception.reason, "server closed its stdout")
+        finally:
+            evidence = client.shutdown()
+        self.assertIsInstance(evidence, Exited)
+
+    def test_server_requests_are_replayed_and_answered(self) -> None:
+        with start(self.serve("server_requests"), self.options()) as client:
+            result = client.call_tool("echo", {"n": 1})
+        block = result.content[0]
+        assert isinstance(block, Text)
+        self.assertEqual(json.loads(block.text)["ping"], {"result": {}})
+
+    def test_an_unrecorded_tool_call_is_an_error_not_a_hang(self) -> None:
+        with start(self.serve("demo"), self.options()) as client:
+            with self.assertRaises(ServerError) as caught:
+                client.call_tool("reverse-text", {"text": "abc"})
+        self.assertEqual(caught.exception.rpc_error.code, -32603)
+
+    def test_any_client_ids_are_remapped(self) -> None:
+        pipe = Pipe([sys.executable, REPLAY, "--serve", capture("demo")])
+        self.addCleanup(pipe.kill)
+        pipe.send({"jsonrpc": "2.0", "id": "first", "method": "initialize", "params": {}})
+        answer = pipe.read_message()
+        self.assertEqual(answer["id"], "first")
+        self.assertEqual(answer["result"]["serverInfo"]["name"], "mcp-client-demo")
+        pipe.send({"jsonrpc": "2.0", "id": 0, "method": "tools/call",
+                   "params": {"name": "add", "arguments": {"a": 2, "b": 3}}})
+        self.assertEqual(pipe.read_message(), {"jsonrpc": "2.0", "id": 0, "result": {
+            "content": [{"type": "text", "text": "5"}], "structuredContent": {"sum": 5}}})
+        pipe.send({"jsonrpc": "2.0", "id": 77, "method": "ping"})
+        self.assertEqual(pipe.read_message(), {"jsonrpc": "2.0", "id": 77, "result": {}})
+        pipe.send({"jsonrpc": "2.0", "id": 78, "method": "ping"})  # beyond the recording
+        self.assertEqual(pipe.read_message(), {"jsonrpc": "2.0", "id": 78, "result": {}})
+        pipe.close_stdin()
+        self.assertEqual(pipe.wait(), 1, "it diverged from the recording, and says so")
+
+
+if __name__ == "__main__":
+    unittest.main()
