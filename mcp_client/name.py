@@ -1,0 +1,156 @@
+"""Server-chosen names into Python identifiers for the generated module.
+
+Pure: no I/O, no threads, no clocks. A tool name (``mangle``) or a parameter
+name (``mangle_label``) becomes an ASCII snake_case identifier:
+
+1. camelCase and PascalCase boundaries become ``_`` (``createIssue`` ->
+   ``create_issue``, ``HTTPServer`` -> ``http_server``);
+2. every run of characters outside ``[A-Za-z0-9]`` becomes one ``_``, and the
+   result is lower-cased and stripped of ``_`` at both ends;
+3. an empty result becomes the stem (``mcp`` for a tool, ``arg`` for a
+   label) and a leading digit gets the stem in front (``3d`` -> ``mcp_3d``);
+4. the result is cut to ``MAX_NAME_CHARS`` (32) characters;
+5. if that changed anything, or the result is in ``RESERVED``, ``_`` and the
+   first eight hex characters of ``digest(original)`` are appended.
+
+Only ASCII is ever examined or produced (``str.lower`` and ``\\w`` outside ASCII
+follow the interpreter's Unicode database, which would make the output depend
+on the Python version). Step 5 is SEED.md's "mangling digests on any change":
+``createIssue`` becomes ``create_issue_<8 hex>`` while ``create_issue`` stays
+``create_issue``, so the two stay distinct. What can still collide is
+byte-identical originals or an engineered digest near-miss; ``first_collision``
+finds the first such pair, and ``codegen`` refuses the server (tools) or
+degrades the tool (labels) rather than repairing it.
+
+The mangled name is a display artifact only: the wire names travel verbatim
+as escaped string literals (SEED.md, "Wire names travel verbatim").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Callable, Dict, FrozenSet, Iterable, Optional
+
+__all__ = [
+    "Digest", "Mangler", "Collision", "MAX_NAME_CHARS", "DIGEST_CHARS", "RESERVED",
+    "TOOL_STEM", "LABEL_STEM", "sha256_digest", "mangle", "mangle_label",
+    "first_collision",
+]
+
+#: ``digest(text)`` returns lowercase hex over the UTF-8 bytes of ``text``.
+Digest = Callable[[str], str]
+#: ``mangle`` or ``mangle_label``.
+Mangler = Callable[[str, Digest], str]
+
+#: Longest mangled stem kept before the digest suffix (SEED.md: 32 characters).
+MAX_NAME_CHARS = 32
+#: Hex characters of the digest appended to an altered name.
+DIGEST_CHARS = 8
+TOOL_STEM = "mcp"
+LABEL_STEM = "arg"
+
+# Mangled names are lower-case and never begin with "_", so only the lower-case
+# members of each family can ever be produced; those are what is listed. A test
+# checks this list against the running interpreter's keyword and builtins
+# modules, so a new Python that adds a name fails loudly instead of silently.
+_KEYWORDS = (
+    "and as assert async await break class continue def del elif else except "
+    "finally for from global if import in is lambda nonlocal not or pass raise "
+    "return try while with yield"
+)
+_SOFT_KEYWORDS = "case match type _"
+# Shadowing a builtin inside the generated module would change what the names
+# mean there and in a program that star-imports it; every builtin is held back,
+# not only the few the bodies use today. Union over Python 3.9 to 3.13.
+_BUILTINS = (
+    "abs aiter all anext any ascii bin bool breakpoint bytearray bytes callable "
+    "chr classmethod compile complex copyright credits delattr dict dir divmod "
+    "enumerate eval exec exit filter float format frozenset getattr globals "
+    "hasattr hash help hex id input int isinstance issubclass iter len license "
+    "list locals map max memoryview min next object oct open ord pow print "
+    "property quit range repr reversed round set setattr slice sorted "
+    "staticmethod str sum super tuple type vars zip"
+)
+# The generated module binds ``internal`` (``from cap.internal import mcp as
+# internal``) and every body builds a local ``arguments``. ``cap`` and ``mcp``
+# are held back as well, so that a later body importing ``cap.mcp`` (SEED.md's
+# result vocabulary) can never rename an existing function.
+_MODULE_NAMES = "internal arguments cap mcp"
+
+#: Names a mangled identifier is never allowed to be.
+RESERVED: FrozenSet[str] = frozenset(
+    " ".join((_KEYWORDS, _SOFT_KEYWORDS, _BUILTINS, _MODULE_NAMES)).split()
+)
+
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]+")
+_HEX8 = re.compile(r"[0-9a-f]{%d}" % DIGEST_CHARS)
+
+
+@dataclass(frozen=True)
+class Collision:
+    """Two originals, in listing order, that mangle to the same identifier."""
+
+    first: str
+    second: str
+    mangled: str
+
+
+def sha256_digest(text: str) -> str:
+    """Lowercase hex SHA-256 of ``text`` as UTF-8.
+
+    A lone surrogate (JSON's ``"\\ud800"`` parses to one) is encoded with
+    ``surrogatepass`` so that the function is total.
+    """
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def mangle(name: str, digest: Digest) -> str:
+    """A tool (or server) name as a Python function identifier."""
+    return _mangle(name, digest, TOOL_STEM)
+
+
+def mangle_label(name: str, digest: Digest) -> str:
+    """A parameter name as a Python parameter identifier."""
+    return _mangle(name, digest, LABEL_STEM)
+
+
+def first_collision(
+    names: Iterable[str], digest: Digest, mangler: Mangler = mangle
+) -> Optional[Collision]:
+    """The first pair of ``names`` that ``mangler`` maps to one identifier, if any."""
+    seen: Dict[str, str] = {}
+    for original in names:
+        mangled = mangler(original, digest)
+        if mangled in seen:
+            return Collision(seen[mangled], original, mangled)
+        seen[mangled] = original
+    return None
+
+
+def _mangle(name: str, digest: Digest, stem: str) -> str:
+    candidate = _snake(name, stem)[:MAX_NAME_CHARS].rstrip("_")
+    if candidate == name and candidate not in RESERVED:
+        return name
+    return candidate + "_" + _suffix(name, digest)
+
+
+def _snake(name: str, stem: str) -> str:
+    split = _CAMEL_BOUNDARY.sub("_", name)
+    snake = _NOT_ALNUM.sub("_", split).lower().strip("_")
+    if not snake:
+        return stem
+    if snake[0].isdigit():  # ASCII only by now, so isdigit is 0-9
+        return stem + "_" + snake
+    return snake
+
+
+def _suffix(name: str, digest: Digest) -> str:
+    # The digest is the caller's (trusted) function, but its output lands in
+    # an identifier, so it is held to its contract rather than trusted blindly.
+    head = digest(name)[:DIGEST_CHARS]
+    if not _HEX8.fullmatch(head):
+        raise ValueError("digest must return at least %d lowercase hex characters" % DIGEST_CHARS)
+    return head

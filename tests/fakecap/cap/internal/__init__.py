@@ -1,0 +1,1 @@
+"""The fake capability runtime's internals: see ``cap.internal.mcp``."""

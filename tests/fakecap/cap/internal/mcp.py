@@ -1,0 +1,69 @@
+"""The fake ``cap.internal.mcp``: the one seam every generated function calls.
+
+``invoke(server, tool, arguments)`` appends an :class:`Invocation` to the log of
+the innermost active ``recording`` and returns what that recording's handler
+returns (``None`` without one). Calling it outside any ``recording`` raises,
+so a test can never lose a call silently. An end-to-end test routes the calls
+to a live client like this::
+
+    def to_client(server, tool, arguments):
+        return client.call_tool(tool, arguments)
+
+    with mcp.recording(to_client) as calls:
+        result = module.get_current_time(timezone="Etc/UTC")
+    assert calls[0].tool == "get_current_time"
+
+The arguments object is recorded as given, not copied, so a test can check
+that a whole-value function sends its ``dict`` unchanged. Thread-safe: calls
+may come from any thread while a recording is active.
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+
+__all__ = ["Invocation", "Handler", "invoke", "recording"]
+
+#: Receives ``(server, tool, arguments)``; its return value is ``invoke``'s.
+Handler = Callable[[str, str, Dict[str, Any]], Any]
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """One call of the seam, exactly as the generated function made it."""
+
+    server: str
+    tool: str
+    arguments: Dict[str, Any]
+
+
+_lock = threading.Lock()
+# The innermost active recording: its log and its handler; None outside any.
+_active: Optional[Tuple[List[Invocation], Optional[Handler]]] = None
+
+
+def invoke(server: str, tool: str, arguments: Dict[str, Any]) -> Any:
+    """Record the call in the active recording and answer with its handler."""
+    with _lock:
+        if _active is None:
+            raise RuntimeError("cap.internal.mcp.invoke called outside recording()")
+        log, handler = _active
+        log.append(Invocation(server, tool, arguments))
+    return None if handler is None else handler(server, tool, arguments)
+
+
+@contextmanager
+def recording(handler: Optional[Handler] = None) -> Iterator[List[Invocation]]:
+    """Record every ``invoke`` in the block into the yielded (live) list."""
+    global _active
+    log: List[Invocation] = []
+    with _lock:
+        outer, _active = _active, (log, handler)
+    try:
+        yield log
+    finally:
+        with _lock:
+            _active = outer

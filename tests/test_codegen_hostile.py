@@ -1,0 +1,235 @@
+"""The hostile tools/list corpus, and the cage as a property of any listing.
+
+Every generated module here is checked twice (``tests/fakecap/codegen_checks.py``):
+statically (it parses, no decorator, no ``@`` token, one function per tool, each
+ending in ``internal.invoke`` with the wire names as constants) and by running it
+against the fake ``cap`` runtime (each function sends exactly its wire tool name
+and wire parameter names).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import sys
+import unittest
+from pathlib import Path
+from typing import Any, Dict, List, Sequence
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mcp_client.codegen import (
+    MAX_DESCRIPTION_CHARS, MAX_NOTE_CHARS, Generated, ToolNameCollision, generate,
+)
+from mcp_client.name import first_collision, sha256_digest
+from mcp_client.protocol import ToolDescriptor
+
+FAKECAP = str(Path(__file__).with_name("fakecap"))
+if FAKECAP not in sys.path:
+    sys.path.insert(0, FAKECAP)
+
+from codegen_checks import assert_caged, assert_sends_wire_names  # noqa: E402
+
+HOSTILE_NAMES = [
+    "class", "import", "match", "type", "case", "_", "list", "print", "internal",
+    "arguments", "---", "日本語", "3d_render", "42", "x" * 200, "x" * 199 + "y",
+    "createIssue", "create_issue", "a\u202eb", "tool\nname", 'quote"name', "back\\slash",
+    "lone\ud800", "@decorator", "#comment", "nul\x00", "\\N{COMMERCIAL AT}",
+]
+
+HOSTILE_TEXTS = [
+    '"""', "'''", "\n@decorator\ndef evil():\n    pass", "\r@evil = 1", "a\x00b",
+    "line\u2028@evil()", "\u202e@txet", "\u2066@isolated\u2069", "# not a comment\n#",
+    "back\\slash\\", "\\N{COMMERCIAL AT}", "\\u0040", "\x0c@form feed", "\x85@next line",
+    "-*- coding: raw_unicode_escape -*-", '")\nimport os\n("', "x" * 10000,
+]
+
+
+def h(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+
+
+def typed(properties: Dict[str, Any], required: Sequence[str] = ()) -> Dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": list(required)}
+
+
+def hostile_params() -> Dict[str, Any]:
+    """Every hostile text as a parameter name, with a hostile description too."""
+    return {text: {"type": "string", "description": text} for text in HOSTILE_TEXTS}
+
+
+class CorpusTestCase(unittest.TestCase):
+    def generate_checked(self, server: str, tools: Sequence[ToolDescriptor],
+                         **kwargs: Any) -> Generated:
+        generated = generate(server, tools, **kwargs)
+        assert_caged(self, generated, server, tools)
+        assert_sends_wire_names(self, generated, server, tools, **kwargs)
+        return generated
+
+    def function_names(self, generated: Generated) -> List[str]:
+        tree = ast.parse(generated.source)
+        return [node.name for node in tree.body if isinstance(node, ast.FunctionDef)]
+
+
+class HostileNamesTest(CorpusTestCase):
+    def test_every_hostile_name_generates_a_distinct_function(self) -> None:
+        tools = [ToolDescriptor(n, typed({"q": {"type": "string"}})) for n in HOSTILE_NAMES]
+        generated = self.generate_checked("srv", tools)
+        names = self.function_names(generated)
+        self.assertEqual(len(set(names)), len(HOSTILE_NAMES))
+        for expected in ("class_" + h("class"), "match_" + h("match"), "type_" + h("type"),
+                         "list_" + h("list"), "internal_" + h("internal"),
+                         "arguments_" + h("arguments"), "mcp_" + h("---"), "mcp_" + h("日本語"),
+                         "mcp_3d_render_" + h("3d_render"), "x" * 32 + "_" + h("x" * 200),
+                         "create_issue", "create_issue_" + h("createIssue")):
+            self.assertIn(expected, names)
+
+    def test_byte_identical_names_are_refused(self) -> None:
+        tools = [ToolDescriptor("dup\u202e", typed({})), ToolDescriptor("dup\u202e", typed({}))]
+        with self.assertRaises(ToolNameCollision) as caught:
+            generate("srv", tools)
+        self.assertEqual((caught.exception.first, caught.exception.second),
+                         ("dup\u202e", "dup\u202e"))
+
+    def test_hostile_parameter_names_travel_verbatim(self) -> None:
+        names = {text: {"type": "integer"} for text in HOSTILE_NAMES}
+        tools = [ToolDescriptor("t", typed(names, required=HOSTILE_NAMES[:5]))]
+        self.generate_checked("srv", tools)
+
+    def test_hostile_server_name(self) -> None:
+        server = "-*- coding: raw_unicode_escape -*-\n@evil\u202e\\x0a\"#"
+        generated = self.generate_checked(server, [ToolDescriptor("t", typed({}))])
+        # 34 characters of snake case, cut to 32, then the digest.
+        self.assertEqual(generated.module_name, "cap.mcp.coding_raw_unicode_escape_evil_x_"
+                         + h(server))
+        # Only the sanitized name in a comment (never on lines 1 and 2) and
+        # the escaped literal carry it.
+        lines = generated.source.splitlines()
+        # The newline became a space, U+202E is gone, the wrap broke the line.
+        self.assertEqual(lines[3:5], [
+            "# Module %s: the tools of MCP" % generated.module_name,
+            '# server -*- coding: raw_unicode_escape -*- @evil\\x0a"#.',
+        ])
+        self.assertNotIn("coding: raw", "\n".join(lines[:2]))
+
+
+class HostileTextTest(CorpusTestCase):
+    def test_hostile_descriptions_and_parameters(self) -> None:
+        tools = [ToolDescriptor("tool%d" % index, typed(hostile_params(), ["\r@evil = 1"]),
+                                title=text, description=text)
+                 for index, text in enumerate(HOSTILE_TEXTS)]
+        generated = self.generate_checked("srv", tools)
+        self.assertNotIn("\ndef evil", generated.source)
+        self.assertNotIn("\nimport os", generated.source)
+
+    def test_long_description_is_capped_in_source_and_surface(self) -> None:
+        text = " ".join(["word"] * 5000)
+        listing = [ToolDescriptor("t", typed({}), description=text)]
+        generated = self.generate_checked("srv", listing)
+        described = generated.surface.split("  # ", 1)[1].rstrip("\n")
+        self.assertEqual(len(described), MAX_DESCRIPTION_CHARS)
+        comment = [line[2:] for line in generated.source.splitlines()
+                   if line.startswith("# word")]
+        self.assertEqual(" ".join(comment), described)
+
+    def test_long_parameter_description_is_a_capped_note(self) -> None:
+        tools = [ToolDescriptor("t", typed({"p": {"type": "string", "description": "n " * 500}}))]
+        generated = self.generate_checked("srv", tools)
+        note = [line for line in generated.source.splitlines()
+                if line.startswith(("# - p", "#   n"))]
+        self.assertEqual(len(" ".join(line[4:] for line in note)), len("p: ") + MAX_NOTE_CHARS)
+
+    def test_no_description_means_no_comment_in_the_surface(self) -> None:
+        generated = self.generate_checked("srv", [ToolDescriptor("t", typed({}))])
+        self.assertEqual(generated.surface, "cap.mcp.srv.t() -> Any\n")
+
+
+class HostileSchemaTest(CorpusTestCase):
+    def test_schemas_that_are_not_objects_take_the_whole_value(self) -> None:
+        tools = [ToolDescriptor("t%d" % index, schema)
+                 for index, schema in enumerate([[], "object", None, 5, True, {"type": "array"}])]
+        generated = self.generate_checked("srv", tools)
+        self.assertEqual(generated.source.count("(arguments: Dict[str, Any]) -> Any:"), 6)
+
+    def test_ref_loops(self) -> None:
+        loop = {"$defs": {"A": {"$ref": "#/$defs/B"}, "B": {"$ref": "#/$defs/A"}}}
+        tools = [ToolDescriptor("top", dict(loop, **{"$ref": "#/$defs/A"})),
+                 ToolDescriptor("inner", dict(typed({"a": {"$ref": "#/$defs/A"}}, ["a"]), **loop)),
+                 ToolDescriptor("self", {"$ref": "#"})]
+        self.generate_checked("srv", tools)
+
+    def test_thousand_properties(self) -> None:
+        properties = {"p%d" % index: {"type": "integer"} for index in range(1000)}
+        generated = self.generate_checked(
+            "srv", [ToolDescriptor("wide", typed(properties, ["p0", "p999"]))])
+        self.assertEqual(generated.surface.count(": int"), 1000)
+
+    def test_deep_nesting(self) -> None:
+        deep: Any = {"type": "string"}
+        for _ in range(5000):
+            deep = {"type": "array", "items": {"anyOf": [deep, {"type": "null"}]}}
+        self.generate_checked("srv", [ToolDescriptor("deep", typed({"d": deep}, ["d"]))])
+
+    def test_required_names_without_schemas(self) -> None:
+        tools = [ToolDescriptor("t", typed({}, HOSTILE_TEXTS[:6]))]
+        generated = self.generate_checked("srv", tools)
+        self.assertIn("required but has no property schema", generated.source)
+
+    def test_label_collision_degrades_to_the_whole_value(self) -> None:
+        zeros = {"digest": lambda _: "0" * 64}  # every altered label becomes name_00000000
+        tools = [ToolDescriptor("clash", typed({"a-b": {"type": "string"},
+                                                "a b": {"type": "string"}})),
+                 ToolDescriptor("fine", typed({"a-b": {"type": "string"}}))]
+        generated = self.generate_checked("srv", tools, **zeros)
+        self.assertIn("def clash(arguments: Dict[str, Any]) -> Any:", generated.source)
+        self.assertIn("def fine(*, a_b_00000000: Optional[str] = None) -> Any:", generated.source)
+
+    def test_label_digest_near_miss_degrades(self) -> None:
+        twin = "repo_path_" + h("repoPath")
+        tools = [ToolDescriptor("t", typed({"repoPath": {"type": "string"},
+                                            twin: {"type": "string"}}))]
+        generated = self.generate_checked("srv", tools)
+        self.assertIn("def t(arguments: Dict[str, Any]) -> Any:", generated.source)
+
+
+HOSTILE_CHARS = list('"\'\\\n\r\x00\u2028\u2029\u202e\u2066\u200f#@{}\ud800'
+                     'é日🙂 \t\x0c\x85_-1aAZ.')
+hostile_text = st.text(st.one_of(st.sampled_from(HOSTILE_CHARS), st.characters()), max_size=12)
+names = st.one_of(hostile_text, st.sampled_from(
+    ["search", "createIssue", "create_issue", "class", "list", "arguments", "---"]))
+param_schemas = st.one_of(
+    st.sampled_from([{"type": "string"}, {"type": "integer"}, {"type": "number"},
+                     {"type": "array", "items": {"type": "boolean"}}, {"$ref": "#"}, {}, True,
+                     {"anyOf": [{"type": "number"}, {"type": "null"}]}, {"enum": [1, "a"]}]),
+    st.builds(lambda text: {"type": "string", "description": text}, hostile_text))
+object_schemas = st.builds(
+    lambda properties, required: typed(properties, required),
+    st.dictionaries(names, param_schemas, max_size=5), st.lists(names, max_size=3))
+schemas = st.one_of(object_schemas, st.sampled_from([[], None, "x", {"$ref": "#"}]))
+descriptions = st.one_of(st.none(), hostile_text, st.sampled_from(HOSTILE_TEXTS))
+tools = st.builds(ToolDescriptor, name=names, input_schema=schemas,
+                  title=descriptions, description=descriptions)
+
+
+class CagePropertyTest(unittest.TestCase):
+    @settings(max_examples=150, deadline=None)
+    @given(hostile_text, st.lists(tools, max_size=6))
+    def test_any_listing_is_refused_for_a_collision_or_caged(
+            self, server: str, listing: List[ToolDescriptor]) -> None:
+        collision = first_collision([tool.name for tool in listing], sha256_digest)
+        try:
+            generated = generate(server, listing)
+        except ToolNameCollision as error:
+            # The only refusal a listing this small can earn, and only when real.
+            assert collision is not None
+            self.assertEqual((error.first, error.second), (collision.first, collision.second))
+            return
+        self.assertIsNone(collision)
+        assert_caged(self, generated, server, listing)
+        assert_sends_wire_names(self, generated, server, listing)
+        self.assertEqual(generate(server, listing), generated)
+
+
+if __name__ == "__main__":
+    unittest.main()

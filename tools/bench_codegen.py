@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""Generator benchmark: ``codegen.generate`` for 256 realistic tools beside ``json.dumps``.
+
+The listing is built here, deterministically, in the shapes real servers send:
+descriptions of one to three sentences (the surface of all 256 must fit in
+64 KiB), one to six parameters mixing strings, integers, booleans, string
+arrays, pydantic's ``anyOf [X, null]``, enums, ``$ref`` and arrays of objects,
+camelCase names on a third of the tools (so the digest path runs), and one tool
+in eight with an open ``additionalProperties`` (the whole-value path). The baseline is ``json.dumps`` of the same raw
+``tools/list`` result: serializing the listing once, the least any consumer of
+it does. Target: ``generate`` within 20x of that.
+
+``scan_for_at`` decides the cost: an ``@`` only on quote-free comment lines is
+proven inert by a line scan, any other ``@`` needs the stdlib tokenizer (pure
+Python before 3.12). So the listing is timed three ways: with no ``@`` at all,
+with e-mail addresses in a quarter of the descriptions, and with one JSON-LD
+style ``@context`` parameter (an ``@`` in a string literal: the tokenizer runs).
+
+Not a test: it prints the figures and exits 0. Each figure is per call, the best
+and the median of ``--repeat`` samples, with the garbage collector off while
+sampling.
+
+    python tools/bench_codegen.py [--repeat N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from typing import Any, Callable, Dict, List, Tuple
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from mcp_client import codegen, protocol  # noqa: E402
+
+TOOLS = 256
+TARGET = 20.0
+
+VERBS = ["get", "list", "create", "update", "delete", "search", "move", "read", "write", "sync"]
+NOUNS = ["issue", "file", "branch", "comment", "label", "project", "user", "commit", "page"]
+SENTENCES = [
+    "Returns the matching items with their identifiers and a short summary of each.",
+    "Only works within the directories the server was started with.",
+    "Fails with a clear message when the target does not exist or is not readable.",
+    "Results are paginated; pass the cursor from the previous call to continue.",
+    "Use with care: the change is applied immediately and cannot be undone.",
+]
+PARAMS: List[Tuple[str, Dict[str, Any]]] = [
+    ("path", {"type": "string", "description": "Absolute or workspace-relative path"}),
+    ("limit", {"type": "integer", "default": 30, "minimum": 1, "maximum": 100}),
+    ("dryRun", {"type": "boolean", "default": False, "description": "Preview only"}),
+    ("labels", {"type": "array", "items": {"type": "string"}}),
+    ("since", {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "null"}],
+               "default": None, "description": "Only items changed after this instant"}),
+    ("state", {"type": "string", "enum": ["open", "closed", "all"], "default": "open"}),
+    ("author", {"$ref": "#/$defs/User"}),
+    ("edits", {"type": "array", "items": {"type": "object", "properties": {
+        "oldText": {"type": "string"}, "newText": {"type": "string"}}}}),
+]
+USER = {"type": "object", "properties": {"login": {"type": "string"}, "id": {"type": "integer"}},
+        "required": ["login"]}
+
+
+def raw_tool(index: int) -> Dict[str, Any]:
+    """The ``index``-th tool of the listing, as a server would send it."""
+    verb, noun = VERBS[index % len(VERBS)], NOUNS[index % len(NOUNS)]
+    name = "%s%s%d" % (verb, noun.capitalize(), index) if index % 3 == 0 else \
+        "%s_%s_%d" % (verb, noun, index)
+    description = " ".join(SENTENCES[: index % 3])
+    chosen = [PARAMS[(index + step) % len(PARAMS)] for step in range(1 + index % 6)]
+    schema: Dict[str, Any] = {
+        "type": "object", "title": name + "Arguments",
+        "properties": dict(chosen), "required": [chosen[0][0]], "$defs": {"User": USER},
+    }
+    if index % 8 == 7:
+        schema["additionalProperties"] = {"type": "string"}
+    return {"name": name, "description": "%s the %s. %s" % (verb.capitalize(), noun, description),
+            "inputSchema": schema, "annotations": {"readOnlyHint": verb in ("get", "list")}}
+
+
+def sample(run: Callable[[], object], loops: int, repeat: int) -> Tuple[float, float]:
+    """(best, median) seconds per call of ``run`` over ``repeat`` samples of ``loops`` calls."""
+    times: List[float] = []
+    gc.disable()
+    try:
+        for _ in range(repeat):
+            started = time.perf_counter()
+            for _ in range(loops):
+                run()
+            times.append((time.perf_counter() - started) / loops)
+    finally:
+        gc.enable()
+    return min(times), statistics.median(times)
+
+
+def listing(variant: str) -> Dict[str, Any]:
+    """The raw ``tools/list`` result for one of the three ``@`` variants."""
+    tools = [raw_tool(index) for index in range(TOOLS)]
+    if variant == "@ in descriptions":
+        for tool in tools[::4]:
+            tool["description"] += " Questions: tools@example.com."
+    if variant == "@ in a wire name":
+        tools[0]["inputSchema"]["properties"]["@context"] = {"type": "string"}
+    return {"tools": tools}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=15, help="samples per figure")
+    options = parser.parse_args()
+    print("Python %s on %s; %d tools; per call, best and median of %d samples"
+          % (platform.python_version(), platform.machine(), TOOLS, options.repeat))
+    print("%-20s %9s %9s %9s %9s %7s" % ("listing", "JSON B", "dumps ms", "gen best",
+                                          "gen med", "ratio"))
+    for variant in ("no @", "@ in descriptions", "@ in a wire name"):
+        raw = listing(variant)
+        tools = protocol.decode_tools_page(raw).tools
+        codegen.generate("bench", tools)  # refusals surface here, before timing
+        dumps = sample(lambda: json.dumps(raw), 20, options.repeat)
+        generate = sample(lambda: codegen.generate("bench", tools), 2, options.repeat)
+        print("%-20s %9d %9.3f %9.3f %9.3f %6.1fx" % (
+            variant, len(json.dumps(raw)), dumps[1] * 1e3, generate[0] * 1e3,
+            generate[1] * 1e3, generate[1] / dumps[1]))
+    print("ratio: generate median / json.dumps median; target within %.0fx" % TARGET)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
