@@ -186,7 +186,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                         help="set a variable in the server's (minimal) environment; repeatable")
     parser.add_argument("--cwd", metavar="DIR", help="the server's working directory")
-    parser.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+    parser.add_argument("--timeout", type=seconds_argument, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                         help="deadline of the handshake and of each request (default %g)"
                         % DEFAULT_TIMEOUT)
     parser.add_argument("--server-name", metavar="NAME",
@@ -203,7 +203,8 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _seconds(text: str) -> float:
+def seconds_argument(text: str) -> float:
+    """argparse type for a positive, finite number of seconds (shared with tools/replay.py)."""
     try:
         value = float(text)
     except ValueError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from typing import Any, Callable, Dict, Optional
@@ -79,3 +80,17 @@ def peer_serving(handlers: Optional[Dict[str, Handler]] = None,
 def channel(handlers: Optional[Dict[str, Handler]] = None,
             init: Optional[Dict[str, JsonValue]] = None) -> ChannelTransport:
     return ChannelTransport(peer_serving(handlers, init), name="test")
+
+
+def same(a: Any, b: Any) -> bool:
+    """Structural equality of JSON values that also tells 1 from 1.0 from True,
+    -0.0 from 0.0, and one member order from another (``==`` tells none of these)."""
+    if type(a) is not type(b):
+        return False
+    if type(a) is float:
+        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+    if type(a) is list:
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if type(a) is dict:
+        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    return bool(a == b)

@@ -36,7 +36,7 @@ from mcp_client.jsonvalue import EncodeRefused
 from mcp_client.protocol import SUPPORTED_VERSIONS, Text
 from mcp_client.transport import ChannelPeer, Connection, Transport
 
-from support import INIT_RESULT, LONG, OPTIONS, SHORT, answer, channel, peer_serving
+from support import INIT_RESULT, LONG, OPTIONS, SHORT, answer, channel
 
 
 def _never(request: Dict[str, Any], peer: ChannelPeer) -> None:

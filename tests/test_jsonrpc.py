@@ -14,7 +14,6 @@ What is proved here:
 
 from __future__ import annotations
 
-import math
 import unittest
 from typing import Any, Dict, Optional
 
@@ -25,6 +24,7 @@ from mcp_client import jsonrpc
 from mcp_client.errors import BadMessage, CorruptionReport, MalformedMessage, MessageFault
 from mcp_client.jsonrpc import Notification, Response, RpcError, ServerRequest, decode
 from mcp_client.jsonvalue import dump, encode, parse
+from support import same
 
 PROPERTY = settings(max_examples=300, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -84,17 +84,6 @@ def envelopes(draw: Any) -> Dict[str, Any]:
 ENVELOPES = envelopes()
 
 
-def same(a: Any, b: Any) -> bool:
-    """Equality that tells 1 from 1.0 from True (dataclass == would not)."""
-    if type(a) is not type(b):
-        return False
-    if type(a) is float:
-        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
-    if type(a) is list:
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    if type(a) is dict:
-        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
-    return bool(a == b)
 
 
 def is_id(value: Any) -> bool:

@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 from mcp_client import jsonvalue
 from mcp_client.errors import CorruptionReport, EncodeRefused
 from mcp_client.jsonvalue import MAX_DEPTH, MAX_INT_DIGITS, dump, encode, parse
+from support import same
 
 PROPERTY = settings(max_examples=300, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -53,18 +54,6 @@ TOKENS = ["{", "}", "[", "]", ",", ":", " ", "\n", "\r", "\t", '"a"', '"\\u00e9"
 TOKEN_SOUP = st.lists(st.sampled_from(TOKENS), max_size=30).map("".join)
 
 
-def same(a: Any, b: Any) -> bool:
-    """Structural equality that also tells 1 from 1.0 from True, -0.0 from 0.0,
-    and one member order from another."""
-    if type(a) is not type(b):
-        return False
-    if type(a) is float:
-        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
-    if type(a) is list:
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    if type(a) is dict:
-        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
-    return bool(a == b)
 
 
 def nested(levels: int, kind: str = "array") -> str:

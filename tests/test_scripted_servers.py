@@ -15,7 +15,7 @@ import signal
 import tempfile
 import time
 import unittest
-from typing import Any, Dict, List
+from typing import Any, Dict
 
 import servers
 from servers import alive, command, scripted

@@ -21,36 +21,19 @@ while sampling (as timeit does). Ratios are medians over the baseline's median.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import platform
-import statistics
 import sys
-import time
 from typing import Callable, List, Optional, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from mcp_client import jsonrpc, jsonvalue, protocol, stdio  # noqa: E402
+from timing import sample  # noqa: E402  (tools/ is sys.path[0] when run as a script)
 
 CHUNK = 64 * 1024
 TARGET = 2.0
-
-
-def sample(run: Callable[[], object], loops: int, repeat: int) -> Tuple[float, float]:
-    """(best, median) seconds per call of ``run`` over ``repeat`` samples of ``loops`` calls."""
-    times: List[float] = []
-    gc.disable()
-    try:
-        for _ in range(repeat):
-            started = time.perf_counter()
-            for _ in range(loops):
-                run()
-            times.append((time.perf_counter() - started) / loops)
-    finally:
-        gc.enable()
-    return min(times), statistics.median(times)
 
 
 # ----------------------------------------------------------------------------- framing

@@ -26,18 +26,16 @@ sampling.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import platform
-import statistics
 import sys
-import time
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Dict, List, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from mcp_client import codegen, protocol  # noqa: E402
+from timing import sample  # noqa: E402  (tools/ is sys.path[0] when run as a script)
 
 TOOLS = 256
 TARGET = 20.0
@@ -82,21 +80,6 @@ def raw_tool(index: int) -> Dict[str, Any]:
         schema["additionalProperties"] = {"type": "string"}
     return {"name": name, "description": "%s the %s. %s" % (verb.capitalize(), noun, description),
             "inputSchema": schema, "annotations": {"readOnlyHint": verb in ("get", "list")}}
-
-
-def sample(run: Callable[[], object], loops: int, repeat: int) -> Tuple[float, float]:
-    """(best, median) seconds per call of ``run`` over ``repeat`` samples of ``loops`` calls."""
-    times: List[float] = []
-    gc.disable()
-    try:
-        for _ in range(repeat):
-            started = time.perf_counter()
-            for _ in range(loops):
-                run()
-            times.append((time.perf_counter() - started) / loops)
-    finally:
-        gc.enable()
-    return min(times), statistics.median(times)
 
 
 def listing(variant: str) -> Dict[str, Any]:

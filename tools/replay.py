@@ -56,6 +56,7 @@ if os.path.isdir(os.path.join(_REPO, "mcp_client")) and _REPO not in sys.path:
     sys.path.insert(0, _REPO)  # run from a checkout: this tool belongs to this package
 
 from mcp_client import ChannelTransport, ClientInfo, Options, prepare  # noqa: E402
+from mcp_client.cli import seconds_argument  # noqa: E402
 from mcp_client.client import Client  # noqa: E402
 from mcp_client.codegen import sanitize  # noqa: E402
 from mcp_client.errors import McpClientError, RetirementError  # noqa: E402
@@ -321,19 +322,9 @@ def _arguments(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     parser.add_argument("log", metavar="LOG", help="a capture log (JSON lines)")
     parser.add_argument("--serve", action="store_true",
                         help="act as a stdio MCP server answering from LOG")
-    parser.add_argument("--timeout", type=_seconds, default=10.0, metavar="SECONDS",
+    parser.add_argument("--timeout", type=seconds_argument, default=10.0, metavar="SECONDS",
                         help="deadline of each replayed call (default 10)")
     return parser.parse_args(argv)
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("not a number: %r" % text) from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError("must be a positive number of seconds")
-    return value
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
