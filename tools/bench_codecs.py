@@ -85,7 +85,7 @@ def tools_call_line() -> bytes:
                                                      i + 1) for i in range(12))
     snippet = ('def handler(request):\n    """Answer one request; never raises."""\n'
                '    return {"status": 200, "body": request.body, "note": "r\u00e9sum\u00e9 \u2713"}\n')
-    result = {
+    result: jsonvalue.JsonValue = {
         "content": [
             {"type": "text", "text": "Listing of /work/src/pkg (12 entries):\n" + listing},
             {"type": "text", "text": "First match, src/pkg/module_03.py lines 10-13:\n" + snippet},
