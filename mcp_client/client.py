@@ -4,10 +4,13 @@ Mechanics (the design card's, in threads):
 
 * One named **reader thread** per active client drains the server's stdout
   through ``selectors`` into a bounded :class:`~mcp_client.stdio.Buffer`,
-  decodes each line and settles the ``concurrent.futures.Future`` of the
-  request whose minted integer id it answers. Callers write their own requests
-  (under the connection's write lock, bounded by their deadline) and wait on
-  their future: no hand-off on the way out, one on the way back.
+  decodes each line and settles the waiter (:class:`_Call`) of the request
+  whose minted integer id it answers. Callers write their own requests, bounded
+  by their deadline, and wait on their call: no hand-off on the way out, one on
+  the way back. Small frames are *combined*: a caller queues its frame and takes
+  the writing turn, and whoever has the turn writes every frame queued so far
+  in one ``write`` of at most ``PIPE_BUF`` bytes (atomic: all or nothing), so
+  64 callers in flight do not make 64 system calls that each hand the GIL over.
 * **Deadlines**: each call has one, from ``time.monotonic()``. One
   ``threading.Timer`` per client is armed for the earliest pending deadline and
   re-armed as deadlines come and go; it settles due calls with
@@ -29,16 +32,19 @@ Mechanics (the design card's, in threads):
 from __future__ import annotations
 
 import atexit
-import concurrent.futures
+import collections
 import enum
 import logging
 import os
+import select
 import selectors
 import threading
 import time
 import weakref
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple, TypeVar, Union
+from typing import (
+    Any, Callable, Deque, Dict, List, Mapping, Optional, Set, Tuple, TypeVar, Union,
+)
 
 from . import __version__, jsonrpc, protocol
 from .capture import Capture, CaptureTarget, open_capture
@@ -90,13 +96,21 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_READ_SIZE = 1024 * 1024
+#: Reads are small while lines are small: a 1 MiB ``os.read`` allocates (and
+#: page-faults) a 1 MiB buffer every time, ~10 us, more than a small message costs
+#: to decode. A line still pending after a read is a large one: read big then.
+_READ_SIZE = 64 * 1024
+_READ_SIZE_LARGE = 1024 * 1024
 #: How long the reader may block answering a server's own request (ping) when
 #: the server is not reading: past it, the answer is dropped (or, half-written,
 #: the stream is poisoned and the client dies).
 _ANSWER_TIMEOUT = 5.0
 #: A caller's own backstop beyond its deadline, should the timer thread be starved.
 _TIMER_SLACK = 0.05
+#: Small frames are written in batches of at most this many bytes: a pipe takes
+#: a write of up to ``PIPE_BUF`` bytes whole or not at all, so a batch can stall
+#: but never leave half a frame on the wire.
+_BATCH_BYTES = getattr(select, "PIPE_BUF", 512)
 
 
 @dataclass(frozen=True)
@@ -133,17 +147,63 @@ _TRANSITIONS: Dict[State, Tuple[State, ...]] = {
 
 
 class _Call:
-    """One request awaiting its answer."""
+    """One request awaiting its answer, and the caller's waiter for it.
 
-    __slots__ = ("id", "method", "timeout", "deadline", "future")
+    Whoever takes a call out of ``Client._pending`` -- the reader, the timer, a
+    timed-out caller, a retirement -- settles it, so it is settled exactly once
+    (a second settlement is a bug and raises). The waiter is one plain lock,
+    held from birth and released by the settlement: a ``concurrent.futures.Future``
+    did the same job with a ``Condition`` (an ``RLock``, a lock per wait, a
+    waiter list, a notify), which cost ~6 us of CPU per call and, with 64
+    callers in flight, its own convoy on that ``RLock`` -- more than a round
+    trip's share of the budget (see ``tools/bench.py``).
+    """
+
+    __slots__ = ("id", "method", "timeout", "deadline", "frame", "_settled", "_result", "_error")
 
     def __init__(self, ident: int, method: str, timeout: float, deadline: float) -> None:
         self.id = ident
         self.method = method
         self.timeout = timeout
         self.deadline = deadline
-        self.future: concurrent.futures.Future[JsonValue] = concurrent.futures.Future()
+        self.frame: Optional[bytes] = None  # queued for the wire and not yet written
+        self._settled = threading.Lock()
+        self._settled.acquire()
+        self._result: Any = None
+        self._error: Optional[BaseException] = None
 
+    def settle(self, result: Any) -> None:
+        self._result = result
+        self._settled.release()
+
+    def fail(self, error: BaseException) -> None:
+        self._error = error
+        self._settled.release()
+
+    def wait(self, timeout: Optional[float]) -> bool:
+        """``True`` once settled; waits at most ``timeout`` seconds (``None``: no limit)."""
+        if timeout is None:
+            return self._settled.acquire()
+        return self._settled.acquire(True, min(timeout, threading.TIMEOUT_MAX))
+
+    def unsent(self) -> bool:
+        """Settled as :data:`_UNSENT`: the frame came back unwritten (see ``_hand_back``)."""
+        return self._result is _UNSENT and self._error is None
+
+    def outcome(self) -> JsonValue:
+        """The result, or the error raised; only after :meth:`wait` said ``True``."""
+        error, self._error = self._error, None  # no cycle through the traceback
+        if error is not None:
+            raise error
+        result: JsonValue = self._result
+        return result
+
+
+#: What a call is settled with when its frame comes back unwritten (``_hand_back``).
+_UNSENT = object()
+
+#: The next page of a listing: asked for, or why it could not be.
+_Ahead = Union[_Call, ClientError, EncodeRefused, None]
 
 TransportLike = Union[Transport, Spawn]
 
@@ -163,6 +223,8 @@ class Client:
         self._reason: Optional[Unavailable] = None
         self._pending: Dict[int, _Call] = {}
         self._next_id = 0
+        self._outbox: Deque[_Call] = collections.deque()  # small frames awaiting a turn
+        self._turn = threading.Lock()  # the writing turn: whoever holds it writes them
         self._conn: Optional[Connection] = None
         self._opening = False  # transport.open() under way, outside the lock
         self._reader: Optional[threading.Thread] = None
@@ -334,7 +396,7 @@ class Client:
             timer.cancel()
             self._last_timer = timer
         for call in calls:
-            call.future.set_exception(_fresh(reason))
+            call.fail(_fresh(reason))
         if conn is not None:
             conn.kill()
             self._wake_reader()
@@ -385,15 +447,41 @@ class Client:
         timeout = self.options.request_timeout if timeout is None else timeout
         deadline = time.monotonic() + timeout
         tools: List[ToolDescriptor] = []
-        cursor: Optional[str] = None
-        for _ in range(self.options.max_tool_pages):
-            raw = self._request("tools/list", protocol.tools_list_params(cursor), timeout, deadline)
-            page = _decoded(protocol.decode_tools_page, raw)
-            tools.extend(page.tools)
-            cursor = page.next_cursor
+        ahead: _Ahead = self._start("tools/list", protocol.tools_list_params(None),
+                                    timeout, deadline)
+        for page in range(1, self.options.max_tool_pages + 1):
+            assert isinstance(ahead, _Call)
+            raw = self._await(ahead)
+            cursor = _decoded(protocol.page_cursor, raw)
+            ahead = None
+            if cursor is not None and page < self.options.max_tool_pages:
+                ahead = self._ask_ahead(cursor, timeout, deadline)
+            tools.extend(self._page_tools(raw, ahead))
             if cursor is None:
                 return tuple(tools)
         raise TooManyPages(self.options.max_tool_pages)
+
+    def _ask_ahead(self, cursor: str, timeout: float, deadline: float) -> _Ahead:
+        """Ask for the next page before this one is decoded, so that the server
+        works on it meanwhile. A failure to ask is kept, and raised only after
+        this page has been decoded: what a listing raises does not change."""
+        try:
+            return self._start("tools/list", protocol.tools_list_params(cursor), timeout, deadline)
+        except (ClientError, EncodeRefused) as e:
+            return e
+
+    def _page_tools(self, raw: JsonValue, ahead: _Ahead) -> Tuple[ToolDescriptor, ...]:
+        """The tools of one page; a bad page abandons the page already asked for
+        (its answer, come what may, is dropped as a late one)."""
+        try:
+            tools = _decoded(protocol.decode_tools_page, raw).tools
+        except BaseException:
+            if isinstance(ahead, _Call):
+                self._unregister(ahead.id)
+            raise
+        if isinstance(ahead, Exception):
+            raise ahead
+        return tools
 
     def call_tool(self, name: str, arguments: Optional[Mapping[str, Any]] = None,
                   timeout: Optional[float] = None) -> CallToolResult:
@@ -411,9 +499,11 @@ class Client:
     def _timeout(self, timeout: Optional[float]) -> float:
         return self.options.request_timeout if timeout is None else timeout
 
-    def _request(self, method: str, params: JsonValue, timeout: float,
-                 deadline: Optional[float] = None) -> JsonValue:
-        deadline = time.monotonic() + timeout if deadline is None else deadline
+    def _request(self, method: str, params: JsonValue, timeout: float) -> JsonValue:
+        return self._await(self._start(method, params, timeout, time.monotonic() + timeout))
+
+    def _start(self, method: str, params: JsonValue, timeout: float, deadline: float) -> _Call:
+        """Register, frame and send one request; :meth:`_await` then waits for it."""
         call = self._register(method, timeout, deadline)
         try:
             data = frame(jsonrpc.request(call.id, method, params))
@@ -421,11 +511,12 @@ class Client:
             self._unregister(call.id)
             raise
         self._send(data, call)
-        return self._await(call)
+        return call
 
     def _register(self, method: str, timeout: float, deadline: float) -> _Call:
         with self._lock:
-            self._check_open(method == "initialize")
+            if self._state is not State.READY or method == "initialize":
+                self._check_open(method == "initialize")
             self._next_id += 1
             call = _Call(self._next_id, method, timeout, deadline)
             self._pending[call.id] = call
@@ -449,14 +540,124 @@ class Client:
         assert conn is not None
         if self._capture is not None:
             self._capture.line("send", data[:-1])
+        self._write_frame(conn, data, call)
+
+    def _write_frame(self, conn: Connection, data: bytes, call: _Call) -> None:
+        """Write one request (a small one perhaps with others); a stall is the
+        call's timeout, a failure or a half-written frame the client's death."""
         try:
-            conn.write(data, call.deadline)
+            if len(data) <= _BATCH_BYTES:
+                self._send_queued(conn, data, call)
+            else:
+                conn.write(data, call.deadline)
         except WriteStalled as e:
             self._settle_timeout(call)
             if e.written:  # a half-written frame poisons the stream for everyone
                 self._request_retirement(ClientBroken("write to the server stalled mid-frame"))
         except WriteFailed as e:
             self._request_retirement(ClientBroken(e.reason))
+
+    def _send_queued(self, conn: Connection, data: bytes, call: _Call) -> None:
+        """Write a small frame now if the writing turn is free and no frame is
+        queued; else queue it, and write the queue if the turn is free then.
+
+        A caller that finds the turn taken does not wait for it: the holder
+        writes every frame queued before it lets go, and looks again after
+        letting go, so a frame queued meanwhile is written by one or the other.
+        A holder that stalls hands what is left back to its callers instead.
+        """
+        stalled = False
+        if not self._outbox and self._turn.acquire(False):
+            try:
+                conn.write(data, call.deadline)
+            except WriteStalled as e:
+                if e.written:  # not whole after all: the stream is poisoned
+                    raise
+                stalled = True
+            finally:
+                self._turn.release()
+        else:
+            call.frame = data
+            self._outbox.append(call)
+        if self._outbox and self._take_turns(conn, call.deadline, stalled) or stalled:
+            raise WriteStalled(0)
+
+    def _take_turns(self, conn: Connection, deadline: float, stalled: bool) -> bool:
+        """Write (or, once stalled, hand back) the queue for as long as the turn
+        is free and anything is queued; whether a write stalled."""
+        while self._outbox and self._turn.acquire(False):
+            try:
+                if stalled:
+                    self._hand_back()
+                else:
+                    self._write_queued(conn, deadline)
+            except WriteStalled:
+                stalled = True
+                self._hand_back()
+            finally:
+                self._turn.release()
+        return stalled
+
+    def _write_queued(self, conn: Connection, deadline: float) -> None:
+        """Write queued frames, a batch of at most ``_BATCH_BYTES`` at a time,
+        until none is left (under the turn). A batch is written whole or not at
+        all; one that stalls until ``deadline`` goes back to the queue's head."""
+        while self._outbox:
+            if time.monotonic() > deadline:
+                raise WriteStalled(0)
+            batch = self._next_batch()
+            try:
+                conn.write(b"".join([call.frame or b"" for call in batch]), deadline)
+            except WriteStalled as e:
+                if e.written:  # not a whole batch after all: the stream is poisoned
+                    raise WriteFailed("write to the server stalled mid-frame") from e
+                self._outbox.extendleft(reversed(batch))
+                raise
+            for call in batch:
+                call.frame = None
+
+    def _next_batch(self) -> List[_Call]:
+        """Frames from the head of the queue, up to ``_BATCH_BYTES``; the frame
+        of a call that has been settled meanwhile (timed out) is dropped."""
+        batch: List[_Call] = []
+        size = 0
+        outbox, pending = self._outbox, self._pending
+        while outbox and size + len(outbox[0].frame or b"") <= _BATCH_BYTES:
+            call = outbox.popleft()
+            if call.id in pending:
+                batch.append(call)
+                size += len(call.frame or b"")
+        return batch
+
+    def _hand_back(self) -> None:
+        """Give every queued frame back to its caller (under the turn).
+
+        Each call is taken out of ``_pending`` -- no answer can come for a frame
+        never written -- and settled as :data:`_UNSENT`, which sends its caller
+        to write the frame itself, by its own deadline (:meth:`_resend`).
+        """
+        outbox = self._outbox
+        while outbox:
+            call = outbox.popleft()
+            with self._lock:
+                taken = self._pending.pop(call.id, None) is call
+            if taken:
+                call.settle(_UNSENT)
+
+    def _resend(self, call: _Call) -> None:
+        """Send again the frame of a call :meth:`_hand_back` gave back, pending
+        again meanwhile -- unless its deadline has passed: then it has timed out."""
+        with self._lock:
+            self._check_open(call.method == "initialize")
+            self._pending[call.id] = call
+            if call.deadline < self._timer_deadline:
+                self._arm_timer(call.deadline)
+        conn = self._conn
+        assert conn is not None
+        if time.monotonic() >= call.deadline:
+            self._settle_timeout(call)
+        else:
+            self._write_frame(conn, call.frame or b"", call)
 
     def _notify(self, method: str) -> None:
         conn = self._conn
@@ -471,16 +672,17 @@ class Client:
             raise HandshakeFailed("cannot send %s: %s" % (method, e), e) from e
 
     def _await(self, call: _Call) -> JsonValue:
-        remaining = call.deadline - time.monotonic() + _TIMER_SLACK
-        try:
-            return call.future.result(max(0.0, remaining))
-        except concurrent.futures.TimeoutError:
-            self._settle_timeout(call)
-            return call.future.result()
+        while True:
+            if not call.wait(max(0.0, call.deadline - time.monotonic() + _TIMER_SLACK)):
+                self._settle_timeout(call)
+                call.wait(None)  # settled by now: by us, or by whoever took it just before
+            if not call.unsent():
+                return call.outcome()
+            self._resend(call)
 
     def _settle_timeout(self, call: _Call) -> None:
         if self._unregister(call.id) is call:
-            call.future.set_exception(CallTimedOut(call.method, call.timeout))
+            call.fail(CallTimedOut(call.method, call.timeout))
 
     # ------------------------------------------------------------------ the timer
 
@@ -489,7 +691,7 @@ class Client:
         if self._timer is not None:
             self._timer.cancel()
         self._timer_deadline = deadline
-        self._timer = threading.Timer(max(0.0, deadline - time.monotonic()), self._on_timer)
+        self._timer = threading.Timer(_lock_timeout(deadline), self._on_timer)
         self._timer.name = "mcp-timer-%s" % (self.pid or id(self))
         self._timer.daemon = True
         self._timer.start()
@@ -497,7 +699,7 @@ class Client:
     def _on_timer(self) -> None:
         try:
             for call in self._take_due_calls():
-                call.future.set_exception(CallTimedOut(call.method, call.timeout))
+                call.fail(CallTimedOut(call.method, call.timeout))
         except Exception:  # a death path like any other: never leave callers hanging
             log.exception("timer thread failed")
             self._request_retirement(ClientBroken("internal error in the timer thread"))
@@ -541,7 +743,7 @@ class Client:
     def _read_some(self, fd: int, buffer: Buffer) -> bool:
         """Read what is there and dispatch it; ``False`` once the client must stop reading."""
         try:
-            chunk = os.read(fd, _READ_SIZE)
+            chunk = os.read(fd, _READ_SIZE_LARGE if buffer.pending_bytes else _READ_SIZE)
         except BlockingIOError:
             return True
         if not chunk:
@@ -556,6 +758,8 @@ class Client:
         for line in lines:
             if not self._dispatch(line):
                 return False
+        if self._capture is not None:
+            self._capture.drain()  # the read's lines, recorded one by one, in one write
         return True
 
     def _record_raw_fault(self, fault: FramingFault) -> None:
@@ -564,7 +768,7 @@ class Client:
 
     def _dispatch(self, line: bytes) -> bool:
         if self._capture is not None:
-            self._capture.line("recv", line)
+            self._capture.line("recv", line, now=False)
         try:
             message = jsonrpc.decode(line)
         except MessageFault as e:
@@ -583,9 +787,9 @@ class Client:
         if call is None:
             log.debug("dropped response for unknown or late id %r", response.id)
         elif response.error is not None:
-            call.future.set_exception(ServerError(response.error))
+            call.fail(ServerError(response.error))
         else:
-            call.future.set_result(response.result)
+            call.settle(response.result)
 
     def _answer(self, request: jsonrpc.ServerRequest) -> None:
         if request.method == "ping":  # the spec's MUST: answer promptly, empty result
@@ -623,6 +827,11 @@ class Client:
         except RetirementError as e:
             evidence, fault = None, e
         self._record_retirement(evidence, fault)
+
+
+def _lock_timeout(deadline: float) -> float:
+    """Seconds until ``deadline``, as a lock's ``acquire`` takes them."""
+    return min(max(0.0, deadline - time.monotonic()), threading.TIMEOUT_MAX)
 
 
 def _fresh(reason: Unavailable) -> Unavailable:

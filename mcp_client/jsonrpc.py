@@ -84,6 +84,9 @@ def decode(line: bytes | str) -> Inbound:
         raise BadMessage("jsonrpc member is %s, not '2.0'" % _show(message.get("jsonrpc")))
     if "method" in message:
         return _decode_call(message)
+    ident = message.get("id")
+    if "result" in message and "error" not in message and type(ident) is int:
+        return Response(ident, message["result"])  # the common answer, checked in line
     return _decode_response(message)
 
 

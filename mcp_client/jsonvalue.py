@@ -10,9 +10,11 @@ integer digits, and non-finite numbers.
 
 from __future__ import annotations
 
+import gc
 import json
 import math
-from typing import Any, Dict, List, Tuple, Union
+import sys
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from .errors import CorruptionReport, EncodeRefused
 
@@ -53,28 +55,90 @@ def _refuse_constant(name: str) -> None:
 _DECODER = json.JSONDecoder(
     parse_int=_parse_int, parse_float=_parse_float, parse_constant=_refuse_constant
 )
+#: The same, but integers are left to the C scanner (no Python call per integer).
+#: Used only while the interpreter's own digit limit *is* ``MAX_INT_DIGITS``: the
+#: scanner then refuses exactly the integers ``_parse_int`` refuses.
+_FAST_DECODER = json.JSONDecoder(parse_float=_parse_float, parse_constant=_refuse_constant)
+_INT_LIMIT: Optional[Callable[[], int]] = getattr(sys, "get_int_max_str_digits", None)
 
 
 def parse(data: bytes | str) -> JsonValue:
     """Parse one JSON text (UTF-8 when given bytes); total, see the module doc."""
+    if _INT_LIMIT is not None and _INT_LIMIT() == MAX_INT_DIGITS:
+        try:
+            return _parse(data, _scan_fast)
+        except CorruptionReport:
+            pass  # a refusal's reason must not depend on the path: the strict one says it
+    return _parse(data, _DECODER.decode)
+
+
+def _parse(data: bytes | str, decode: Callable[[str], Any]) -> JsonValue:
     try:
         text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
-        value: JsonValue = _DECODER.decode(text)
+        value: JsonValue = decode(text)
     except RecursionError:
         raise CorruptionReport("nesting deeper than %d" % MAX_DEPTH) from None
     except UnicodeDecodeError as e:
         raise CorruptionReport("not UTF-8 at byte %d" % e.start) from None
     except (ValueError, TypeError) as e:
         raise CorruptionReport(str(e)[:200]) from None
-    if _may_be_too_deep(text) and depth(value) > MAX_DEPTH:
+    if _may_be_too_deep(text) and _too_deep(value):
         raise CorruptionReport("nesting deeper than %d" % MAX_DEPTH)
     return value
 
 
+def _scan_fast(text: str) -> Any:
+    """``_FAST_DECODER.decode(text)`` minus its Python layers: the C scanner from
+    the first character, whitespace after the value allowed, nothing else. Any
+    refusal (leading whitespace included) sends ``parse`` to the strict path."""
+    try:
+        value, end = _SCAN_FAST(text, 0)
+    except StopIteration:
+        raise ValueError("not a JSON text") from None
+    if end != len(text) and text[end:].strip(" \t\n\r"):
+        raise ValueError("extra data")
+    return value
+
+
+#: Every ``JSONDecoder`` has one (the C scanner when there is one); typeshed omits it.
+_SCAN_FAST: Callable[[str, int], Tuple[Any, int]] = getattr(_FAST_DECODER, "scan_once")
+
+
+#: Up to this many characters, counting brackets is cheaper than walking the value.
+_COUNT_LIMIT = 4096
+
+
 def _may_be_too_deep(text: str) -> bool:
-    # Depth cannot exceed the number of opening brackets; counting them is a
-    # memchr-speed scan, so the walk below only runs for texts that could fail.
-    return text.count("[") + text.count("{") > MAX_DEPTH
+    # Depth cannot exceed the number of opening brackets, nor half the length.
+    # A short text is cleared by a memchr-speed count of its brackets; a longer
+    # one goes to the walk, which touches containers only and so costs less than
+    # counting when the text holds long strings.
+    if len(text) <= 2 * MAX_DEPTH:
+        return False
+    return len(text) > _COUNT_LIMIT or text.count("[") + text.count("{") > MAX_DEPTH
+
+
+def _too_deep(value: JsonValue) -> bool:
+    """``depth(value) > MAX_DEPTH``, a level of the tree at a time, at C speed.
+
+    On CPython ``gc.get_referents`` hands back every item of a list and every
+    value of a dict, and ``gc.is_tracked`` keeps exactly the containers that can
+    hold containers: lists always, dicts unless every value is atomic (CPython
+    untracks only those). So each pass yields the next level's containers but
+    for such leaf dicts, which hold no container by construction; the last pass
+    looks at every child of the deepest level, leaves included.
+    """
+    if not _REFERENTS_ARE_CHILDREN:
+        return depth(value) > MAX_DEPTH
+    level: List[Any] = [value]
+    for _ in range(MAX_DEPTH - 1):
+        level = list(filter(gc.is_tracked, gc.get_referents(*level)))
+        if not level:
+            return False
+    return any(type(child) in _CONTAINERS for child in gc.get_referents(*level))
+
+
+_REFERENTS_ARE_CHILDREN = sys.implementation.name == "cpython"
 
 
 def depth(value: object) -> int:
@@ -91,12 +155,46 @@ def depth(value: object) -> int:
     return deepest
 
 
+def _refuse_object(value: object) -> None:
+    raise TypeError("%s is not a JSON value" % type(value).__name__)
+
+
+def _make_encoder() -> Callable[[object], str]:
+    """One encoder for every call, made once: compact, UTF-8 (not ASCII), no NaN.
+
+    ``json.dumps`` with these options builds a ``JSONEncoder`` and then a C
+    encoder on every call. The C encoder itself holds no state between calls
+    when it keeps no cycle markers, which ``_check`` makes unnecessary (a cycle
+    is nesting past ``MAX_DEPTH``).
+    """
+    public = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+    make = getattr(json.encoder, "c_make_encoder", None)
+    try:
+        c_encoder = make(None, _refuse_object, json.encoder.encode_basestring, None,  # type: ignore[misc]
+                         ":", ",", False, False, False)
+
+        def fast(value: object) -> str:
+            return "".join(c_encoder(value, 0))
+
+        if fast(_PROBE) == public(_PROBE):
+            return fast
+    except Exception:  # no accelerator, or its private signature moved: the public path
+        pass
+    return public
+
+
+#: A value whose encoding proves the private encoder agrees with the public one.
+_PROBE: JsonValue = {"k": [1, -2.5, True, None, "\u00e9\u2028\"\\\n"], "e": {}, "l": []}
+
+
+_ENCODE = _make_encoder()
+
+
 def encode(value: JsonValue) -> bytes:
     """Compact one-line UTF-8 JSON for ``value``, or :class:`EncodeRefused`."""
     _check(value)
     try:
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        return text.encode("utf-8")
+        return _ENCODE(value).encode("utf-8")
     except UnicodeEncodeError as e:  # a lone surrogate in some string
         raise EncodeRefused("string holds a lone surrogate at %d" % e.start) from None
     except (ValueError, TypeError, RecursionError) as e:
@@ -111,28 +209,34 @@ def dump(value: JsonValue) -> str:
 def _check(value: object) -> None:
     # json.dumps would quietly accept tuples, int keys, subclasses with odd
     # __str__ and cycles; the wire must only ever see plain JSON values.
-    stack = [(value, 0)]
+    # Containers go on the stack; scalars are judged where they are met.
+    if type(value) not in _CONTAINERS:
+        _check_scalar(value)
+        return
+    stack: List[Tuple[Any, int]] = [(value, 0)]
     while stack:
         node, level = stack.pop()
-        kind = type(node)
-        if kind is dict:
-            _check_container(level)
-            for key, child in node.items():  # type: ignore[attr-defined]
+        if level >= MAX_DEPTH:
+            raise EncodeRefused("nesting deeper than %d" % MAX_DEPTH)
+        if type(node) is dict:
+            for key in node:
                 if type(key) is not str:
                     raise EncodeRefused("object key %r is not a string" % (key,))
+            node = node.values()
+        for child in node:
+            kind = type(child)
+            if kind is dict or kind is list:
                 stack.append((child, level + 1))
-        elif kind is list:
-            _check_container(level)
-            stack.extend((child, level + 1) for child in node)  # type: ignore[attr-defined]
-        elif kind is float and not math.isfinite(node):  # type: ignore[arg-type]
-            raise EncodeRefused("%r is not a JSON number" % node)
-        elif kind not in _SCALARS:
-            raise EncodeRefused("%s is not a JSON value" % kind.__name__)
+            elif kind is not str and kind is not int:
+                _check_scalar(child)
 
 
-def _check_container(level: int) -> None:
-    if level >= MAX_DEPTH:
-        raise EncodeRefused("nesting deeper than %d" % MAX_DEPTH)
+def _check_scalar(value: object) -> None:
+    kind = type(value)
+    if kind is float and not math.isfinite(value):  # type: ignore[arg-type]
+        raise EncodeRefused("%r is not a JSON number" % value)
+    if kind not in _SCALARS:
+        raise EncodeRefused("%s is not a JSON value" % kind.__name__)
 
 
 _SCALARS = (type(None), bool, int, float, str)

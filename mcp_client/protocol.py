@@ -21,7 +21,7 @@ from .jsonvalue import JsonValue
 __all__ = [
     "REQUESTED_VERSION", "SUPPORTED_VERSIONS", "ClientInfo", "initialize_params",
     "ServerInfo", "ToolsCapability", "InitializeResult", "decode_initialize",
-    "ToolDescriptor", "ToolsPage", "decode_tools_page", "tools_list_params",
+    "ToolDescriptor", "ToolsPage", "decode_tools_page", "page_cursor", "tools_list_params",
     "Text", "Other", "ContentBlock", "CallToolResult", "decode_call_tool",
     "call_tool_params", "ProtocolFault", "UnsupportedVersion",
 ]
@@ -136,7 +136,7 @@ def _tools_capability(capabilities: Dict[str, JsonValue]) -> Optional[ToolsCapab
 # ----------------------------------------------------------------------------- tools/list
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class ToolDescriptor:
     """One listed tool. ``input_schema`` and ``output_schema`` are raw, untrusted JSON."""
 
@@ -146,6 +146,16 @@ class ToolDescriptor:
     description: Optional[str] = None
     output_schema: JsonValue = None
     annotations: Optional[Dict[str, JsonValue]] = None
+
+    def __init__(self, name: str, input_schema: JsonValue, title: Optional[str] = None,
+                 description: Optional[str] = None, output_schema: JsonValue = None,
+                 annotations: Optional[Dict[str, JsonValue]] = None) -> None:
+        # The generated __init__ of a frozen dataclass makes one object.__setattr__
+        # call per field; a listing builds a thousand of these, and filling the
+        # instance dict at once halves the cost. Still frozen: assignment raises.
+        self.__dict__.update(name=name, input_schema=input_schema, title=title,
+                             description=description, output_schema=output_schema,
+                             annotations=annotations)
 
 
 @dataclass(frozen=True)
@@ -167,28 +177,44 @@ def decode_tools_page(result: JsonValue) -> ToolsPage:
     raw_tools = body.get("tools")
     if type(raw_tools) is not list:
         raise ProtocolFault("tools is not an array")
-    tools = tuple(_tool(entry, index) for index, entry in enumerate(raw_tools))
-    cursor = _optional_str(body, "nextCursor", "nextCursor")
-    return ToolsPage(tools, cursor or None)
+    tools = tuple(map(_tool, raw_tools, range(len(raw_tools))))
+    return ToolsPage(tools, page_cursor(body))
+
+
+def page_cursor(result: JsonValue) -> Optional[str]:
+    """Only the ``nextCursor`` of a ``tools/list`` result, checked as
+    :func:`decode_tools_page` checks it: the next page can be asked for before
+    this one is decoded."""
+    return _optional_str(_object(result, "result"), "nextCursor", "nextCursor") or None
 
 
 def _tool(entry: JsonValue, index: int) -> ToolDescriptor:
+    # The hot path of a listing: plain checks in line, and the fault's path is
+    # only spelled out (by _tool_fault, in the same order) when there is one.
+    if type(entry) is not dict:
+        raise ProtocolFault("tools[%d] is not an object" % index)
+    name, title, description, annotations = (
+        entry.get("name"), entry.get("title"), entry.get("description"), entry.get("annotations"))
+    if (type(name) is not str or not name or "inputSchema" not in entry
+            or (title is not None and type(title) is not str)
+            or (description is not None and type(description) is not str)
+            or (annotations is not None and type(annotations) is not dict)):
+        raise _tool_fault(entry, index)
+    return ToolDescriptor(name, entry["inputSchema"], title, description,
+                          entry.get("outputSchema"), annotations)
+
+
+def _tool_fault(tool: Dict[str, Any], index: int) -> ProtocolFault:
     where = "tools[%d]" % index
-    tool = _object(entry, where)
     name = tool.get("name")
     if type(name) is not str or not name:
-        raise ProtocolFault(where + ".name is not a non-empty string")
+        return ProtocolFault(where + ".name is not a non-empty string")
     if "inputSchema" not in tool:
-        raise ProtocolFault(where + ".inputSchema is missing")
-    annotations = tool.get("annotations")
-    return ToolDescriptor(
-        name=name,
-        input_schema=tool["inputSchema"],
-        title=_optional_str(tool, "title", where + ".title"),
-        description=_optional_str(tool, "description", where + ".description"),
-        output_schema=tool.get("outputSchema"),
-        annotations=None if annotations is None else _object(annotations, where + ".annotations"),
-    )
+        return ProtocolFault(where + ".inputSchema is missing")
+    for key in ("title", "description"):
+        if type(tool.get(key)) not in (str, type(None)):
+            return ProtocolFault("%s.%s is not a string" % (where, key))
+    return ProtocolFault(where + ".annotations is not an object")
 
 
 # ----------------------------------------------------------------------------- tools/call
@@ -234,22 +260,22 @@ def decode_call_tool(result: JsonValue) -> CallToolResult:
     is_error = body.get("isError", False)
     if type(is_error) is not bool:
         raise ProtocolFault("isError is not a boolean")
-    content = tuple(_block(block, index) for index, block in enumerate(raw_content))
+    content = tuple(map(_block, raw_content, range(len(raw_content))))
     return CallToolResult(content, is_error, body.get("structuredContent"))
 
 
 def _block(raw: JsonValue, index: int) -> ContentBlock:
-    where = "content[%d]" % index
-    block = _object(raw, where)
-    kind = block.get("type")
+    if type(raw) is not dict:
+        raise ProtocolFault("content[%d] is not an object" % index)
+    kind = raw.get("type")
+    if kind == "text" and type(kind) is str:
+        text = raw.get("text")
+        if type(text) is not str:
+            raise ProtocolFault("content[%d].text is not a string" % index)
+        return Text(text)
     if type(kind) is not str:
-        raise ProtocolFault(where + ".type is not a string")
-    if kind != "text":
-        return Other(kind)
-    text = block.get("text")
-    if type(text) is not str:
-        raise ProtocolFault(where + ".text is not a string")
-    return Text(text)
+        raise ProtocolFault("content[%d].type is not a string" % index)
+    return Other(kind)
 
 
 # ----------------------------------------------------------------------------- helpers

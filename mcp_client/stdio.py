@@ -52,6 +52,9 @@ class Buffer:
         if cut < 0:  # the common case for a large message: no rescanning, just keep it
             self._hold(chunk)
             return []
+        if cut == len(chunk) - 1 and not self._parts:  # one whole line: the common case
+            line = self._finish(chunk[:cut])
+            return [line] if line else []
         lines = chunk.split(b"\n")
         tail = lines.pop()
         done = [self._complete(lines[0])]

@@ -173,7 +173,8 @@ class _PipeWriter:
         self._closing = False
 
     def write(self, data: bytes, deadline: float) -> None:
-        if not self._lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+        lock = self._lock
+        if not lock.acquire(False) and not lock.acquire(True, _timeout(deadline)):
             raise WriteStalled(0)
         try:
             self._enter()
@@ -208,10 +209,10 @@ class _PipeWriter:
             self._fd = -1
 
     def _write_all(self, data: bytes, deadline: float) -> None:
-        view, written = memoryview(data), 0
+        written = 0
         while written < len(data):
-            try:
-                written += os.write(self._fd, view[written:])
+            try:  # the whole of it at once, most of the time: no view needed
+                written += os.write(self._fd, memoryview(data)[written:] if written else data)
             except BlockingIOError:
                 self._await_room(deadline, written)
             except OSError as e:  # EPIPE: nobody reads the other end any more
@@ -224,6 +225,11 @@ class _PipeWriter:
         poller = select.poll()
         poller.register(self._fd, select.POLLOUT)
         poller.poll(remaining * 1000.0)  # a hang-up wakes it too; the next write says EPIPE
+
+
+def _timeout(deadline: float) -> float:
+    """Seconds until ``deadline``, as a lock's ``acquire`` takes them."""
+    return min(max(0.0, deadline - time.monotonic()), threading.TIMEOUT_MAX)
 
 
 def _enlarge_pipe(fd: int) -> None:

@@ -1,0 +1,766 @@
+#!/usr/bin/env python3
+"""Benchmark: this client beside the raw floor and the official MCP Python SDK.
+
+Three clients talk to the same stdlib echo server (``tools/echo_server.py``):
+
+* **floor** -- no library: one thread writes a JSON-RPC line to the child's stdin
+  (``json.dumps``) and reads a line back (``json.loads``); for 64 in flight, a
+  pipelined window of 64 requests;
+* **mcp_client** -- this package (and again with wire capture on, to a file);
+* **SDK** -- the official ``mcp`` package's ``ClientSession`` over its stdio
+  client (asyncio), when it is importable (``pip install .[bench]``).
+
+Every client is measured in fresh subprocesses of this script (``--worker``), so
+one client's imports, garbage and memory peaks never touch another's figures.
+Rates are the median of ``repeats`` timed windows; single events (one 8 MiB
+result, one listing, one handshake, one import) are the median of ``events``
+runs. Ratios are this client's figure divided by the other client's: for rates
+higher is better, for times, memory and CPU lower is better.
+
+    python tools/bench.py            # the full run (about a minute and a half)
+    python tools/bench.py --quick    # a shorter, noisier run
+    python tools/bench.py --json out.json   # also keep the raw figures
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+SERVER = os.path.join(HERE, "echo_server.py")
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+MIB = 1024 * 1024
+BLOB = 8 * MIB        # measurement 3
+BIG = 15 * MIB        # measurement 6
+TOOLS, PAGES = 1000, 20
+WINDOW = 64           # calls in flight
+IDLE = 2.0            # seconds of idleness measured
+CLIENTS = ("floor", "client", "capture", "sdk")
+
+Figures = Dict[str, float]
+
+
+def median(values: List[float]) -> float:
+    return statistics.median(values)
+
+
+def server_argv() -> List[str]:
+    return [sys.executable, SERVER, "--tools", str(TOOLS), "--pages", str(PAGES)]
+
+
+def maxrss_mib() -> float:
+    """This process's peak RSS. Linux: ``VmHWM``, which -- unlike ``ru_maxrss``, kept
+    across ``exec`` -- starts afresh in a new program, whatever its parent's size."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    scale = 1 if sys.platform == "darwin" else 1024  # bytes on macOS, KiB on Linux
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / MIB
+
+
+# ============================================================================ the floor
+
+
+class Floor:
+    """No library: a child, a line written, a line read, json both ways."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(server_argv(), stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE)
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.fd = self.proc.stdin.fileno()
+        self.readline = self.proc.stdout.readline
+        self.next_id = 0
+        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                    "clientInfo": {"name": "floor", "version": "0"}})
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def send(self, message: Dict[str, Any]) -> None:
+        data = json.dumps(message, separators=(",", ":")).encode() + b"\n"
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.fd, view):]
+
+    def send_request(self, method: str, params: Any) -> int:
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        return self.next_id
+
+    def receive(self) -> Any:
+        return json.loads(self.readline())
+
+    def request(self, method: str, params: Any) -> Any:
+        ident = self.send_request(method, params)
+        message = self.receive()
+        assert message["id"] == ident, message
+        return message["result"]
+
+    def echo(self) -> Any:
+        return self.request("tools/call", {"name": "echo", "arguments": {}})
+
+    def blob(self, size: int) -> str:
+        result = self.request("tools/call", {"name": "blob", "arguments": {"size": size}})
+        return str(result["content"][0]["text"])
+
+    def list_tools(self) -> int:
+        tools = 0
+        params: Dict[str, Any] = {}
+        while True:
+            page = self.request("tools/list", params)
+            tools += len(page["tools"])
+            if "nextCursor" not in page:
+                return tools
+            params = {"cursor": page["nextCursor"]}
+
+    def pipelined(self, seconds: float) -> float:
+        """Calls per second with a window of ``WINDOW`` requests always in flight."""
+        params = {"name": "echo", "arguments": {}}
+        for _ in range(WINDOW):
+            self.send_request("tools/call", params)
+        done, outstanding = 0, WINDOW
+        start = time.perf_counter()
+        end = start + seconds
+        while outstanding:
+            self.receive()
+            done, outstanding = done + 1, outstanding - 1
+            if time.perf_counter() < end:
+                self.send_request("tools/call", params)
+                outstanding += 1
+        return done / (time.perf_counter() - start)
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.close()
+        self.proc.wait()
+        self.proc.stdout.close()
+
+
+# ============================================================================ this client
+
+
+class Ours:
+    """This package, optionally with wire capture to a file."""
+
+    def __init__(self, capture: Optional[str] = None) -> None:
+        from mcp_client import Options, Spawn, start
+
+        argv = server_argv()
+        self.client = start(Spawn(argv[0], tuple(argv[1:])), Options(capture=capture))
+
+    def echo(self) -> Any:
+        return self.client.call_tool("echo", {})
+
+    def blob(self, size: int) -> str:
+        block = self.client.call_tool("blob", {"size": size}).content[0]
+        return str(getattr(block, "text"))
+
+    def list_tools(self) -> int:
+        return len(self.client.list_tools())
+
+    def pipelined(self, seconds: float) -> float:
+        """Calls per second from ``WINDOW`` threads calling at once."""
+        go, counts = threading.Event(), [0] * WINDOW
+        end = [0.0]
+
+        def worker(slot: int) -> None:
+            go.wait()
+            while time.perf_counter() < end[0]:
+                self.client.call_tool("echo", {})
+                counts[slot] += 1
+
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(WINDOW)]
+        for thread in threads:
+            thread.start()
+        start = time.perf_counter()
+        end[0] = start + seconds
+        go.set()
+        for thread in threads:
+            thread.join()
+        return sum(counts) / (time.perf_counter() - start)
+
+    def close(self) -> None:
+        self.client.shutdown()
+
+
+# ============================================================================ measurements
+
+
+def rate(call: Callable[[], Any], seconds: float) -> float:
+    """Sequential calls per second over one window of ``seconds``."""
+    count = 0
+    start = time.perf_counter()
+    end = start + seconds
+    while time.perf_counter() < end:
+        call()
+        count += 1
+    return count / (time.perf_counter() - start)
+
+
+def timed(action: Callable[[], Any]) -> float:
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
+
+
+def warm(conn: Any) -> None:
+    """First calls, the listing, and the server's copy of the blob, off the clock."""
+    for _ in range(200):
+        conn.echo()
+    assert conn.list_tools() == TOOLS
+    assert len(conn.blob(BLOB)) == BLOB
+
+
+def handshake(make: Callable[[], Any]) -> float:
+    """Spawn to ready; the connection is closed off the clock."""
+    start = time.perf_counter()
+    conn = make()
+    took = time.perf_counter() - start
+    conn.close()
+    return took
+
+
+def sync_command(conn: Any, make: Callable[[], Any], what: str, seconds: float) -> float:
+    if what == "seq":
+        return rate(conn.echo, seconds)
+    if what == "inflight":
+        return float(conn.pipelined(seconds))
+    if what == "blob":
+        return timed(lambda: conn.blob(BLOB))
+    if what == "list":
+        return timed(conn.list_tools)
+    if what == "handshake":
+        return handshake(make)
+    raise ValueError(what)
+
+
+def serve_sync(make: Callable[[], Any]) -> None:
+    """Answer the driver's measurement commands, one JSON line each, until EOF."""
+    conn = make()
+    try:
+        warm(conn)
+        reply("ready")
+        for line in sys.stdin:
+            command = json.loads(line)
+            reply(sync_command(conn, make, command["what"], command["seconds"]))
+    finally:
+        conn.close()
+
+
+def reply(value: Any) -> None:
+    sys.stdout.write(json.dumps(value) + "\n")
+    sys.stdout.flush()
+
+
+# ============================================================================ the official SDK
+
+
+class Sdk:
+    """The official SDK's ClientSession over its stdio client (asyncio)."""
+
+    def __init__(self) -> None:
+        from contextlib import AsyncExitStack
+
+        self.stack = AsyncExitStack()
+
+    async def open(self) -> "Sdk":
+        from mcp import ClientSession, StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
+        argv = server_argv()
+        params = StdioServerParameters(command=argv[0], args=argv[1:])
+        read, write = await self.stack.enter_async_context(stdio_client(params))
+        self.session = await self.stack.enter_async_context(ClientSession(read, write))
+        await self.session.initialize()
+        return self
+
+    async def echo(self) -> Any:
+        return await self.session.call_tool("echo", {})
+
+    async def blob(self, size: int) -> str:
+        result = await self.session.call_tool("blob", {"size": size})
+        return str(getattr(result.content[0], "text"))
+
+    async def list_tools(self) -> int:
+        from mcp.types import PaginatedRequestParams
+
+        tools, cursor = 0, None
+        while True:
+            params = None if cursor is None else PaginatedRequestParams(cursor=cursor)
+            page = await self.session.list_tools(params=params)
+            tools += len(page.tools)
+            cursor = page.next_cursor
+            if cursor is None:
+                return tools
+
+    async def pipelined(self, seconds: float) -> float:
+        """Calls per second from ``WINDOW`` tasks calling at once."""
+        import asyncio
+
+        end = time.perf_counter() + seconds
+
+        async def worker() -> int:
+            count = 0
+            while time.perf_counter() < end:
+                await self.session.call_tool("echo", {})
+                count += 1
+            return count
+
+        start = time.perf_counter()
+        counts = await asyncio.gather(*(worker() for _ in range(WINDOW)))
+        return sum(counts) / (time.perf_counter() - start)
+
+    async def close(self) -> None:
+        await self.stack.aclose()
+
+
+async def arate(call: Callable[[], Any], seconds: float) -> float:
+    count = 0
+    start = time.perf_counter()
+    end = start + seconds
+    while time.perf_counter() < end:
+        await call()
+        count += 1
+    return count / (time.perf_counter() - start)
+
+
+async def atimed(action: Callable[[], Any]) -> float:
+    start = time.perf_counter()
+    await action()
+    return time.perf_counter() - start
+
+
+async def sdk_command(conn: Sdk, what: str, seconds: float) -> float:
+    if what == "seq":
+        return await arate(conn.echo, seconds)
+    if what == "inflight":
+        return await conn.pipelined(seconds)
+    if what == "blob":
+        return await atimed(lambda: conn.blob(BLOB))
+    if what == "list":
+        return await atimed(conn.list_tools)
+    if what == "handshake":
+        start = time.perf_counter()
+        fresh = await Sdk().open()
+        took = time.perf_counter() - start
+        await fresh.close()
+        return took
+    raise ValueError(what)
+
+
+async def serve_sdk() -> None:
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    conn = await Sdk().open()
+    try:
+        for _ in range(100):
+            await conn.echo()  # its first call also lists page one (output schemas)
+        assert await conn.list_tools() == TOOLS
+        assert len(await conn.blob(BLOB)) == BLOB
+        reply("ready")
+        while True:
+            line = await loop.run_in_executor(None, sys.stdin.readline)
+            if not line:
+                return
+            command = json.loads(line)
+            reply(await sdk_command(conn, command["what"], command["seconds"]))
+    finally:
+        await conn.close()
+
+
+def serve(name: str) -> None:
+    if name == "sdk":
+        import asyncio
+
+        asyncio.run(serve_sdk())
+    elif name == "floor":
+        serve_sync(Floor)
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "wire.jsonl") if name == "capture" else None
+            serve_sync(lambda: Ours(path))
+
+
+# ============================================================================ one-shot workers
+
+
+def worker_memory(name: str) -> Figures:
+    """Peak RSS growth while one ``BIG``-byte result is received (fresh process)."""
+    if name == "sdk":
+        import asyncio
+
+        async def run() -> Figures:
+            conn = await Sdk().open()
+            await conn.echo()
+            before = maxrss_mib()
+            text = await conn.blob(BIG)
+            grown = maxrss_mib() - before
+            assert len(text) == BIG
+            await conn.close()
+            return {"rss": grown}
+
+        return asyncio.run(run())
+    conn: Any = Floor() if name == "floor" else Ours()
+    conn.echo()
+    before = maxrss_mib()
+    text = conn.blob(BIG)
+    grown = maxrss_mib() - before
+    assert len(text) == BIG
+    conn.close()
+    return {"rss": grown}
+
+
+def worker_idle(name: str) -> Figures:
+    """Process CPU time (every thread) of a connected, idle client over ``IDLE`` s."""
+    if name == "sdk":
+        import asyncio
+
+        async def run() -> Figures:
+            conn = await Sdk().open()
+            await conn.echo()
+            start = time.process_time()
+            await asyncio.sleep(IDLE)
+            used = time.process_time() - start
+            await conn.close()
+            return {"idle": 100.0 * used / IDLE}
+
+        return asyncio.run(run())
+    conn: Any = Floor() if name == "floor" else Ours()
+    conn.echo()
+    start = time.process_time()
+    time.sleep(IDLE)
+    used = time.process_time() - start
+    conn.close()
+    return {"idle": 100.0 * used / IDLE}
+
+
+def run_worker(args: argparse.Namespace) -> None:
+    kind, name = args.worker
+    if kind == "serve":
+        serve(name)
+    else:
+        reply(worker_memory(name) if kind == "memory" else worker_idle(name))
+
+
+# ============================================================================ imports
+
+IMPORTS = {
+    "client": "import mcp_client",
+    "sdk": ("from mcp import ClientSession, StdioServerParameters\n"
+            "from mcp.client.stdio import stdio_client"),
+}
+
+#: Runs in a fresh ``python -S`` (no ``site``, so no ``.pth`` file can import
+#: modules ahead of the measured import) given the driver's ``sys.path``; only
+#: ``sys`` and ``time`` precede the import.
+IMPORT_PROBE = """
+import sys, time
+sys.path[1:1] = %r
+def peak():
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    import resource
+    scale = 1 if sys.platform == "darwin" else 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / 1048576.0
+before = peak()
+start = time.perf_counter()
+exec(compile(%r, "<import>", "exec"))
+took = time.perf_counter() - start
+print(took, peak() - before)
+"""
+
+
+def import_figures(name: str, runs: int) -> Figures:
+    """Import time and RSS growth of ``IMPORTS[name]`` in fresh interpreters."""
+    # Bytecode is cached as it would be for an installed package (the first,
+    # untimed run writes any stale .pyc), whatever PYTHONDONTWRITEBYTECODE says.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    probe = IMPORT_PROBE % ([ROOT] + [p for p in sys.path if p], IMPORTS[name])
+    times, sizes = [], []
+    for run in range(runs + 1):
+        out = subprocess.run([sys.executable, "-S", "-c", probe], cwd=ROOT, env=env,
+                             check=True, capture_output=True, text=True).stdout
+        took, grown = out.split()
+        if run:
+            times.append(float(took))
+            sizes.append(float(grown))
+    return {"import": median(times), "import_mem": median(sizes)}
+
+
+# ============================================================================ the driver
+
+
+def spawn_worker(kind: str, name: str) -> Figures:
+    """A one-shot measurement in a fresh process of its own."""
+    argv = [sys.executable, os.path.abspath(__file__), "--worker", kind, name]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.stderr.write(done.stderr)
+        raise SystemExit("worker %s %s failed" % (kind, name))
+    figures: Figures = json.loads(done.stdout.strip().splitlines()[-1])
+    return figures
+
+
+class Worker:
+    """A long-lived process holding one connected client, measuring on command.
+
+    Every client gets one, all alive at once but only one measuring at a time:
+    the driver takes turns between them, so a change in the machine's load
+    (other processes, CPU frequency, idle states) lands on every client alike.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        argv = [sys.executable, os.path.abspath(__file__), "--worker", "serve", name]
+        self.proc = subprocess.Popen(argv, cwd=ROOT, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+
+    def answer(self) -> Any:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise SystemExit("worker %s died" % self.name)
+        return json.loads(line)
+
+    def ask(self, what: str, seconds: float = 0.0) -> float:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps({"what": what, "seconds": seconds}) + "\n")
+        self.proc.stdin.flush()
+        return float(self.answer())
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+#: what, seconds-per-window?  (rates run for a window; events happen once per ask)
+MEASURES = [("seq", True), ("inflight", True), ("blob", False), ("list", False),
+            ("handshake", False)]
+
+
+def interleaved(args: argparse.Namespace, clients: Tuple[str, ...]) -> Dict[str, Figures]:
+    workers = [Worker(name) for name in clients]
+    try:
+        for worker in workers:
+            assert worker.answer() == "ready", worker.name
+        samples: Dict[Tuple[str, str], List[float]] = {}
+        for what, windowed in MEASURES:
+            progress(what)
+            rounds = args.repeats if windowed else args.events
+            for turn in range(rounds):
+                for worker in workers[turn % len(workers):] + workers[:turn % len(workers)]:
+                    value = worker.ask(what, args.duration if windowed else 0.0)
+                    samples.setdefault((worker.name, what), []).append(value)
+    finally:
+        for worker in workers:
+            worker.close()
+    results: Dict[str, Figures] = {name: {} for name in clients}
+    for (name, what), values in samples.items():
+        results[name][what] = median(values)
+    return results
+
+
+def sdk_available() -> Optional[str]:
+    """The SDK's version when it is installed (not imported here: the driver stays small)."""
+    import importlib.util
+    from importlib.metadata import PackageNotFoundError, version
+
+    if importlib.util.find_spec("mcp") is None:
+        return None
+    try:
+        return version("mcp")
+    except PackageNotFoundError:
+        return "?"
+
+
+def collect(args: argparse.Namespace, clients: Tuple[str, ...]) -> Dict[str, Figures]:
+    progress("connecting %s" % ", ".join(clients))
+    results = interleaved(args, clients)
+    for name in clients:
+        if name == "capture":
+            continue
+        progress("%s: memory, idle" % name)
+        results[name].update(spawn_worker("memory", name))
+        results[name].update(spawn_worker("idle", name))
+        if name in IMPORTS:
+            progress("%s: imports" % name)
+            results[name].update(import_figures(name, args.imports))
+    return results
+
+
+def progress(text: str) -> None:
+    sys.stderr.write("  ... %s\n" % text)
+    sys.stderr.flush()
+
+
+# ============================================================================ the table
+
+#: key, label, unit scale, format, whether ratios mean anything
+ROWS = [
+    ("seq", "1. sequential tools/call (round trips/s)", 1.0, "{:,.0f}", True),
+    ("inflight", "2. 64 calls in flight (calls/s)", 1.0, "{:,.0f}", True),
+    ("blob", "3. one 8 MiB text result (ms)", 1e3, "{:,.1f}", True),
+    ("list", "4. 1,000 tools over 20 pages (ms)", 1e3, "{:,.1f}", True),
+    ("handshake", "5. handshake, spawn to ready (ms)", 1e3, "{:,.1f}", True),
+    ("import", "5. import time (ms)", 1e3, "{:,.1f}", True),
+    ("import_mem", "5. import memory (MiB RSS)", 1.0, "{:,.1f}", True),
+    ("rss", "6. peak RSS growth, 15 MiB result (MiB)", 1.0, "{:,.1f}", True),
+    ("idle", "7. idle CPU over 2 s (% of one core)", 1.0, "{:,.2f}", False),
+]
+
+#: key -> (description, check(client/floor, client/sdk, client figure))
+TARGETS: Dict[str, Tuple[str, Callable[[Optional[float], Optional[float], float], Optional[bool]]]] = {
+    "seq": (">=0.6x floor, >=1.5x SDK",
+            lambda f, s, v: None if f is None else f >= 0.6 and (s is None or s >= 1.5)),
+    "inflight": (">=5x SDK", lambda f, s, v: None if s is None else s >= 5.0),
+    "blob": ("<=1.5x floor", lambda f, s, v: None if f is None else f <= 1.5),
+    "list": ("<=1.2x floor", lambda f, s, v: None if f is None else f <= 1.2),
+    "import": ("<0.25x SDK", lambda f, s, v: None if s is None else s < 0.25),
+    "idle": ("<1% of a core", lambda f, s, v: v < 1.0),
+}
+
+
+def cell(figures: Dict[str, float], key: str, scale: float, fmt: str) -> str:
+    return fmt.format(figures[key] * scale) if key in figures else "-"
+
+
+def ratio(ours: Dict[str, float], other: Dict[str, float], key: str) -> Optional[float]:
+    if key not in ours or key not in other or other[key] == 0:
+        return None
+    return ours[key] / other[key]
+
+
+def show_ratio(value: Optional[float]) -> str:
+    return "-" if value is None else "{:.2f}x".format(value)
+
+
+def verdict(key: str, ours: Dict[str, float], to_floor: Optional[float],
+            to_sdk: Optional[float]) -> str:
+    if key not in TARGETS or key not in ours:
+        return ""
+    text, check = TARGETS[key]
+    met = check(to_floor, to_sdk, ours[key])
+    return text + ("" if met is None else (": met" if met else ": MISSED"))
+
+
+def table(results: Dict[str, Figures]) -> List[str]:
+    empty: Figures = {}
+    floor, ours = results.get("floor", empty), results.get("client", empty)
+    capture, sdk = results.get("capture", empty), results.get("sdk", empty)
+    head = ["", "floor", "mcp_client", "capture on", "SDK", "vs floor", "vs SDK", "target"]
+    rows = [head]
+    for key, label, scale, fmt, compare in ROWS:
+        to_floor = ratio(ours, floor, key) if compare else None
+        to_sdk = ratio(ours, sdk, key) if compare else None
+        rows.append([label] + [cell(f, key, scale, fmt) for f in (floor, ours, capture, sdk)]
+                    + [show_ratio(to_floor), show_ratio(to_sdk),
+                       verdict(key, ours, to_floor, to_sdk)])
+    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    lines = []
+    for n, row in enumerate(rows):
+        parts = [row[0].ljust(widths[0])] + [row[i].rjust(widths[i]) for i in range(1, 7)]
+        lines.append("| " + " | ".join(parts + [row[7].ljust(widths[7])]) + " |")
+        if n == 0:
+            lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    return lines
+
+
+def header(args: argparse.Namespace, sdk: Optional[str]) -> List[str]:
+    now = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
+    return [
+        "mcp_client benchmark, %s%s" % (now, " (--quick)" if args.quick else ""),
+        "Python %s (%s), %s, nproc %d, %s" % (
+            platform.python_version(), platform.python_implementation(), platform.machine(),
+            os.cpu_count() or 0, cpu_model()),
+        "SDK: %s" % ("mcp %s, ClientSession over stdio_client (asyncio)" % sdk if sdk
+                     else "not installed (pip install .[bench]); its columns are empty"),
+        "server: tools/echo_server.py (%d tools in %d pages); each client in a process of its"
+        " own" % (TOOLS, PAGES),
+        "rows 1-5: median of %d windows of %.1f s (rates) or of %d runs (times), the clients"
+        " taking turns" % (args.repeats, args.duration, args.events),
+        "imports (%d runs), memory and idle CPU: fresh processes; import = 'import mcp_client'"
+        " vs 'from mcp import ClientSession, StdioServerParameters; from mcp.client.stdio"
+        " import stdio_client', under python -S" % args.imports,
+        "ratios: mcp_client / other (rates: higher is better; times, memory: lower)",
+        "",
+    ]
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+# ============================================================================ main
+
+
+def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="mcp_client vs the floor vs the official SDK")
+    parser.add_argument("--quick", action="store_true", help="a shorter, noisier run")
+    parser.add_argument("--no-sdk", action="store_true", help="skip the official SDK")
+    parser.add_argument("--json", metavar="FILE", help="also write the raw figures here")
+    parser.add_argument("--worker", nargs=2, metavar=("KIND", "CLIENT"), help=argparse.SUPPRESS)
+    parser.add_argument("--duration", type=float, help="seconds per rate window")
+    parser.add_argument("--repeats", type=int, help="rate windows per client")
+    parser.add_argument("--events", type=int, help="samples per single-event figure")
+    args = parser.parse_args(argv)
+    quick = args.quick
+    args.duration = args.duration or (0.3 if quick else 0.5)
+    args.repeats = args.repeats or (3 if quick else 7)
+    args.events = args.events or (3 if quick else 9)
+    args.imports = 3 if quick else 7
+    return args
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    args = parse_args(argv)
+    if args.worker:
+        run_worker(args)
+        return
+    sdk = None if args.no_sdk else sdk_available()
+    clients = CLIENTS if sdk else CLIENTS[:3]
+    started = time.perf_counter()
+    results = collect(args, clients)
+    lines = header(args, sdk) + table(results)
+    lines.append("")
+    lines.append("(whole run: %.0f s; rerun: python tools/bench.py [--quick])"
+                 % (time.perf_counter() - started))
+    print("\n".join(lines))
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump({"header": header(args, sdk), "results": results}, out, indent=1)
+
+
+if __name__ == "__main__":
+    main()
