@@ -25,7 +25,7 @@ import time
 import unittest
 from typing import Any, Dict, List, Optional
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from mcp_client import (
@@ -45,18 +45,11 @@ from mcp_client.protocol import Text
 from mcp_client.transport import ChannelPeer, Connection, Transport
 
 from support import LONG, OPTIONS, SHORT, answer, channel
+from strategies import json_values, property_settings
 
-PROPERTY = settings(max_examples=300, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = property_settings(300)
 
-SCALARS = (st.none() | st.booleans() | st.integers()
-           | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8))
-JSON_VALUES = st.recursive(
-    SCALARS,
-    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=4), kids,
-                                                               max_size=4),
-    max_leaves=40,
-)
+JSON_VALUES = json_values(40, width=4, text=8, keys=4)
 
 
 def chain(levels: int, leaf: Any, kinds: str) -> Any:

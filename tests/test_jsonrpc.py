@@ -17,7 +17,7 @@ from __future__ import annotations
 import unittest
 from typing import Any, Dict, Optional
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from mcp_client import jsonrpc
@@ -25,17 +25,11 @@ from mcp_client.errors import BadMessage, CorruptionReport, MalformedMessage, Me
 from mcp_client.jsonrpc import Notification, Response, RpcError, ServerRequest, decode
 from mcp_client.jsonvalue import dump, encode, parse
 from support import same
+from strategies import json_values, property_settings
 
-PROPERTY = settings(max_examples=300, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = property_settings(300)
 
-SCALARS = (st.none() | st.booleans() | st.integers()
-           | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8))
-JSON_VALUES = st.recursive(
-    SCALARS,
-    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=5), kids, max_size=3),
-    max_leaves=12,
-)
+JSON_VALUES = json_values(12, width=3, text=8, keys=5)
 
 VALID_ERRORS = st.fixed_dictionaries(
     {"code": st.integers(-33000, 33000), "message": st.text(max_size=10)},

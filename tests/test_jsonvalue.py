@@ -24,25 +24,19 @@ import sys
 import unittest
 from typing import Any, Iterator, List
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from mcp_client import jsonvalue
 from mcp_client.errors import CorruptionReport, EncodeRefused
 from mcp_client.jsonvalue import MAX_DEPTH, MAX_INT_DIGITS, dump, encode, parse
 from support import same
+from strategies import json_values, property_settings
 
-PROPERTY = settings(max_examples=300, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = property_settings(300)
 
 # Text without surrogates: what a str taken from valid UTF-8 can hold.
-SCALARS = (st.none() | st.booleans() | st.integers()
-           | st.floats(allow_nan=False, allow_infinity=False) | st.text())
-JSON_VALUES = st.recursive(
-    SCALARS,
-    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(), kids, max_size=4),
-    max_leaves=25,
-)
+JSON_VALUES = json_values(25)
 # Any code point at all, lone surrogates included.
 ANY_TEXT = st.lists(st.integers(0, sys.maxunicode), max_size=40).map(
     lambda points: "".join(map(chr, points)))

@@ -21,7 +21,7 @@ import copy
 import unittest
 from typing import Any, Callable, Dict, Iterator, List, Sequence, Tuple
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from mcp_client import jsonrpc, protocol, stdio
@@ -31,16 +31,11 @@ from mcp_client.protocol import (REQUESTED_VERSION, SUPPORTED_VERSIONS, CallTool
                                  ClientInfo, InitializeResult, Other, ServerInfo, Text,
                                  ToolDescriptor, ToolsCapability, ToolsPage)
 
-PROPERTY = settings(max_examples=250, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+from strategies import json_values, property_settings
 
-SCALARS = (st.none() | st.booleans() | st.integers()
-           | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8))
-JSON_VALUES = st.recursive(
-    SCALARS,
-    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=6), kids, max_size=3),
-    max_leaves=15,
-)
+PROPERTY = property_settings(250)
+
+JSON_VALUES = json_values(15, width=3, text=8, keys=6)
 
 Path = Tuple[Any, ...]
 

@@ -24,25 +24,20 @@ import tracemalloc
 import unittest
 from typing import Any, Iterable, List, Sequence
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from mcp_client.errors import EncodeRefused, FramingFault, LineTooLong
 from mcp_client.jsonvalue import encode, parse
 from mcp_client.stdio import MAX_LINE_BYTES, Buffer, frame
 
-PROPERTY = settings(max_examples=300, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+from strategies import json_values, property_settings
+
+PROPERTY = property_settings(300)
 CHUNK = 64 * 1024
 MIB = 1024 * 1024
 
-SCALARS = (st.none() | st.booleans() | st.integers()
-           | st.floats(allow_nan=False, allow_infinity=False) | st.text())
-JSON_VALUES = st.recursive(
-    SCALARS,
-    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(), kids, max_size=4),
-    max_leaves=20,
-)
+JSON_VALUES = json_values(20)
 
 
 def reference(stream: bytes) -> List[bytes]:
