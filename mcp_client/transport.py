@@ -311,12 +311,15 @@ class ProcessConnection(Connection):
         return self._popen.pid
 
     def kill(self) -> None:
-        self.close_input()  # the spec's polite EOF first; it costs nothing
         with self._signal_lock:
             # Only while the child is unreaped is its pid -- and so its group id --
             # still ours (a zombie keeps it); after wait() it may name a stranger.
             if self._popen.returncode is None:
                 _kill_group(self._popen.pid)
+        # Then release our end of its stdin. Not before: an EOF first would race the
+        # signal (a server that exits on EOF between the two would make the evidence
+        # Exited(0) or Exited(-9) by chance), and the signal is what ends it anyway.
+        self.close_input()
 
     def wait(self, deadline: Optional[float]) -> Retirement:
         timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
