@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -262,6 +264,33 @@ class Listings(unittest.TestCase):
             with self.assertRaises(ResultMalformed) as caught:
                 client.list_tools()
             self.assertIn("tools[1]", caught.exception.fault.reason)
+
+
+_EXIT_WITHOUT_SHUTDOWN = """
+import sys
+from mcp_client import Spawn, start
+client = start(Spawn(sys.argv[1], tuple(sys.argv[2:])))
+print(client.pid, flush=True)
+"""  # ... and the interpreter exits with the client still active
+
+
+class InterpreterExit(unittest.TestCase):
+    def test_active_clients_are_retired_at_exit(self) -> None:
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        with tempfile.TemporaryDirectory() as where:
+            pidfile = os.path.join(where, "grandchild")
+            argv = command("fork_grandchild", pidfile)
+            done = subprocess.run([sys.executable, "-c", _EXIT_WITHOUT_SHUTDOWN] + argv,
+                                  cwd=root, capture_output=True, text=True, timeout=LONG)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            with open(pidfile) as handle:
+                grandchild = int(handle.read())
+        server = int(done.stdout)
+        deadline = time.monotonic() + LONG
+        while (alive(server) or alive(grandchild)) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self.assertFalse(alive(server), "the server outlived the interpreter that started it")
+        self.assertFalse(alive(grandchild), "its process group was not retired")
 
 
 if __name__ == "__main__":
