@@ -377,6 +377,12 @@ class ChannelPeer:
         """Write one framed message."""
         self.write(frame(message))
 
+    def close_input(self) -> None:
+        """Stop reading for good: the client's next write fails (EPIPE)."""
+        if self._read_fd >= 0:
+            os.close(self._read_fd)
+            self._read_fd = -1
+
     def close_output(self) -> None:
         """Close the client's input (the client sees EOF)."""
         if self._write_fd >= 0:
@@ -385,9 +391,7 @@ class ChannelPeer:
 
     def close(self) -> None:
         self.close_output()
-        if self._read_fd >= 0:
-            os.close(self._read_fd)
-            self._read_fd = -1
+        self.close_input()
 
 
 Serve = Callable[[ChannelPeer], None]

@@ -308,6 +308,26 @@ class DeathPaths(unittest.TestCase):
     def test_line_too_long(self) -> None:
         self._dies_on(b"x" * (17 * 1024 * 1024), "framing")
 
+    def test_failed_write(self) -> None:
+        release, closed = threading.Event(), threading.Event()
+
+        def stop_reading(peer: ChannelPeer) -> None:
+            request = json.loads(peer.read_line() or b"null")
+            answer(peer, request, INIT_RESULT)
+            peer.read_line()  # notifications/initialized
+            peer.close_input()  # ... and the pipe to us stays open: no EOF for the reader
+            closed.set()
+            release.wait(LONG)
+
+        client = start(ChannelTransport(stop_reading), OPTIONS)
+        self.assertTrue(closed.wait(LONG))
+        with self.assertRaises(ClientBroken) as caught:
+            client.call_tool("x", {})
+        self.assertIn("write to the server failed", caught.exception.reason)
+        self.assertIs(client.state, State.BROKEN)
+        release.set()
+        self.assertEqual(client.shutdown(), ChannelClosed())
+
     def test_eof(self) -> None:
         def hang_up(request: Dict[str, Any], peer: ChannelPeer) -> None:
             peer.close_output()
