@@ -14,12 +14,14 @@ from mcp_client import (
     CallTimedOut,
     ChannelClosed,
     ChannelTransport,
+    CleanupUnconfirmed,
     ClientBroken,
     ClientClosed,
     HandshakeFailed,
     NoResource,
     Options,
     ResultMalformed,
+    RetirementTimedOut,
     ServerError,
     StartError,
     State,
@@ -203,6 +205,42 @@ class Races(unittest.TestCase):
         thread.join(LONG)
         self.assertEqual(len(failures), 1)
         self.assertEqual(client.shutdown(), ChannelClosed(), "not NoResource: a peer was started")
+
+
+class Unconfirmed(unittest.TestCase):
+    """A server that does not die: retirement says so, and can be retried."""
+
+    def _stubborn(self, refuse: bool) -> "tuple[ChannelTransport, threading.Event]":
+        release = threading.Event()
+
+        def serve(peer: ChannelPeer) -> None:
+            request = json.loads(peer.read_line() or b"null")
+            if refuse:
+                peer.send({"jsonrpc": "2.0", "id": request["id"],
+                           "error": {"code": -32603, "message": "no"}})
+            else:
+                answer(peer, request, INIT_RESULT)
+            release.wait(LONG)  # deaf to EOF: it ends only when the test says so
+
+        return ChannelTransport(serve), release
+
+    def test_shutdown_times_out_and_a_retry_confirms(self) -> None:
+        transport, release = self._stubborn(refuse=False)
+        client = start(transport, Options(handshake_timeout=LONG, retire_timeout=SHORT))
+        with self.assertRaises(RetirementTimedOut):
+            client.shutdown()
+        release.set()
+        self.assertEqual(client.shutdown(timeout=LONG), ChannelClosed())
+
+    def test_failed_connect_with_unconfirmed_cleanup_hands_the_client_back(self) -> None:
+        transport, release = self._stubborn(refuse=True)
+        client = prepare(transport, Options(handshake_timeout=LONG, retire_timeout=SHORT))
+        with self.assertRaises(CleanupUnconfirmed) as caught:
+            client.connect()
+        self.assertIs(caught.exception.client, client)
+        self.assertIn("initialize failed", caught.exception.reason)
+        release.set()
+        self.assertEqual(client.shutdown(timeout=LONG), ChannelClosed())
 
 
 class ServerTraffic(unittest.TestCase):
