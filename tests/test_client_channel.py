@@ -272,11 +272,16 @@ class ServerTraffic(unittest.TestCase):
             answer(peer, request, text)
             answer(peer, request, {"content": [{"type": "text", "text": "second"}]})
 
-        with start(channel({"tools/call": noisy}), OPTIONS) as client:
-            self.assertEqual(client.call_tool("x", {}).content, (Text("first"),))
-            self.assertEqual(client.call_tool("x", {}).content, (Text("first"),))
-            client.ping()
-            self.assertIs(client.state, State.READY)
+        with self.assertLogs("mcp_client.client", level="DEBUG") as logs:
+            with start(channel({"tools/call": noisy}), OPTIONS) as client:
+                self.assertEqual(client.call_tool("x", {}).content, (Text("first"),))
+                self.assertEqual(client.call_tool("x", {}).content, (Text("first"),))
+                client.ping()
+                self.assertIs(client.state, State.READY)
+        dropped = "\n".join(logs.output)
+        self.assertIn("dropped response for unknown or late id 99999", dropped)
+        self.assertIn("dropped response for unknown or late id '", dropped)  # the string id
+        self.assertIn("dropped notification notifications/message", dropped)
 
     def test_error_response_is_a_server_error_and_the_client_lives(self) -> None:
         def refuse(request: Dict[str, Any], peer: ChannelPeer) -> None:
