@@ -21,6 +21,7 @@ from .errors import (  # noqa: E402
     CallTimedOut,
     CleanupUnconfirmed,
     ClientBroken,
+    ClientInherited,
     ClientClosed,
     ClientError,
     HandshakeFailed,
@@ -37,6 +38,7 @@ from .errors import (  # noqa: E402
     Unavailable,
     VersionUnsupported,
 )
+from .jail import DEFAULT_HIDDEN, Jail  # noqa: E402
 from .protocol import ClientInfo  # noqa: E402
 from .transport import (  # noqa: E402
     ChannelClosed,
@@ -54,9 +56,10 @@ logging.getLogger(__name__).addHandler(logging.NullHandler())
 __all__ = [
     "__version__", "Spawn", "ProcessTransport", "ChannelTransport", "Options", "ClientInfo",
     "Client", "State", "prepare", "prepare_owned", "start",
-    "NoResource", "Exited", "ChannelClosed",
+    "NoResource", "Exited", "ChannelClosed", "Jail", "DEFAULT_HIDDEN",
     "McpClientError",
-    "ClientError", "Unavailable", "ClientClosed", "ClientBroken", "CallTimedOut",
+    "ClientError", "Unavailable", "ClientClosed", "ClientBroken", "ClientInherited",
+    "CallTimedOut",
     "ServerError", "ResultMalformed", "TooManyPages",
     "StartError", "TransportFailed", "HandshakeFailed", "VersionUnsupported",
     "ToolsNotDeclared", "CleanupUnconfirmed",

@@ -23,7 +23,19 @@ with wire name ``NAME`` with the JSON object ``JSON`` as its arguments, and
 print the result: text blocks, other blocks by kind, ``isError``,
 ``structuredContent``), ``--json`` (print one JSON object instead of the
 text), ``--capture FILE`` (record the wire log there; replay it with
-``tools/replay.py``).
+``tools/replay.py``), ``--strict`` (die on the first stdout line that is not
+JSON; by default up to 100 such lines -- log lines and banners the spec forbids
+-- are skipped, and one warning line on stderr says how many and shows the
+first).
+
+Jail options (see :mod:`mcp_client.jail`): ``--jail`` runs the server inside
+bubblewrap -- no network, the filesystem read-only, credential places under
+``$HOME`` hidden, a private ``/tmp``; without bwrap it fails (exit 3) rather
+than run the server bare. With it: ``--allow-write DIR`` (repeatable),
+``--allow-net``, ``--hide PATH`` (repeatable; added to the default list),
+``--memory BYTES`` (``512M``, ``2G``: an address-space limit per process),
+``--cpu-seconds N`` and ``--max-processes N``. Any of them without ``--jail``
+is a usage error.
 
 Server text (names, descriptions, results) is never printed raw: control and
 direction-changing characters are removed or escaped first, so a hostile
@@ -86,6 +98,7 @@ from .errors import (
     TransportFailed,
     VersionUnsupported,
 )
+from .jail import DEFAULT_HIDDEN, Jail
 from .jsonvalue import CorruptionReport, JsonValue, parse
 from .protocol import CallToolResult, InitializeResult, Text, ToolDescriptor
 from .transport import Exited, ProcessTransport, Retirement, Spawn
@@ -117,6 +130,9 @@ PROG = "python -m mcp_client"
 #: How stderr lines start.
 NAME = "mcp_client"
 DEFAULT_TIMEOUT = 30.0
+#: Stdout lines that are not JSON skipped without ``--strict`` (``Options.tolerated_noise_lines``):
+#: a user trying a server wants its tools, and is told about the noise.
+DEFAULT_NOISE = 100
 #: Characters of a tool's title and description shown on its line.
 _TOOL_TEXT = 72
 #: Characters of a failure's reason shown on the one stderr line.
@@ -162,6 +178,8 @@ class Settings:
     call: Optional[Tuple[str, Dict[str, JsonValue]]] = None
     json_output: bool = False
     capture: Optional[str] = None
+    jail: Optional[Jail] = None
+    tolerated_noise: int = DEFAULT_NOISE
 
 
 class UsageError(Exception):
@@ -199,6 +217,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true",
                         help="print one JSON object instead of text")
     parser.add_argument("--capture", metavar="FILE", help="record the wire log in FILE")
+    parser.add_argument("--strict", action="store_true",
+                        help="fail on any stdout line that is not JSON (default: skip up to "
+                        "%d, with a warning)" % DEFAULT_NOISE)
+    _jail_arguments(parser)
     parser.add_argument("--version", action="version", version="mcp_client " + __version__)
     return parser
 
@@ -226,8 +248,62 @@ def parse_arguments(argv: Sequence[str]) -> Settings:
         timeout=parsed.timeout, server_name=parsed.server_name,
         quiet_server=parsed.quiet_server, source=parsed.source,
         call=None if parsed.call is None else _call(parsed.call),
-        json_output=parsed.json, capture=parsed.capture,
+        json_output=parsed.json, capture=parsed.capture, jail=_jail(parsed),
+        tolerated_noise=0 if parsed.strict else DEFAULT_NOISE,
     )
+
+
+def _jail_arguments(parser: argparse.ArgumentParser) -> None:
+    jail = parser.add_argument_group("jail (bubblewrap; Linux)")
+    jail.add_argument("--jail", action="store_true",
+                      help="run the server in a jail: no network, read-only filesystem, "
+                      "credentials hidden, private /tmp")
+    jail.add_argument("--allow-write", action="append", default=[], metavar="DIR",
+                      help="let the jailed server write under DIR; repeatable")
+    jail.add_argument("--allow-net", action="store_true", help="let the jailed server use the network")
+    jail.add_argument("--hide", action="append", default=[], metavar="PATH",
+                      help="hide PATH too (besides ~/.ssh, ~/.aws, ...); repeatable")
+    jail.add_argument("--memory", type=bytes_argument, metavar="BYTES",
+                      help="address-space limit per process (512M, 2G, ...)")
+    jail.add_argument("--cpu-seconds", type=count_argument, metavar="N",
+                      help="CPU time limit per process")
+    jail.add_argument("--max-processes", type=count_argument, metavar="N",
+                      help="processes and threads in the jail, all counted")
+
+
+def bytes_argument(text: str) -> int:
+    """argparse type for a positive size: digits with an optional K, M or G (powers of 1024)."""
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:].upper(), 1)
+    digits = text[:-1] if scale > 1 else text
+    if not digits.isdigit() or int(digits) == 0:
+        raise argparse.ArgumentTypeError("not a positive size: %r" % text)
+    return int(digits) * scale
+
+
+def count_argument(text: str) -> int:
+    """argparse type for a positive integer."""
+    if not text.isdigit() or int(text) == 0:
+        raise argparse.ArgumentTypeError("not a positive integer: %r" % text)
+    return int(text)
+
+
+def _jail(parsed: argparse.Namespace) -> Optional[Jail]:
+    given = [flag for flag, value in (
+        ("--allow-write", parsed.allow_write), ("--allow-net", parsed.allow_net),
+        ("--hide", parsed.hide), ("--memory", parsed.memory),
+        ("--cpu-seconds", parsed.cpu_seconds), ("--max-processes", parsed.max_processes)) if value]
+    if not parsed.jail:
+        if given:  # a limit asked for and silently not applied is the one thing never to do
+            raise UsageError("%s needs --jail" % given[0])
+        return None
+    try:
+        return Jail(network=parsed.allow_net,
+                    writable=tuple(os.path.abspath(path) for path in parsed.allow_write),
+                    hidden=DEFAULT_HIDDEN + tuple(os.path.abspath(path) for path in parsed.hide),
+                    memory_bytes=parsed.memory, cpu_seconds=parsed.cpu_seconds,
+                    max_processes=parsed.max_processes)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
 
 
 def _split(argv: List[str]) -> Tuple[List[str], Optional[List[str]]]:
@@ -274,6 +350,7 @@ class Session:
     called: Optional[CallToolResult] = None
     retirement: Optional[Retirement] = None
     failure: Optional[Failure] = None
+    noise: Tuple[int, Optional[str]] = (0, None)  # lines skipped, the first one shown
 
 
 def run(settings: Settings, out: IO[str], err: IO[str]) -> int:
@@ -306,8 +383,8 @@ def _run_client(session: Session, capture: Optional[IO[str]], out: IO[str]) -> N
     settings = session.settings
     stderr = subprocess.DEVNULL if settings.quiet_server else None
     options = Options(handshake_timeout=settings.timeout, request_timeout=settings.timeout,
-                      capture=capture)
-    client = prepare(ProcessTransport(settings.spawn, stderr=stderr), options)
+                      capture=capture, tolerated_noise_lines=settings.tolerated_noise)
+    client = prepare(ProcessTransport(settings.spawn, stderr=stderr, jail=settings.jail), options)
     try:
         _steps(client, session, out)
     except Failure as failure:
@@ -316,6 +393,7 @@ def _run_client(session: Session, capture: Optional[IO[str]], out: IO[str]) -> N
         session.failure = Failure("interrupt", interrupt)
     finally:
         _retire(client, session)
+        session.noise = (client.noise_skipped, client.first_noise)
 
 
 def _steps(client: Client, session: Session, out: IO[str]) -> None:
@@ -372,11 +450,22 @@ def _finish(session: Session, out: IO[str], err: IO[str]) -> int:
     if session.settings.json_output:
         out.write(json.dumps(_json_report(session), indent=2) + "\n")
         out.flush()
+    _warn_of_noise(session.noise, err)
     if session.failure is None:
         return EXIT_OK
     err.write(session.failure.line() + "\n")
     err.flush()
     return session.failure.code
+
+
+def _warn_of_noise(noise: Tuple[int, Optional[str]], err: IO[str]) -> None:
+    skipped, first = noise
+    if skipped:
+        err.write('%s: warning: skipped %d line%s the server wrote to stdout that %s not JSON, '
+                  'the first: "%s"; the MCP spec forbids them (--strict refuses them)\n'
+                  % (NAME, skipped, "" if skipped == 1 else "s", "is" if skipped == 1 else "are",
+                     first or ""))
+        err.flush()
 
 
 # ----------------------------------------------------------------------------- text

@@ -46,16 +46,18 @@ from typing import (
     Any, Callable, Deque, Dict, List, Mapping, Optional, Set, Tuple, TypeVar, Union,
 )
 
-from . import __version__, jsonrpc, protocol
+from . import __version__, _threads, jsonrpc, noise, protocol
 from .capture import Capture, CaptureTarget, open_capture
 from .errors import (
     CallTimedOut,
     ClientBroken,
     ClientClosed,
     ClientError,
+    ClientInherited,
     CleanupUnconfirmed,
     FramingFault,
     HandshakeFailed,
+    MalformedMessage,
     MessageFault,
     ProtocolFault,
     ResultMalformed,
@@ -77,6 +79,7 @@ from .jsonvalue import EncodeRefused, JsonValue
 from .protocol import CallToolResult, ClientInfo, InitializeResult, ToolDescriptor
 from .stdio import Buffer, frame
 from .transport import (
+    ATOMIC_WRITE_BYTES,
     Connection,
     NoResource,
     ProcessTransport,
@@ -87,7 +90,8 @@ from .transport import (
 
 __all__ = [
     "Options", "Client", "prepare", "prepare_owned", "start", "State",
-    "ClientError", "Unavailable", "ClientClosed", "ClientBroken", "CallTimedOut",
+    "ClientError", "Unavailable", "ClientClosed", "ClientBroken", "ClientInherited",
+    "CallTimedOut",
     "ServerError", "ResultMalformed", "TooManyPages",
     "StartError", "TransportFailed", "HandshakeFailed", "VersionUnsupported",
     "ToolsNotDeclared", "CleanupUnconfirmed",
@@ -110,7 +114,8 @@ _TIMER_SLACK = 0.05
 #: Small frames are written in batches of at most this many bytes: a pipe takes
 #: a write of up to ``PIPE_BUF`` bytes whole or not at all, so a batch can stall
 #: but never leave half a frame on the wire.
-_BATCH_BYTES = getattr(select, "PIPE_BUF", 512)
+_BATCH_BYTES = ATOMIC_WRITE_BYTES
+_INF = float("inf")
 
 
 @dataclass(frozen=True)
@@ -119,6 +124,12 @@ class Options:
 
     ``capture``: a path or a writable text file that receives the wire log
     (see :mod:`mcp_client.capture`); ``None`` records nothing.
+
+    ``tolerated_noise_lines``: how many stdout lines that are not JSON at all
+    (log lines, banners; see :mod:`mcp_client.noise`) are skipped over the
+    session, each logged at WARNING; the next one is a death, as is any JSON
+    line that is not JSON-RPC. The spec forbids such lines, so 0 (none) is the
+    default: opt in only for a server known to print them.
     """
 
     client_info: ClientInfo = ClientInfo("mcp_client", __version__)
@@ -127,6 +138,7 @@ class Options:
     max_tool_pages: int = 64
     retire_timeout: float = 10.0
     capture: CaptureTarget = None
+    tolerated_noise_lines: int = 0
 
 
 class State(enum.Enum):
@@ -144,6 +156,7 @@ _TRANSITIONS: Dict[State, Tuple[State, ...]] = {
     State.CLOSED: (),
     State.BROKEN: (),
 }
+_ENDED = (State.CLOSED, State.BROKEN)
 
 
 class _Call:
@@ -159,7 +172,8 @@ class _Call:
     trip's share of the budget (see ``tools/bench.py``).
     """
 
-    __slots__ = ("id", "method", "timeout", "deadline", "frame", "_settled", "_result", "_error")
+    __slots__ = ("id", "method", "timeout", "deadline", "frame", "_settled", "_done",
+                 "_result", "_error")
 
     def __init__(self, ident: int, method: str, timeout: float, deadline: float) -> None:
         self.id = ident
@@ -169,16 +183,34 @@ class _Call:
         self.frame: Optional[bytes] = None  # queued for the wire and not yet written
         self._settled = threading.Lock()
         self._settled.acquire()
+        self._done = False
         self._result: Any = None
         self._error: Optional[BaseException] = None
 
     def settle(self, result: Any) -> None:
+        self._mark_settled()
         self._result = result
         self._settled.release()
 
     def fail(self, error: BaseException) -> None:
+        self._mark_settled()
         self._error = error
         self._settled.release()
+
+    def reopen(self) -> None:
+        """Unsettle a call settled as :data:`_UNSENT` (its waiter has woken), before
+        it goes back into the table to be sent again."""
+        assert self._result is _UNSENT
+        self._done = False
+        self._result = None
+
+    def _mark_settled(self) -> None:
+        # Exactly once is the table's discipline (whoever pops a call settles it);
+        # a second settlement is a bug of ours, made loud rather than a silent
+        # replacement of the outcome a caller may be reading.
+        if self._done:
+            raise RuntimeError("call %d (%s) settled twice" % (self.id, self.method))
+        self._done = True
 
     def wait(self, timeout: Optional[float]) -> bool:
         """``True`` once settled; waits at most ``timeout`` seconds (``None``: no limit)."""
@@ -224,18 +256,27 @@ class Client:
         self._pending: Dict[int, _Call] = {}
         self._next_id = 0
         self._outbox: Deque[_Call] = collections.deque()  # small frames awaiting a turn
-        self._turn = threading.Lock()  # the writing turn: whoever holds it writes them
+        self._turn = threading.RLock()  # the writing turn: whoever holds it writes them
         self._conn: Optional[Connection] = None
         self._opening = False  # transport.open() under way, outside the lock
         self._reader: Optional[threading.Thread] = None
-        self._timer: Optional[threading.Timer] = None
-        self._timer_deadline = float("inf")
-        self._last_timer: Optional[threading.Timer] = None  # joined by shutdown
+        self._timer: Optional[_Timer] = None
+        self._timer_deadline = _INF
+        self._last_timer: Optional[_Timer] = None  # joined by shutdown
+        self._doomed: Dict[int, _Call] = {}  # latched by a retirement; the reader fails them
+        self._answers: Deque[Tuple[bytes, float]] = collections.deque()  # for the answerer
+        self._answerer: Optional[threading.Thread] = None  # writes answers the reader could not
+        self._last_answerer: Optional[threading.Thread] = None  # joined by shutdown
         self._wake_w = -1
+        self._generation = _FORKS.generation  # a fork makes the child's copy inert
+        self._owner_pid = os.getpid()
         self._retired = threading.Event()
+        self._recorded = False  # the evidence is recorded once (under _lock)
         self._evidence: Optional[Retirement] = None
         self._retire_fault: Optional[RetirementError] = None
         self._capture: Optional[Capture] = None
+        self._noise_skipped = 0  # written by the reader only
+        self._first_noise: Optional[str] = None
         self.initialize_result: Optional[InitializeResult] = None
 
     # ------------------------------------------------------------------ introspection
@@ -254,6 +295,16 @@ class Client:
         """The server's pid while one was started (for diagnostics and tests)."""
         return None if self._conn is None else self._conn.pid
 
+    @property
+    def noise_skipped(self) -> int:
+        """How many stdout lines that are not JSON were skipped (``tolerated_noise_lines``)."""
+        return self._noise_skipped
+
+    @property
+    def first_noise(self) -> Optional[str]:
+        """The start of the first line skipped, as :func:`noise.show` gives it; ``None`` if none."""
+        return self._first_noise
+
     def __repr__(self) -> str:
         return "<Client %s %s>" % (self._transport.describe(), self._state.value)
 
@@ -261,12 +312,23 @@ class Client:
         return self
 
     def __exit__(self, kind: Optional[type], error: Optional[BaseException], tb: Any) -> None:
+        if self._inherited():
+            return  # a forked child leaving its parent's block: not its server to retire
         try:
             self.shutdown()
         except RetirementError:
             if error is None:
                 raise
             log.warning("retirement unconfirmed while leaving a failed block", exc_info=True)
+
+    def _inherited(self) -> bool:
+        """Whether this process got the client through ``fork`` (see :data:`_FORKS`)."""
+        return self._generation != _FORKS.generation
+
+    def _check_owner(self) -> None:
+        if self._inherited():
+            raise ClientInherited("client belongs to process %d, not to this process %d "
+                                  "(inherited through fork)" % (self._owner_pid, os.getpid()))
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -282,6 +344,7 @@ class Client:
         On any failure what was spawned is retired before the :class:`StartError`
         is raised (or :class:`CleanupUnconfirmed` when that cannot be confirmed).
         """
+        self._check_owner()
         with self._lock:
             if self._state is not State.PARKED:
                 raise StartError("connect() needs a parked client; this one is %s"
@@ -311,6 +374,7 @@ class Client:
 
         A ``stop`` that raced the open left the evidence to us: it cannot kill
         what it could not see yet, and must not report ``NoResource`` for it.
+        The reader, once started, sees the latched reason and retires the server.
         """
         with self._lock:
             self._opening = False
@@ -319,23 +383,27 @@ class Client:
                 self._conn = conn
                 if self._capture is not None:  # before the reader can record a line
                     self._capture.event("open", self._transport.describe())
-                self._start_reader(conn)
         if conn is None:
             if retired:
                 self._record_retirement(NoResource(), None)
             return
-        if retired:
-            conn.kill()
-            self._wake_reader()
+        self._start_reader(conn)
 
     def _start_reader(self, conn: Connection) -> None:
-        wake_r, self._wake_w = os.pipe()
+        wake_r, wake_w = os.pipe()
+        os.set_blocking(wake_w, False)  # a wake-up never blocks whoever sends it
+        reader = _threads.named(self._read_loop, "mcp-reader-%s" % (conn.pid or id(self)),
+                                (conn, wake_r))
+        with self._lock:
+            self._wake_w = wake_w
         _ACTIVE.add(self)
-        self._reader = threading.Thread(
-            target=self._read_loop, args=(conn, wake_r), daemon=True,
-            name="mcp-reader-%s" % (conn.pid or id(self)),
-        )
-        self._reader.start()
+        try:
+            _threads.start(reader)
+        except RuntimeError as e:  # out of threads: retire here, in the opener's thread
+            self._request_retirement(ClientBroken("cannot start the reader thread: %s" % e))
+            self._finish(conn, wake_r)
+            raise TransportFailed("cannot start the reader thread: %s" % e) from e
+        self._reader = reader
 
     def _handshake(self) -> InitializeResult:
         params = protocol.initialize_params(self.options.client_info)
@@ -367,40 +435,53 @@ class Client:
         return failure
 
     def stop(self) -> None:
-        """Ask for retirement and return at once; in-flight calls fail :class:`ClientClosed`."""
-        self._request_retirement(ClientClosed("client was stopped"))
+        """Ask for retirement and return at once; in-flight calls fail :class:`ClientClosed`.
+
+        Never blocks. In a process that inherited the client through ``fork`` it
+        does nothing: the server is the parent's.
+        """
+        if not self._inherited():
+            self._request_retirement(ClientClosed("client was stopped"))
 
     def shutdown(self, timeout: Optional[float] = None) -> Retirement:
         """Retire the server and return the evidence: :class:`NoResource` or ``Exited``.
 
         Idempotent: a client already retired (by a failed connect, a death, an
-        earlier shutdown) returns the same evidence again.
+        earlier shutdown) returns the same evidence again. In a process that
+        inherited the client through ``fork`` it raises :class:`ClientInherited`.
         """
+        self._check_owner()
         timeout = self.options.retire_timeout if timeout is None else timeout
         self._request_retirement(ClientClosed("client was shut down"))
         return self._await_retirement(time.monotonic() + timeout)
 
     def _request_retirement(self, reason: Unavailable) -> None:
-        """Latch ``reason`` (first one wins), fail every call, kill, wake the reader."""
+        """Latch ``reason`` (first one wins), doom every call, wake the reader.
+
+        Never blocks. Everything else -- failing the doomed calls, the kill, the
+        reaping -- is the reader's (:meth:`_finish`), a thread no signal handler
+        interrupts. The latch itself is straight-line stores under ``_lock`` and
+        ends with the wake-up's one system call: an asynchronous exception can
+        land before the latch (nothing happened) or after the wake-up (all of it
+        did), never in between.
+        """
+        target = State.BROKEN if isinstance(reason, ClientBroken) else State.CLOSED
         with self._lock:
-            if self._state in (State.CLOSED, State.BROKEN):
+            if self._state in _ENDED:
                 return
-            self._move(State.BROKEN if isinstance(reason, ClientBroken) else State.CLOSED)
-            self._reason = reason
-            calls = list(self._pending.values())
-            self._pending.clear()
-            timer, self._timer = self._timer, None
-            conn, opening = self._conn, self._opening
-        log.debug("%r retiring: %s", self, reason)
-        if timer is not None:
-            timer.cancel()
-            self._last_timer = timer
-        for call in calls:
-            call.fail(_fresh(reason))
-        if conn is not None:
-            conn.kill()
-            self._wake_reader()
-        elif not opening:  # else the opener records it (see _adopt)
+            if target not in _TRANSITIONS[self._state]:
+                target = State.CLOSED  # a parked client cannot break: it only closes
+            self._state, self._reason = target, reason
+            self._doomed, self._pending = self._pending, {}
+            self._last_timer = self._timer or self._last_timer
+            self._timer, self._timer_deadline = None, _INF
+            parked = self._conn is None and not self._opening  # else the opener records it
+            if self._wake_w >= 0:
+                try:
+                    os.write(self._wake_w, b"x")
+                except OSError:  # already signalled (full)
+                    pass
+        if parked:
             self._record_retirement(NoResource(), None)
 
     def _wake_reader(self) -> None:
@@ -412,7 +493,9 @@ class Client:
                     pass
 
     def _await_retirement(self, deadline: float) -> Retirement:
-        if not self._retired.wait(max(0.0, deadline - time.monotonic())):
+        if not self._retired.is_set():
+            self._retire_unopened()
+        if not self._retired.wait(_lock_timeout(deadline)):
             raise RetirementTimedOut("server %s not confirmed gone in time"
                                      % self._transport.describe())
         self._join_threads(deadline)
@@ -421,18 +504,33 @@ class Client:
         assert self._evidence is not None
         return self._evidence
 
+    def _retire_unopened(self) -> None:
+        # A latch interrupted (by a signal handler's exception) before it could
+        # record the evidence of a client that never opened anything.
+        with self._lock:
+            unopened = self._reason is not None and self._conn is None and not self._opening
+        if unopened:
+            self._record_retirement(NoResource(), None)
+
     def _join_threads(self, deadline: float) -> None:
-        for thread in (self._reader, self._last_timer):
+        timer = None if self._last_timer is None else self._last_timer.thread
+        for thread in (self._reader, timer, self._last_answerer):
             if thread is not None and thread is not threading.current_thread():
-                thread.join(max(0.0, deadline - time.monotonic()))
+                thread.join(_lock_timeout(deadline))
                 if thread.is_alive():
                     raise RetirementTimedOut("thread %s has not ended" % thread.name)
 
     def _record_retirement(self, evidence: Optional[Retirement],
                            fault: Optional[RetirementError]) -> None:
+        with self._lock:  # once: the opener and a late latch may both find it unopened
+            if self._recorded:
+                return
+            self._recorded = True
         self._evidence, self._retire_fault = evidence, fault
         _ACTIVE.discard(self)
         if self._capture is not None:
+            if self._reason is not None:  # recorded here, not in the latch: that stays straight-line
+                self._capture.died(self._reason)
             self._capture.event("retired", repr(evidence or fault))
             self._capture.close()
         self._retired.set()
@@ -503,17 +601,21 @@ class Client:
         return self._await(self._start(method, params, timeout, time.monotonic() + timeout))
 
     def _start(self, method: str, params: JsonValue, timeout: float, deadline: float) -> _Call:
-        """Register, frame and send one request; :meth:`_await` then waits for it."""
+        """Register, frame and send one request; :meth:`_await` then waits for it.
+
+        A call abandoned on the way (a refused encoding, an interrupt) leaves the
+        table at once: no answer is awaited for it, nor a deadline kept.
+        """
         call = self._register(method, timeout, deadline)
         try:
-            data = frame(jsonrpc.request(call.id, method, params))
-        except EncodeRefused:
+            self._send(frame(jsonrpc.request(call.id, method, params)), call)
+        except BaseException:
             self._unregister(call.id)
             raise
-        self._send(data, call)
         return call
 
     def _register(self, method: str, timeout: float, deadline: float) -> _Call:
+        self._check_owner()
         with self._lock:
             if self._state is not State.READY or method == "initialize":
                 self._check_open(method == "initialize")
@@ -544,9 +646,14 @@ class Client:
 
     def _write_frame(self, conn: Connection, data: bytes, call: _Call) -> None:
         """Write one request (a small one perhaps with others); a stall is the
-        call's timeout, a failure or a half-written frame the client's death."""
+        call's timeout, a failure or a frame cut short the client's death.
+
+        A frame cut short by an exception from elsewhere (a signal handler's
+        ``KeyboardInterrupt``) poisons the stream just as a stall does: the
+        exception goes on to the caller, and the client dies ``ClientBroken``.
+        """
         try:
-            if len(data) <= _BATCH_BYTES:
+            if len(data) <= ATOMIC_WRITE_BYTES:
                 self._send_queued(conn, data, call)
             else:
                 conn.write(data, call.deadline)
@@ -556,6 +663,11 @@ class Client:
                 self._request_retirement(ClientBroken("write to the server stalled mid-frame"))
         except WriteFailed as e:
             self._request_retirement(ClientBroken(e.reason))
+        except BaseException as e:
+            if conn.torn:
+                self._request_retirement(ClientBroken(
+                    "a frame was cut short by %s: the stream is poisoned" % type(e).__name__))
+            raise
 
     def _send_queued(self, conn: Connection, data: bytes, call: _Call) -> None:
         """Write a small frame now if the writing turn is free and no frame is
@@ -566,37 +678,59 @@ class Client:
         letting go, so a frame queued meanwhile is written by one or the other.
         A holder that stalls hands what is left back to its callers instead.
         """
-        stalled = False
-        if not self._outbox and self._turn.acquire(False):
-            try:
-                conn.write(data, call.deadline)
-            except WriteStalled as e:
-                if e.written:  # not whole after all: the stream is poisoned
-                    raise
-                stalled = True
-            finally:
-                self._turn.release()
-        else:
+        sent = self._write_alone(conn, data, call) if not self._outbox else None
+        if sent is None:
             call.frame = data
             self._outbox.append(call)
+        stalled = sent is False
         if self._outbox and self._take_turns(conn, call.deadline, stalled) or stalled:
             raise WriteStalled(0)
+
+    def _write_alone(self, conn: Connection, data: bytes, call: _Call) -> Optional[bool]:
+        """Write ``data`` under the turn: ``True`` written, ``False`` stalled
+        (nothing written), ``None`` the turn was taken. The turn is released on
+        every exit, however it is interrupted (see ``_PipeWriter``'s discipline)."""
+        turn = self._turn
+        try:
+            if not turn.acquire(False):
+                return None
+            conn.write(data, call.deadline)
+            return True
+        except WriteStalled as e:
+            if e.written:  # not whole after all: the stream is poisoned
+                raise
+            return False
+        finally:
+            try:
+                turn.release()
+            except RuntimeError:  # not ours: the turn was taken
+                pass
 
     def _take_turns(self, conn: Connection, deadline: float, stalled: bool) -> bool:
         """Write (or, once stalled, hand back) the queue for as long as the turn
         is free and anything is queued; whether a write stalled."""
-        while self._outbox and self._turn.acquire(False):
+        turn = self._turn
+        while self._outbox:
             try:
-                if stalled:
-                    self._hand_back()
-                else:
-                    self._write_queued(conn, deadline)
-            except WriteStalled:
-                stalled = True
-                self._hand_back()
+                if not turn.acquire(False):
+                    break
+                stalled = self._serve_turn(conn, deadline, stalled)
             finally:
-                self._turn.release()
+                try:
+                    turn.release()
+                except RuntimeError:  # not ours: the turn was taken
+                    pass
         return stalled
+
+    def _serve_turn(self, conn: Connection, deadline: float, stalled: bool) -> bool:
+        if not stalled:
+            try:
+                self._write_queued(conn, deadline)
+                return False
+            except WriteStalled:
+                pass
+        self._hand_back()
+        return True
 
     def _write_queued(self, conn: Connection, deadline: float) -> None:
         """Write queued frames, a batch of at most ``_BATCH_BYTES`` at a time,
@@ -647,6 +781,7 @@ class Client:
     def _resend(self, call: _Call) -> None:
         """Send again the frame of a call :meth:`_hand_back` gave back, pending
         again meanwhile -- unless its deadline has passed: then it has timed out."""
+        call.reopen()
         with self._lock:
             self._check_open(call.method == "initialize")
             self._pending[call.id] = call
@@ -672,44 +807,60 @@ class Client:
             raise HandshakeFailed("cannot send %s: %s" % (method, e), e) from e
 
     def _await(self, call: _Call) -> JsonValue:
-        while True:
-            if not call.wait(max(0.0, call.deadline - time.monotonic() + _TIMER_SLACK)):
-                self._settle_timeout(call)
-                call.wait(None)  # settled by now: by us, or by whoever took it just before
-            if not call.unsent():
-                return call.outcome()
-            self._resend(call)
+        try:
+            while True:
+                if not call.wait(_lock_timeout(call.deadline + _TIMER_SLACK)):
+                    self._settle_timeout(call)
+                    call.wait(None)  # settled by now: by us, or by whoever took it just before
+                if not call.unsent():
+                    return call.outcome()
+                self._resend(call)
+        except BaseException:  # interrupted: nobody awaits its answer any more
+            self._unregister(call.id)
+            raise
 
     def _settle_timeout(self, call: _Call) -> None:
         if self._unregister(call.id) is call:
+            if self._capture is not None:  # before the caller can send anything else
+                self._capture.timed_out(call.id, call.method)
             call.fail(CallTimedOut(call.method, call.timeout))
 
     # ------------------------------------------------------------------ the timer
 
     def _arm_timer(self, deadline: float) -> None:
-        """Arm the one timer for ``deadline`` (under ``_lock``)."""
+        """Arm the one timer for ``deadline`` (under ``_lock``).
+
+        A timer that cannot start (no thread to be had) is no timer: each caller
+        still stops at its own deadline (:meth:`_await`), and the next call that
+        registers tries again.
+        """
         if self._timer is not None:
             self._timer.cancel()
-        self._timer_deadline = deadline
-        self._timer = threading.Timer(_lock_timeout(deadline), self._on_timer)
-        self._timer.name = "mcp-timer-%s" % (self.pid or id(self))
-        self._timer.daemon = True
-        self._timer.start()
-
-    def _on_timer(self) -> None:
+            self._timer, self._timer_deadline = None, _INF
+        timer = _Timer(_lock_timeout(deadline), self._on_timer,
+                       "mcp-timer-%s" % (self.pid or id(self)))
         try:
-            for call in self._take_due_calls():
+            _threads.start(timer.thread)
+        except RuntimeError as e:
+            log.warning("cannot start the deadline timer (%s); callers keep their own", e)
+            return
+        self._timer, self._timer_deadline = timer, deadline
+        self._last_timer = timer
+
+    def _on_timer(self, timer: "_Timer") -> None:
+        try:
+            for call in self._take_due_calls(timer):
                 call.fail(CallTimedOut(call.method, call.timeout))
         except Exception:  # a death path like any other: never leave callers hanging
             log.exception("timer thread failed")
             self._request_retirement(ClientBroken("internal error in the timer thread"))
 
-    def _take_due_calls(self) -> List[_Call]:
+    def _take_due_calls(self, timer: "_Timer") -> List[_Call]:
         now = time.monotonic()
         with self._lock:
-            if self._timer is not threading.current_thread():
+            if self._timer is not timer:
                 return []  # superseded or cancelled while firing
-            self._timer, self._timer_deadline = None, float("inf")
+            self._timer, self._timer_deadline = None, _INF
             due = [call for call in self._pending.values() if call.deadline <= now]
             for call in due:
                 del self._pending[call.id]
@@ -743,10 +894,12 @@ class Client:
     def _read_some(self, fd: int, buffer: Buffer) -> bool:
         """Read what is there and dispatch it; ``False`` once the client must stop reading."""
         try:
-            chunk = os.read(fd, _READ_SIZE_LARGE if buffer.pending_bytes else _READ_SIZE)
+            chunk = os.read(fd, buffer.read_size())
         except BlockingIOError:
             return True
         if not chunk:
+            if self._capture is not None:
+                self._capture.eof()
             self._request_retirement(ClientBroken("server closed its stdout"))
             return False
         try:
@@ -772,8 +925,7 @@ class Client:
         try:
             message = jsonrpc.decode(line)
         except MessageFault as e:
-            self._request_retirement(ClientBroken("server sent an invalid line: %s" % e.reason))
-            return False
+            return self._refuse(line, e)
         if isinstance(message, jsonrpc.Response):
             self._settle(message)
         elif isinstance(message, jsonrpc.ServerRequest):
@@ -781,6 +933,30 @@ class Client:
         else:
             log.debug("dropped notification %s", message.method)
         return self._reason is None
+
+    def _refuse(self, line: bytes, fault: MessageFault) -> bool:
+        """Skip ``line`` if it is noise and still tolerated (``True``); else die."""
+        tolerated = self.options.tolerated_noise_lines
+        if not isinstance(fault, MalformedMessage):  # JSON, yet not JSON-RPC: a lie, not a log
+            reason = fault.reason
+        elif self._noise_skipped < tolerated:
+            self._skip_noise(line, tolerated)
+            return True
+        else:
+            reason = noise.refusal(fault, line, self._noise_skipped)
+        self._request_retirement(ClientBroken("server sent an invalid line: %s" % reason))
+        return False
+
+    def _skip_noise(self, line: bytes, tolerated: int) -> None:
+        # Recorded as a capture event too, so that a replay tolerates as many.
+        self._noise_skipped += 1
+        shown = noise.show(line)
+        if self._first_noise is None:
+            self._first_noise = shown
+        log.warning("%r skipped stdout line %d of %d tolerated, not JSON: %s",
+                    self, self._noise_skipped, tolerated, shown)
+        if self._capture is not None:
+            self._capture.event("noise-skipped", "%d of %d" % (self._noise_skipped, tolerated))
 
     def _settle(self, response: jsonrpc.Response) -> None:
         call = self._unregister(response.id) if type(response.id) is int else None
@@ -801,32 +977,102 @@ class Client:
         self._reply(frame(reply))
 
     def _reply(self, data: bytes) -> None:
+        """Answer a server's request without ever blocking the reader.
+
+        Written at once when the writer is free and the pipe has room; else
+        queued for the answerer thread, which writes it by its own deadline, so
+        answers already on their way to the caller are never kept waiting behind
+        a large upload, and no caller waits behind an answer past its deadline.
+        """
         conn = self._conn
         assert conn is not None
         if self._capture is not None:
             self._capture.line("send", data[:-1])
+        if not self._answers and len(data) <= ATOMIC_WRITE_BYTES:
+            try:
+                conn.write(data, 0.0)  # a deadline already past: try once, never wait
+                return
+            except WriteStalled:
+                pass  # nothing of it was written: a small frame is written whole or not
+            except WriteFailed as e:
+                self._request_retirement(ClientBroken(e.reason))
+                return
+        self._queue_answer(conn, data)
+
+    def _queue_answer(self, conn: Connection, data: bytes) -> None:
+        answerer = None
+        with self._lock:
+            self._answers.append((data, time.monotonic() + _ANSWER_TIMEOUT))
+            if self._answerer is None:
+                answerer = self._answerer = _threads.named(
+                    self._answer_loop, "mcp-answer-%s" % (conn.pid or id(self)), (conn,))
+        if answerer is None:
+            return  # the running answerer takes it
         try:
-            conn.write(data, time.monotonic() + _ANSWER_TIMEOUT)
+            _threads.start(answerer)
+        except RuntimeError as e:
+            with self._lock:
+                dropped, self._answerer = len(self._answers), None
+                self._answers.clear()
+            log.debug("dropped %d answers to the server: no thread for them (%s)", dropped, e)
+            return
+        self._last_answerer = answerer
+
+    def _answer_loop(self, conn: Connection) -> None:
+        while True:
+            with self._lock:
+                if not self._answers or self._reason is not None:
+                    dropped = len(self._answers)
+                    self._answers.clear()
+                    self._answerer = None
+                    break
+                data, deadline = self._answers.popleft()
+            self._write_answer(conn, data, deadline)
+        if dropped:
+            log.debug("dropped %d answers to the server: the client is retired", dropped)
+
+    def _write_answer(self, conn: Connection, data: bytes, deadline: float) -> None:
+        try:
+            conn.write(data, deadline)
         except WriteStalled as e:
             if e.written:
                 self._request_retirement(ClientBroken("answer to the server stalled mid-frame"))
+            else:
+                log.debug("dropped an answer to the server: it did not read it in %ss",
+                          _ANSWER_TIMEOUT)
         except WriteFailed as e:
             self._request_retirement(ClientBroken(e.reason))
 
     def _finish(self, conn: Connection, wake_r: int) -> None:
-        """The reader's way out: complete the retirement and close every descriptor."""
+        """The reader's way out: settle what the retirement doomed, kill, reap,
+        and close every descriptor. Only the reader (or an opener whose reader
+        could not start) runs it, so no signal handler can cut it short."""
         self._request_retirement(ClientBroken("reader stopped"))  # no-op when already latched
+        self._fail_doomed()
+        conn.kill()  # whoever gets here first kills; kill is idempotent and never waits
         with self._lock:
             os.close(self._wake_w)
             self._wake_w = -1
+            timer = self._last_timer
         os.close(wake_r)
+        if timer is not None:
+            timer.cancel()
         conn.close_output()  # first: a server blocked writing to us must not block its end
         try:
             evidence: Optional[Retirement] = conn.wait(None)
             fault: Optional[RetirementError] = None
         except RetirementError as e:
             evidence, fault = None, e
+        conn.dispose_input(time.monotonic() + self.options.retire_timeout)
         self._record_retirement(evidence, fault)
+
+    def _fail_doomed(self) -> None:
+        with self._lock:
+            doomed, self._doomed = self._doomed, {}
+            reason = self._reason
+        assert reason is not None
+        for call in doomed.values():
+            call.fail(_fresh(reason))
 
 
 def _lock_timeout(deadline: float) -> float:
@@ -902,8 +1148,59 @@ class _ActiveClients:
         with self._lock:
             return list(self._clients)
 
+    def forget(self) -> None:
+        """In a forked child: none of these is ours. A new lock, since a parent's
+        thread may have held the old one at the fork."""
+        self._lock = threading.Lock()
+        self._clients = set()
+
 
 _ACTIVE = _ActiveClients()
+
+
+class _Forks:
+    """What a ``fork`` changes for this package, reset in the child at once.
+
+    The child gets a copy of every client, but not their threads, and their
+    locks in whatever state the parent's threads held them. So it must touch
+    none of it: it bumps ``generation``, which makes every inherited client
+    inert (a call raises :class:`ClientInherited` before taking any lock; stop
+    and ``with``-exit do nothing), and forgets the active set, so its ``atexit``
+    neither signals the parent's servers nor writes to the parent's pipes.
+    The inherited descriptors stay open in the child until it exits or execs
+    (they are close-on-exec), as ``subprocess``'s own do.
+    """
+
+    def __init__(self) -> None:
+        self.generation = 0
+
+    def after_in_child(self) -> None:
+        self.generation += 1
+        _ACTIVE.forget()
+
+
+_FORKS = _Forks()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_FORKS.after_in_child)
+
+
+class _Timer:
+    """The deadline timer's thread: fires ``fire(self)`` after ``delay`` unless
+    cancelled first. ``threading.Timer``'s shape, on a thread made by
+    :mod:`~mcp_client._threads` (signals blocked, startable through the seam)."""
+
+    def __init__(self, delay: float, fire: Callable[["_Timer"], None], name: str) -> None:
+        self._delay = delay
+        self._fire = fire
+        self._cancelled = threading.Event()
+        self.thread = _threads.named(self._run, name)
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+
+    def _run(self) -> None:
+        if not self._cancelled.wait(self._delay):
+            self._fire(self)
 
 
 @atexit.register

@@ -8,7 +8,8 @@ The generated module ``cap.mcp.<segment>`` (``segment`` is the mangled
 server name) imports ``cap.internal.mcp as internal`` and the ``typing`` names
 its annotations use, and holds one function per tool, sorted by function name
 (so a server that lists its tools in a different order each boot still gives
-the same text). Every function ends in exactly one call of the seam::
+the same text), each after the result types it returns, if any. Every function
+ends in exactly one call of the seam::
 
     return internal.invoke("<server>", "<wire tool name>", arguments)
 
@@ -33,13 +34,62 @@ that no ``@`` token is left outside comments and strings: generated code
 needs no decorator, so one would mean the cage failed, and ``generate``
 refuses rather than hand a compiler an ``@`` it did not write.
 
+**Results and the seam's contract.** A function returns what
+``internal.invoke`` returns, and the header of every module states what that
+is: for a tool that declares an ``outputSchema`` (any value but ``null``), the
+call's ``structuredContent`` as the server sent it, while a failed call
+(``isError``, or no ``structuredContent``) raises instead of returning; for a
+tool without one, the whole ``tools/call`` result, typed ``Any``. When
+``schema.plan_output`` reads the schema as a ``Record``, the module declares a
+result type and the function is annotated with it; otherwise it returns
+``Any`` and its comment says why.
+
+A result type is a ``TypedDict`` in its functional form::
+
+    GetCurrentTimeResult = TypedDict("GetCurrentTimeResult", {"is_dst": bool})
+
+Why a ``TypedDict``: ``structuredContent`` arrives as a JSON object, and a
+``TypedDict`` describes that very ``dict`` without converting it, so the value
+passes on unchanged into the next tool's arguments or into ``json.dumps``, and
+the module keeps no code but its functions (a dataclass or ``NamedTuple``
+would need a constructor and a conversion per call). Why the functional form:
+its keys are string literals, so the keys are the wire keys verbatim and
+escaped (a ``class`` body would need identifiers, and a mangled key would be a
+key the ``dict`` does not have), and it needs no ``class`` statement. Since
+``NotRequired`` only exists from Python 3.11, a record with any optional key
+is declared ``total=False``: the type then claims less than the schema (any
+key may be absent), never more, and a comment names the keys always present.
+The names are the generator's: ``<FunctionInPascalCase>Result`` for a tool,
+``<Parent>_<KeyLabelInPascalCase>`` for a nested object (the key through
+``mangle_label``). ``_`` is followed only by a digit inside a converted name,
+and by a capital only where a nested name begins, so the names are distinct
+from each other; the ``Result`` ending or a ``_`` before a capital keeps them
+apart from every function (lower case), ``typing`` import and keyword. Two
+sibling keys whose labels still meet (an engineered digest) leave the second
+one's nested object ``Any``.
+
 The surface is one line per function, in the same order, for a model to read::
 
     cap.mcp.git.git_reset(repo_path: str) -> Any  # Unstages all staged changes
+    cap.mcp.time.now(zone: str) -> NowResult{"is_dst": bool}  # [server says: read-only] Now
 
 Types there use the modern spelling (``list[str]``, ``int | None``), since
 nobody runs them; the source spells them with ``typing`` so that it also runs
-on Python 3.9. ``Any`` marks a parameter passed through untyped.
+on Python 3.9. ``Any`` marks a value passed
+through untyped. A result shows its type's name and its shape: keys as
+escaped literals, ``"key"?:`` for a key that may be absent, ``...`` for an
+object that admits other keys; a shape longer than ``MAX_SHAPE_CHARS`` shows
+only its top-level keys, and then only the name. The tool's annotations and
+its title (when it differs from the name) are shown as what they are, the
+server's claims: ``[server says: title "..."; read-only, idempotent]``.
+
+**The surface budget.** When the surface would pass ``MAX_SURFACE_BYTES``,
+it is cut rung by rung, the same cut on every line, until it fits: the
+descriptions to ``MAX_NOTE_CHARS`` characters; then the result shapes, down
+to their types' names; then the descriptions; then the claims. Only bare
+signatures that still do not fit refuse the server (``SurfaceTooLarge``). The
+order is a model's: what a tool does in a sentence, then what it returns,
+then the rest of the prose. The source is never cut.
 """
 
 from __future__ import annotations
@@ -50,29 +100,39 @@ import token
 import tokenize
 import unicodedata
 from dataclasses import dataclass
-from typing import Callable, FrozenSet, Iterator, List, Sequence, Tuple
+from typing import (
+    Callable, FrozenSet, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple,
+)
 
 from .errors import (
     GenerateError, SanitizerBreach, SurfaceTooLarge, ToolNameCollision, TooManyTools,
 )
+from .jsonvalue import JsonValue
 from .name import Digest, first_collision, mangle, mangle_label, sha256_digest
 from .protocol import ToolDescriptor
-from .schema import ListOf, Param, ParamType, Plan, Simple, WholeValue, plan
+from .schema import (
+    Array, Field, ListOf, Nullable, Param, ParamType, Plan, Record, ResultType, Simple,
+    Structured, WholeValue, plan, plan_output,
+)
 
 __all__ = [
     "Generated", "generate", "describe", "sanitize", "truncate", "escape", "scan_for_at",
     "MAX_TOOLS", "MAX_SURFACE_BYTES", "MAX_DESCRIPTION_CHARS", "MAX_NOTE_CHARS",
+    "MAX_SHAPE_CHARS",
     "GenerateError", "TooManyTools", "ToolNameCollision", "SurfaceTooLarge", "SanitizerBreach",
 ]
 
 #: A listing with more tools than this is refused (SEED.md, listing size is capped).
 MAX_TOOLS = 256
-#: A surface larger than this, in UTF-8 bytes after truncation, is refused.
+#: UTF-8 bytes of surface: a larger one is cut (see the module doc), and bare
+#: signatures past it are refused.
 MAX_SURFACE_BYTES = 64 * 1024
 #: Characters kept of a tool's description.
 MAX_DESCRIPTION_CHARS = 400
 #: Characters kept of a note: a parameter description, a reason, the server name.
 MAX_NOTE_CHARS = 120
+#: Characters of a result's shape in the surface before it shows less.
+MAX_SHAPE_CHARS = 1000
 #: Longest comment and code line the generator wraps to (longer words stay whole).
 LINE_WIDTH = 79
 
@@ -92,6 +152,25 @@ class Generated:
 
 
 @dataclass(frozen=True)
+class _Declaration:
+    """One result type: its name, its record as declared, each field's type as source."""
+
+    name: str
+    about: str  # what the type describes, for its comment (generator text and escapes)
+    record: Record
+    types: Tuple[str, ...]  # one per field, same order
+
+
+@dataclass(frozen=True)
+class _Result:
+    """A tool's typed result: its record as declared, and the types, nested ones first."""
+
+    name: str
+    record: Record
+    declarations: Tuple[_Declaration, ...]
+
+
+@dataclass(frozen=True)
 class _Function:
     """One tool, read and named; everything the source and surface are made from."""
 
@@ -101,6 +180,9 @@ class _Function:
     plan: Plan  # a label collision has already degraded it to WholeValue
     params: Tuple[Param, ...]  # Typed only: required first, then optional
     labels: Tuple[str, ...]  # one per param, same order
+    claims: str  # sanitized: the title and the annotations, "" when the server claims none
+    returns: str  # sanitized: what it returns, "" for a tool without an outputSchema
+    result: Optional[_Result]  # None: it returns Any
 
 
 # ----------------------------------------------------------------------------- generate
@@ -117,8 +199,7 @@ def generate(
         raise ToolNameCollision(collision.first, collision.second, collision.mangled)
     module_name = "cap.mcp." + mangle(server, digest)
     functions = sorted((_read(tool, digest) for tool in tools), key=lambda f: f.name)
-    surface = "".join(_surface_line(module_name, function) for function in functions)
-    _check_surface_size(surface)
+    surface = _surface(module_name, functions)
     source = _module(server, module_name, functions)
     scan_for_at(source)
     return Generated(module_name, source, surface)
@@ -128,12 +209,15 @@ def _read(tool: ToolDescriptor, digest: Digest) -> _Function:
     name = mangle(tool.name, digest)
     text = tool.description if tool.description is not None else tool.title
     description = sanitize(text or "", MAX_DESCRIPTION_CHARS)
+    claims = _claims(tool, description)
+    result, returns = _read_result(name, tool.output_schema, digest)
     tool_plan = _degrade_on_label_collision(plan(tool.input_schema), digest)
     if isinstance(tool_plan, WholeValue):
-        return _Function(name, tool.name, description, tool_plan, (), ())
+        return _Function(name, tool.name, description, tool_plan, (), (), claims, returns, result)
     params = tuple(sorted(tool_plan.params, key=lambda param: param.optional))  # stable
     labels = tuple(mangle_label(param.name, digest) for param in params)
-    return _Function(name, tool.name, description, tool_plan, params, labels)
+    return _Function(name, tool.name, description, tool_plan, params, labels, claims, returns,
+                     result)
 
 
 def _degrade_on_label_collision(tool_plan: Plan, digest: Digest) -> Plan:
@@ -149,20 +233,159 @@ def _degrade_on_label_collision(tool_plan: Plan, digest: Digest) -> Plan:
                       % (collision.first, collision.second, collision.mangled))
 
 
-def _check_surface_size(surface: str) -> None:
-    size = len(surface.encode("utf-8"))
-    if size > MAX_SURFACE_BYTES:
-        raise SurfaceTooLarge(size, MAX_SURFACE_BYTES)
+# Annotation hints (MCP 2025-06-18, ToolAnnotations) and how each answer reads.
+_HINTS = (
+    ("readOnlyHint", "read-only", "not read-only"),
+    ("destructiveHint", "destructive", "non-destructive"),
+    ("idempotentHint", "idempotent", "not idempotent"),
+    ("openWorldHint", "open-world", "closed-world"),
+)
+
+
+def _claims(tool: ToolDescriptor, description: str) -> str:
+    """The title and every boolean hint the server set, in a fixed order."""
+    hints = tool.annotations or {}
+    said = ", ".join(yes if hints[key] else no
+                     for key, yes, no in _HINTS if type(hints.get(key)) is bool)
+    title = _title(tool, description)
+    return "; ".join(part for part in ('title "%s"' % title if title else "", said) if part)
+
+
+def _title(tool: ToolDescriptor, description: str) -> str:
+    # 2025-06-18 moved the title out of the annotations; older servers keep it there.
+    raw = tool.title if tool.title is not None else (tool.annotations or {}).get("title")
+    if type(raw) is not str:
+        return ""
+    title = sanitize(raw, MAX_NOTE_CHARS)
+    # Only when it tells something: a description that fell back to it shows it already.
+    return "" if title in (tool.name, description) else title
+
+
+def _read_result(function: str, output_schema: JsonValue,
+                 digest: Digest) -> Tuple[Optional[_Result], str]:
+    """The result type of a tool, if it has one, and the note on what it returns."""
+    if output_schema is None:
+        return None, ""
+    output = plan_output(output_schema)
+    if isinstance(output, WholeValue):
+        note = "Returns the call's structuredContent, untyped: " + output.reason
+        return None, sanitize(note, MAX_NOTE_CHARS)
+    name = _pascal(function) + "Result"
+    declarations: List[_Declaration] = []
+    about = "what %s returns: the call's structuredContent." % function
+    record = _declare(name, about, output, digest, declarations)
+    returns = "Returns %s, the call's structuredContent." % name
+    return _Result(name, record, tuple(declarations)), returns
+
+
+def _pascal(snake: str) -> str:
+    """``get_current_time`` -> ``GetCurrentTime``; ``_`` stays before a digit: ``a_1`` -> ``A_1``.
+
+    One-to-one on what ``mangle`` and ``mangle_label`` produce (lower-case
+    words joined by single underscores), since a capital marks each word that
+    starts with a letter and ``_`` each word that starts with a digit.
+    """
+    return "".join(word.capitalize() if word[:1].isalpha() else "_" + word
+                   for word in snake.split("_"))
+
+
+def _declare(name: str, about: str, record: Record, digest: Digest,
+             out: List[_Declaration]) -> Record:
+    """Append ``record``'s declaration to ``out`` after its nested ones; the record declared."""
+    taken: Set[str] = set()
+    fields: List[Field] = []
+    types: List[str] = []
+    for field in record.fields:
+        kind, text = _declare_type(field.name, field.type, name, taken, digest, out)
+        fields.append(field if kind is field.type else Field(field.name, kind, field.optional,
+                                                             field.description))
+        types.append(text)
+    declared = Record(tuple(fields), record.open)
+    out.append(_Declaration(name, about, declared, tuple(types)))
+    return declared
+
+
+def _declare_type(key: str, kind: ResultType, parent: str, taken: Set[str], digest: Digest,
+                  out: List[_Declaration], within: str = "") -> Tuple[ResultType, str]:
+    """The type of ``parent``'s ``key`` as declared, and as source text.
+
+    ``within`` says where a nested record sits, for its comment: ``""`` for
+    the key's own value, ``"each item of "`` inside a list.
+    """
+    if isinstance(kind, Simple):
+        return kind, _PYTHON_TYPES[kind.kind]
+    if isinstance(kind, Array):
+        item, text = _declare_type(key, kind.item, parent, taken, digest, out, "each item of ")
+        return Array(item), "List[%s]" % text
+    if isinstance(kind, Nullable):
+        inner, text = _declare_type(key, kind.inner, parent, taken, digest, out, within)
+        if isinstance(inner, Structured):
+            return inner, text
+        return Nullable(inner), "Optional[%s]" % text
+    if isinstance(kind, Record):
+        # Array and Nullable hold one type each, so a key leads to one record at most.
+        name = parent + "_" + _pascal(mangle_label(key, digest))
+        if name in taken:  # two sibling labels met: an engineered digest
+            return Structured("its type name %s is another key's" % name), "Any"
+        taken.add(name)
+        about = "%sthe value under the key %s of %s." % (within, _literal(key), parent)
+        return _declare(name, about, kind, digest, out), name
+    return kind, "Any"
 
 
 # ----------------------------------------------------------------------------- surface
 
+# What gives first when the surface would pass MAX_SURFACE_BYTES, rung by rung
+# (see the module doc): characters of each description, shapes shown, claims shown.
+_Rung = Tuple[int, bool, bool]
+_RUNGS: Tuple[_Rung, ...] = (
+    (MAX_DESCRIPTION_CHARS, True, True),
+    (MAX_NOTE_CHARS, True, True),
+    (MAX_NOTE_CHARS, False, True),
+    (0, False, True),
+    (0, False, False),
+)
 
-def _surface_line(module_name: str, function: _Function) -> str:
-    call = "%s.%s(%s) -> Any" % (module_name, function.name, _surface_params(function))
-    if not function.description:
-        return call + "\n"
-    return "%s  # %s\n" % (call, function.description)
+
+class _Line(NamedTuple):  # a tuple: 256 of them are made per listing, cheaply
+    """One function's surface line in pieces, so that each rung is only a join."""
+
+    call: str  # "<module>.<function>(<params>) -> "
+    name: str  # the result type's name, or "Any"
+    shape: str  # the result's shape, "" when it has none or it is too long
+    claims: str  # "[server says: ...]", or ""
+    description: str
+
+
+def _surface(module_name: str, functions: List[_Function]) -> str:
+    lines = [_surface_line(module_name, function) for function in functions]
+    size = 0
+    for rung in _RUNGS:
+        surface = "".join(_render(line, rung) for line in lines)
+        size = len(surface.encode("utf-8"))
+        if size <= MAX_SURFACE_BYTES:
+            return surface
+    raise SurfaceTooLarge(size, MAX_SURFACE_BYTES)
+
+
+def _render(line: _Line, rung: _Rung) -> str:
+    description_chars, shapes, claims = rung
+    text = line.call + line.name + line.shape if shapes else line.call + line.name
+    description = line.description
+    if len(description) > description_chars:  # a cut may end in a space
+        description = truncate(description, description_chars).rstrip()
+    claim = line.claims if claims else ""
+    comment = claim + " " + description if claim and description else claim or description
+    return "%s  # %s\n" % (text, comment) if comment else text + "\n"
+
+
+def _surface_line(module_name: str, function: _Function) -> _Line:
+    call = "%s.%s(%s) -> " % (module_name, function.name, _surface_params(function))
+    claims = "[server says: %s]" % function.claims if function.claims else ""
+    if function.result is None:
+        return _Line(call, "Any", "", claims, function.description)
+    shape = _result_shape(function.result.record)
+    return _Line(call, function.result.name, shape, claims, function.description)
 
 
 def _surface_params(function: _Function) -> str:
@@ -186,6 +409,33 @@ def _surface_type(param_type: ParamType) -> str:
     return "Any"
 
 
+def _result_shape(record: Record) -> str:
+    """The whole shape if it is short enough, else its top-level keys, else nothing."""
+    for deep in (True, False):
+        shape = _shape(record, deep)
+        if len(shape) <= MAX_SHAPE_CHARS:
+            return shape
+    return ""
+
+
+def _shape(record: Record, deep: bool) -> str:
+    entries = ["%s%s: %s" % (_literal(field.name), "?" if field.optional else "",
+                             _shape_type(field.type, deep)) for field in record.fields]
+    return "{%s}" % ", ".join(entries + ["..."] if record.open else entries)
+
+
+def _shape_type(kind: ResultType, deep: bool) -> str:
+    if isinstance(kind, Simple):
+        return _PYTHON_TYPES[kind.kind]
+    if isinstance(kind, Array):
+        return "list[%s]" % _shape_type(kind.item, deep)
+    if isinstance(kind, Nullable):
+        return "%s | None" % _shape_type(kind.inner, deep)
+    if isinstance(kind, Record):
+        return _shape(kind, deep) if deep else "{...}"
+    return "Any"
+
+
 def _with_star(function: _Function, render: _Render) -> Iterator[str]:
     """Rendered parameters, with the bare ``*`` before the first optional one."""
     starred = False
@@ -197,6 +447,16 @@ def _with_star(function: _Function, render: _Render) -> Iterator[str]:
 
 
 # ----------------------------------------------------------------------------- source
+
+# The contract with the seam, stated in every module (and in CLAUDE.md).
+_CONTRACT = (
+    "Each function returns what internal.invoke returns. For a tool that declares "
+    "an outputSchema, that is the call's structuredContent as the server sent it, "
+    "typed by the TypedDict the function names (the server's claim; nothing checks "
+    "it) or Any when the schema could not be read; a failed call (isError, or no "
+    "structuredContent) raises instead. For a tool without one, it is the whole "
+    "tools/call result, Any."
+)
 
 
 def _module(server: str, module_name: str, functions: List[_Function]) -> str:
@@ -217,6 +477,8 @@ def _header(server: str, module_name: str) -> List[str]:
                   % (module_name, sanitize(server, MAX_NOTE_CHARS))),
         "# Server text appears in this module only in comment lines like these",
         "# and in escaped string literals; each function ends in internal.invoke.",
+        "#",
+        *_comment(_CONTRACT),
         "",
     ]
 
@@ -235,15 +497,83 @@ def _typing_names(functions: List[_Function]) -> FrozenSet[str]:
                 names.add("List")
             if param.optional:
                 names.add("Optional")
+        if function.result is not None:
+            names.add("TypedDict")
+            names.update(_result_typing_names(function.result.record))
     return frozenset(names)
 
 
+def _result_typing_names(record: Record) -> Set[str]:
+    """``List`` and ``Optional`` if a record (nested ones included) uses them."""
+    names: Set[str] = set()
+    kinds: List[ResultType] = [field.type for field in record.fields]
+    while kinds:
+        kind = kinds.pop()
+        if isinstance(kind, Array):
+            names.add("List")
+            kinds.append(kind.item)
+        elif isinstance(kind, Nullable):
+            names.add("Optional")
+            kinds.append(kind.inner)
+        elif isinstance(kind, Record):
+            kinds += [field.type for field in kind.fields]
+    return names
+
+
 def _function(server: str, function: _Function) -> List[str]:
-    return _doc_comment(function) + _signature(function) + _body(server, function)
+    lines: List[str] = []
+    for declaration in function.result.declarations if function.result else ():
+        lines += _declaration(declaration) + ["", ""]
+    return lines + _doc_comment(function) + _signature(function) + _body(server, function)
+
+
+def _declaration(declaration: _Declaration) -> List[str]:
+    """``Name = TypedDict("Name", {"key": type, ...})``, after its comment."""
+    record, name = declaration.record, declaration.name
+    entries = ["%s: %s" % (_literal(field.name), text)
+               for field, text in zip(record.fields, declaration.types)]
+    always = [_literal(field.name) for field in record.fields if not field.optional]
+    tail = "})" if len(always) == len(entries) else "}, total=False)"
+    head = '%s = TypedDict("%s", {' % (name, name)
+    return _declaration_comment(declaration, always) + _fit(head, entries, tail, "")
+
+
+def _declaration_comment(declaration: _Declaration, always: List[str]) -> List[str]:
+    record = declaration.record
+    lines = _comment("%s: %s" % (declaration.name, declaration.about))
+    for field in record.fields:
+        note = _field_note(field)
+        if note:
+            lines += _comment("%s: %s" % (_literal(field.name), note), first="# - ", rest="#   ")
+    if always and len(always) < len(record.fields):  # total=False says the rest
+        lines += _comment("Keys always present: %s; any other may be absent."
+                          % ", ".join(always))
+    if record.open:
+        lines += _comment("Other keys may appear too (additionalProperties).")
+    return lines
+
+
+def _field_note(field: Field) -> str:
+    notes = [sanitize(field.description or "", MAX_NOTE_CHARS)]
+    reason = _untyped_reason(field.type)
+    if reason is not None:
+        notes.append("(untyped: %s)" % sanitize(reason, MAX_NOTE_CHARS))
+    return " ".join(note for note in notes if note)
+
+
+def _untyped_reason(kind: ResultType) -> Optional[str]:
+    """Why the value, or what a list or a nullable holds, is ``Any``, if it is."""
+    while isinstance(kind, (Array, Nullable)):
+        kind = kind.item if isinstance(kind, Array) else kind.inner
+    return kind.reason if isinstance(kind, Structured) else None
 
 
 def _doc_comment(function: _Function) -> List[str]:
     lines = _comment(function.description)
+    if function.claims:
+        lines += _comment("server says: " + function.claims)
+    if function.returns:
+        lines += _comment(function.returns)
     if isinstance(function.plan, WholeValue):
         note = "Takes one dict, sent unchanged as the arguments: " + function.plan.reason
         return lines + _comment(sanitize(note, MAX_NOTE_CHARS))
@@ -266,7 +596,8 @@ def _signature(function: _Function) -> List[str]:
         params = ["arguments: Dict[str, Any]"]
     else:
         params = list(_with_star(function, _source_param))
-    return _fit("def %s(" % function.name, params, ") -> Any:", "")
+    returns = function.result.name if function.result is not None else "Any"
+    return _fit("def %s(" % function.name, params, ") -> %s:" % returns, "")
 
 
 def _source_param(param: Param, label: str) -> str:
@@ -319,6 +650,9 @@ def _comment(text: str, first: str = "# ", rest: str = "# ") -> List[str]:
 
 
 def _wrap(text: str, width: int) -> List[str]:
+    # Most notes fit on one line; the loop below would return them unchanged.
+    if len(text) <= width and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        return [text] if text else []
     lines: List[str] = []
     for word in text.split(" "):
         if lines and len(lines[-1]) + 1 + len(word) <= width:

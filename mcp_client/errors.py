@@ -14,12 +14,14 @@ The hierarchy (urllib3's shape: one root, leaves that carry their context)::
     |   +-- FramingFault           stdio.Buffer
     |   |   +-- LineTooLong
     |   +-- InterchangeFault       interchange (.path)
+    |   +-- LogError               capture.read_log: not a capture log (also a ValueError)
     +-- GenerateError              codegen.generate refused the listing
     |   +-- TooManyTools, ToolNameCollision, SurfaceTooLarge, SanitizerBreach
     +-- ClientError                a call on a client failed
     |   +-- Unavailable            the client cannot serve calls (.reason)
     |   |   +-- ClientClosed           ... because *you* retired it (trio's "closed")
     |   |   +-- ClientBroken           ... because it failed under you ("broken")
+    |   |   +-- ClientInherited        ... because it is another process's (fork)
     |   +-- CallTimedOut, ServerError, ResultMalformed, TooManyPages
     +-- StartError                 connect() failed; what it spawned is retired
     |   +-- TransportFailed, HandshakeFailed, VersionUnsupported,
@@ -114,6 +116,10 @@ class InterchangeFault(Fault):
         self.detail = reason
 
 
+class LogError(Fault, ValueError):
+    """A capture log that cannot be read as one; ``reason`` names the first bad line."""
+
+
 # --------------------------------------------------------------------------- codegen
 
 
@@ -174,6 +180,10 @@ class ClientClosed(Unavailable):
 
 class ClientBroken(Unavailable):
     """The server or the channel failed under the client (death, garbage, EOF...)."""
+
+
+class ClientInherited(Unavailable):
+    """The client belongs to another process: this one got a copy of it through ``fork``."""
 
 
 class CallTimedOut(ClientError):

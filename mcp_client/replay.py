@@ -52,7 +52,7 @@ import json
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
-from .errors import CorruptionReport, MessageFault
+from .errors import BadMessage, CorruptionReport, MalformedMessage, MessageFault
 from .jsonrpc import INTERNAL_ERROR, decode, error_response, result_response
 from .jsonvalue import JsonValue, encode, parse
 from .stdio import MAX_LINE_BYTES
@@ -138,6 +138,9 @@ class Script:
     step in recorded order. ``ends_in_death``: the recording shows the server
     failing the client (a line the client could not accept, a framing fault,
     or a last request never answered), so a replay ends with :class:`Close`.
+    ``tolerated``: how many lines that are not JSON the recorded client
+    skipped (its ``noise-skipped`` events): the first that many such lines are
+    no death, and a replaying client is given that tolerance.
     """
 
     client: Tuple[Recorded, ...]
@@ -146,12 +149,14 @@ class Script:
     timeline: Tuple[ServerStep, ...]
     position: Tuple[int, ...]
     ends_in_death: bool
+    tolerated: int = 0
 
 
 def parse_log(lines: Iterable[str]) -> Script:
     """Read the lines of a capture log; :class:`LogError` names the first bad one."""
     timeline: List[ServerStep] = []
     last_seq: Optional[int] = None
+    tolerated = 0
     for number, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
@@ -160,7 +165,9 @@ def parse_log(lines: Iterable[str]) -> Script:
         step = _step(entry, number, last_seq)
         if step is not None:
             timeline.append(step)
-    return _arrange(timeline)
+        if entry.get("event") == "noise-skipped":
+            tolerated += 1
+    return _arrange(timeline, tolerated)
 
 
 def _entry(raw: str, number: int) -> Dict[str, object]:
@@ -206,7 +213,7 @@ def _line_bytes(entry: Dict[str, object], number: int) -> bytes:
     raise LogError("line %d: a wire line needs exactly one of text and base64 (strings)" % number)
 
 
-def _arrange(timeline: List[ServerStep]) -> Script:
+def _arrange(timeline: List[ServerStep], tolerated: int) -> Script:
     client: List[Recorded] = []
     position: List[int] = []
     groups: List[List[ServerStep]] = [[]]  # groups[0] is the prelude
@@ -218,23 +225,31 @@ def _arrange(timeline: List[ServerStep]) -> Script:
         else:
             groups[-1].append(step)
     return Script(tuple(client), tuple(groups[0]), tuple(tuple(g) for g in groups[1:]),
-                  tuple(timeline), tuple(position), _ends_in_death(timeline, client))
+                  tuple(timeline), tuple(position), _ends_in_death(timeline, client, tolerated),
+                  tolerated)
 
 
-def _ends_in_death(timeline: Sequence[ServerStep], client: Sequence[Recorded]) -> bool:
+def _ends_in_death(timeline: Sequence[ServerStep], client: Sequence[Recorded],
+                   tolerated: int) -> bool:
+    noise = 0
     for step in timeline:
-        if isinstance(step, Overflow) or (step.direction == "recv" and not _acceptable(step.data)):
+        if isinstance(step, Overflow):
+            return True
+        fault = _fault(step.data) if step.direction == "recv" else None
+        if isinstance(fault, MalformedMessage):
+            noise += 1
+        if isinstance(fault, BadMessage) or noise > tolerated:
             return True
     requests = [line for line in client if line.kind == "request"]
     return bool(requests) and _response_index(timeline, requests[-1]) is None
 
 
-def _acceptable(data: bytes) -> bool:
+def _fault(data: bytes) -> Optional[MessageFault]:
     try:
         decode(data)
-    except MessageFault:
-        return False
-    return True
+    except MessageFault as fault:
+        return fault
+    return None
 
 
 def _response_index(timeline: Sequence[ServerStep], request: Recorded) -> Optional[int]:

@@ -22,6 +22,7 @@ spawning failures become :class:`TransportFailed`, write failures
 from __future__ import annotations
 
 import abc
+import logging
 import os
 import select
 import signal
@@ -38,14 +39,17 @@ from .errors import (
     WriteFailed,
     WriteStalled,
 )
+from .jail import Jail
 from .jsonvalue import JsonValue
 from .stdio import frame
 
 __all__ = [
     "Spawn", "SAFE_ENV_KEYS", "child_environment", "Transport", "Connection",
     "ProcessTransport", "ChannelTransport", "ChannelPeer", "Retirement",
-    "NoResource", "Exited", "ChannelClosed",
+    "NoResource", "Exited", "ChannelClosed", "ATOMIC_WRITE_BYTES",
 ]
+
+log = logging.getLogger(__name__)
 
 #: The only variables a server inherits from our environment (when we have them).
 SAFE_ENV_KEYS: Tuple[str, ...] = (
@@ -119,9 +123,21 @@ class Connection(abc.ABC):
         """
         self._writer.write(data, deadline)
 
+    @property
+    def torn(self) -> bool:
+        """Whether a frame was cut short (stalled or interrupted mid-way): the
+        stream is poisoned for good, and every later write fails."""
+        return self._writer.torn
+
     def close_input(self) -> None:
-        """Close the server's stdin (its EOF); a writer in progress closes it on its way out."""
+        """The server's EOF: its stdin is closed now, never under a writer (see
+        :class:`_PipeWriter`); idempotent, never blocks."""
         self._writer.close()
+
+    def dispose_input(self, deadline: float) -> None:
+        """Release the stdin descriptor for good; the reader calls it once, last
+        (by ``deadline`` it waits for a writer still holding it)."""
+        self._writer.dispose(deadline)
 
     @abc.abstractmethod
     def kill(self) -> None:
@@ -129,7 +145,11 @@ class Connection(abc.ABC):
 
     @abc.abstractmethod
     def wait(self, deadline: Optional[float]) -> Retirement:
-        """Block until the server's end is established; raise a ``RetirementError`` if not."""
+        """Block until the server's end is established; raise a ``RetirementError`` if not.
+
+        Never blocks while holding anything :meth:`kill` needs: a kill from another
+        thread always goes through at once (CPython's ``send_signal`` rule).
+        """
 
     @abc.abstractmethod
     def close_output(self) -> None:
@@ -155,58 +175,95 @@ class Transport(abc.ABC):
 
 # ----------------------------------------------------------------------------- writing
 
+#: A pipe takes a write of at most this many bytes whole or not at all (POSIX
+#: ``PIPE_BUF``): such a frame can stall, but never be cut short.
+ATOMIC_WRITE_BYTES: int = getattr(select, "PIPE_BUF", 512)
+#: ``poll`` takes milliseconds as a C int: a longer wait is made in turns.
+_POLL_MAX_MS = 2 ** 31 - 1
+
 
 class _PipeWriter:
     """A locked, deadline-bounded writer on a non-blocking pipe end.
 
-    ``close`` never closes the descriptor under a writer: while a write is in
-    progress it only marks it, and the writer closes it on its way out, so a
-    recycled descriptor number is never written to.
+    ========  ==================  ================================================
+    field     guarded by          meaning
+    ========  ==================  ================================================
+    _fd       _lock (writes),     the pipe end; after :meth:`close` it names
+              _state (close)      ``/dev/null``, so a writer never meets a
+                                  recycled number; ``-1`` after :meth:`dispose`
+    _torn     _lock               a frame was cut short: the stream is poisoned
+    _closed   _state              :meth:`close` ran (writes fail from then on)
+    ========  ==================  ================================================
+
+    Asynchronous exceptions (a signal handler raising in the main thread) can
+    land after any call returns. ``_lock`` is therefore an ``RLock``, acquired
+    *inside* the ``try`` whose ``finally`` releases it with a bare C call that
+    raises ``RuntimeError`` when this thread does not hold it: acquired or not,
+    interrupted anywhere, it is never left held. ``_torn`` is set *before* the
+    first byte of a frame that can be cut short leaves, and cleared only once
+    it is whole: an interrupted frame is always known to be torn.
     """
 
     def __init__(self, fd: int) -> None:
         os.set_blocking(fd, False)
         self._fd = fd
-        self._lock = threading.Lock()  # one writer at a time: frames never interleave
-        self._state = threading.Lock()  # guards _busy/_closing against close()
-        self._busy = False
-        self._closing = False
+        self._lock = threading.RLock()  # one writer at a time: frames never interleave
+        self._state = threading.Lock()  # close() against close()
+        self._torn = False
+        self._closed = False
+
+    @property
+    def torn(self) -> bool:
+        return self._torn
 
     def write(self, data: bytes, deadline: float) -> None:
         lock = self._lock
-        if not lock.acquire(False) and not lock.acquire(True, _timeout(deadline)):
-            raise WriteStalled(0)
         try:
-            self._enter()
-            try:
-                self._write_all(data, deadline)
-            finally:
-                self._leave()
+            if not lock.acquire(False) and not lock.acquire(True, _timeout(deadline)):
+                raise WriteStalled(0)
+            self._check_open()
+            self._torn = len(data) > ATOMIC_WRITE_BYTES  # before a byte can leave
+            self._write_all(data, deadline)
+            self._torn = False
         finally:
-            self._lock.release()
+            try:
+                lock.release()
+            except RuntimeError:  # not held by us: the acquire failed or never ran
+                pass
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise WriteFailed("the server's input is closed")
+        if self._torn:
+            raise WriteFailed("an earlier frame was cut short: the stream is poisoned")
 
     def close(self) -> None:
+        """EOF for the server. The pipe end is replaced by ``/dev/null`` in one
+        ``dup2``: the server sees EOF at once, and a writer still holding the
+        number writes harmlessly instead of into somebody's recycled descriptor."""
         with self._state:
-            self._closing = True
-            if not self._busy:
-                self._close_fd()
+            if self._closed:
+                return
+            self._closed = True
+            _replace_with_null(self._fd)
 
-    def _enter(self) -> None:
-        with self._state:
-            if self._closing:
-                raise WriteFailed("the server's input is closed")
-            self._busy = True
-
-    def _leave(self) -> None:
-        with self._state:
-            self._busy = False
-            if self._closing:
-                self._close_fd()
-
-    def _close_fd(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+    def dispose(self, deadline: float) -> None:
+        """Release the descriptor for good, once no writer holds it (by ``deadline``;
+        past it the number is left open and logged rather than closed under a writer)."""
+        self.close()
+        lock = self._lock
+        try:
+            if not lock.acquire(True, _timeout(deadline)):
+                log.warning("a writer still holds descriptor %d: left open", self._fd)
+                return
+            if self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1
+        finally:
+            try:
+                lock.release()
+            except RuntimeError:
+                pass
 
     def _write_all(self, data: bytes, deadline: float) -> None:
         written = 0
@@ -221,10 +278,25 @@ class _PipeWriter:
     def _await_room(self, deadline: float, written: int) -> None:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
+            self._torn = written > 0
             raise WriteStalled(written)
         poller = select.poll()
         poller.register(self._fd, select.POLLOUT)
-        poller.poll(remaining * 1000.0)  # a hang-up wakes it too; the next write says EPIPE
+        # A hang-up wakes it too (the next write says EPIPE); a deadline past
+        # what poll can take (float("inf") included) is waited for in turns.
+        poller.poll(min(remaining * 1000.0, _POLL_MAX_MS))
+
+
+def _replace_with_null(fd: int) -> None:
+    try:
+        null = os.open(os.devnull, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:  # out of descriptors: the pipe stays open until dispose()
+        log.warning("cannot open %s; the server's stdin closes at retirement", os.devnull)
+        return
+    try:
+        os.dup2(null, fd, inheritable=False)
+    finally:
+        os.close(null)
 
 
 def _timeout(deadline: float) -> float:
@@ -251,11 +323,17 @@ class ProcessTransport(Transport):
 
     ``stderr``: ``None`` (inherit ours, the default), ``subprocess.DEVNULL``, a
     file object, or a path (opened for appending). Never stdout.
+
+    ``jail``: run the server inside bubblewrap, as :class:`~mcp_client.jail.Jail`
+    says (see :mod:`mcp_client.jailer`); a jail that cannot be had is
+    :class:`TransportFailed`, never an unjailed start.
     """
 
-    def __init__(self, spawn: Spawn, stderr: StderrTarget = None) -> None:
+    def __init__(self, spawn: Spawn, stderr: StderrTarget = None,
+                 jail: Optional[Jail] = None) -> None:
         self.spawn = spawn
         self._stderr = stderr
+        self.jail = jail
 
     def describe(self) -> str:
         return " ".join(self.spawn.argv())
@@ -280,6 +358,10 @@ class ProcessTransport(Transport):
         return target, None
 
     def _popen(self, stderr: Any) -> "subprocess.Popen[bytes]":
+        if self.jail is not None:  # bwrap's Popen; bwrap hands its pipes down to the server
+            from . import jailer  # on first use: an unjailed client never imports it
+
+            return jailer.popen(self.jail, self.spawn, child_environment(self.spawn), stderr)
         try:
             return subprocess.Popen(
                 list(self.spawn.argv()), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -322,15 +404,46 @@ class ProcessConnection(Connection):
         self.close_input()
 
     def wait(self, deadline: Optional[float]) -> Retirement:
-        timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+        """Wait for the child's exit *without* reaping it, holding nothing; then
+        reap it under the signal lock, which by then costs nothing. So ``kill``
+        never waits behind a reaper, and never signals a reaped (recycled) pid."""
+        pid = self._popen.pid
         try:
-            with self._signal_lock:  # never reap between another thread's check and kill
-                returncode = self._popen.wait(timeout)
-        except subprocess.TimeoutExpired:
-            raise RetirementTimedOut("pid %d not reaped in time" % self._popen.pid) from None
+            self._await_exit(deadline)
+            with self._signal_lock:
+                returncode = self._popen.wait()
         except OSError as e:
-            raise RetirementUnconfirmed("reaping pid %d failed: %s" % (self._popen.pid, e)) from e
+            raise RetirementUnconfirmed("reaping pid %d failed: %s" % (pid, e)) from e
         return Exited(returncode)
+
+    def _await_exit(self, deadline: Optional[float]) -> None:
+        if self._popen.returncode is not None:
+            return
+        if not hasattr(os, "waitid"):  # macOS: look in short turns instead
+            return self._poll_exit(deadline)
+        if deadline is None:
+            os.waitid(os.P_PID, self._popen.pid, os.WEXITED | os.WNOWAIT)
+            return None
+        pause = 0.0005
+        while os.waitid(os.P_PID, self._popen.pid,
+                        os.WEXITED | os.WNOWAIT | os.WNOHANG) is None:
+            pause = self._pause(deadline, pause)
+        return None
+
+    def _poll_exit(self, deadline: Optional[float]) -> None:
+        pause = 0.0005
+        while True:
+            with self._signal_lock:
+                if self._popen.poll() is not None:
+                    return
+            pause = self._pause(deadline, pause)
+
+    def _pause(self, deadline: Optional[float], pause: float) -> float:
+        remaining = _POLL_MAX_MS if deadline is None else deadline - time.monotonic()
+        if remaining <= 0:
+            raise RetirementTimedOut("pid %d not reaped in time" % self._popen.pid)
+        time.sleep(min(pause, remaining))
+        return min(pause * 2, 0.05)
 
     def close_output(self) -> None:
         assert self._popen.stdout is not None
@@ -446,8 +559,7 @@ class ChannelConnection(Connection):
         self.close_input()
 
     def wait(self, deadline: Optional[float]) -> Retirement:
-        timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
-        self._thread.join(timeout)
+        self._thread.join(None if deadline is None else _timeout(deadline))
         if self._thread.is_alive():
             raise RetirementTimedOut("the channel's peer thread has not ended")
         return ChannelClosed()

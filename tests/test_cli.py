@@ -203,7 +203,8 @@ class ExitCodes(CliCase):
         self.assertIn("ServerError: server error -32602", line)
 
     def test_call_answered_with_invalid_utf8(self) -> None:
-        done = self.cli("--call", "echo", "{}", *self.wrapped("invalid_utf8"))
+        # --strict: by default the CLI skips a line that is not UTF-8 as noise (see test_noise)
+        done = self.cli("--strict", "--call", "echo", "{}", *self.wrapped("invalid_utf8"))
         self.assertIn("ClientBroken: server sent an invalid line", self.assert_failed(done, "call"))
         self.assert_server_gone()
 
@@ -327,7 +328,8 @@ class Capture(CliCase):
 
     def test_a_failed_session_is_captured_to_its_death(self) -> None:
         log = os.path.join(self.dir, "wire.jsonl")
-        done = self.cli("--capture", log, "--call", "echo", "{}", *scripted("invalid_utf8"))
+        done = self.cli("--strict", "--capture", log, "--call", "echo", "{}",
+                        *scripted("invalid_utf8"))
         self.assert_failed(done, "call")
         replayed = subprocess.run([sys.executable, REPLAY, log], capture_output=True, text=True,
                                   timeout=60, env=environment())

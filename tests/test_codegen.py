@@ -6,30 +6,44 @@ import ast
 import hashlib
 import io
 import random
+import sys
 import token
 import tokenize
 import unicodedata
 import unittest
-from typing import List
+from pathlib import Path
+from typing import Any, Dict, List, Optional
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from mcp_client import codegen
 from mcp_client.codegen import (
-    MAX_DESCRIPTION_CHARS, MAX_SURFACE_BYTES, MAX_TOOLS, Generated, SanitizerBreach,
-    SurfaceTooLarge, ToolNameCollision, TooManyTools, describe, escape, generate, sanitize,
-    scan_for_at, truncate,
+    MAX_DESCRIPTION_CHARS, MAX_NOTE_CHARS, MAX_SHAPE_CHARS, MAX_SURFACE_BYTES, MAX_TOOLS,
+    Generated, SanitizerBreach, SurfaceTooLarge, ToolNameCollision, TooManyTools, describe,
+    escape, generate, sanitize, scan_for_at, truncate,
 )
 from mcp_client.errors import GenerateError
-from mcp_client.protocol import ToolDescriptor
+from mcp_client.protocol import CallToolResult, Text, ToolDescriptor
+
+FAKECAP = str(Path(__file__).with_name("fakecap"))
+if FAKECAP not in sys.path:
+    sys.path.insert(0, FAKECAP)
+
+from cap.internal import mcp as seam  # noqa: E402
+from cap.mcp import load_generated  # noqa: E402
+from codegen_checks import assert_caged, assert_conforms, assert_sends_wire_names  # noqa: E402
 
 OBJECT = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+NULL = {"type": "null"}
 BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 
 
-def tool(name: str, description: str = "", schema: object = None) -> ToolDescriptor:
-    return ToolDescriptor(name, OBJECT if schema is None else schema, description=description)
+def tool(name: str, description: str = "", schema: object = None, output: object = None,
+         title: Optional[str] = None, annotations: Optional[Dict[str, Any]] = None
+         ) -> ToolDescriptor:
+    return ToolDescriptor(name, OBJECT if schema is None else schema, title, description,
+                          output, annotations)
 
 
 def typed_schema(*names: str) -> object:
@@ -54,18 +68,22 @@ class LimitsTest(unittest.TestCase):
             generate("s", tools(MAX_TOOLS + 1))
         self.assertEqual((caught.exception.count, caught.exception.limit), (257, 256))
 
-    def test_surface_past_64_kib_is_refused(self) -> None:
-        # 256 lines carrying a 400-character description each need ~115 KB.
-        with self.assertRaises(SurfaceTooLarge) as caught:
-            generate("s", tools(MAX_TOOLS, "d" * 10000))
-        self.assertGreater(caught.exception.size, MAX_SURFACE_BYTES)
-        self.assertEqual(caught.exception.limit, MAX_SURFACE_BYTES)
+    def test_256_tools_with_400_character_descriptions_are_generated(self) -> None:
+        # Issue 6's collision: 256 lines of 400 characters need ~115 KB. The
+        # descriptions give first, cut to MAX_NOTE_CHARS; the server is kept.
+        generated = generate("s", tools(MAX_TOOLS, "d" * 10000))
+        self.assertLessEqual(len(generated.surface.encode("utf-8")), MAX_SURFACE_BYTES)
+        for line in generated.surface.splitlines():
+            self.assertTrue(line.endswith("  # " + "d" * (MAX_NOTE_CHARS - 3) + "..."), line)
+        # The source is never cut.
+        full = "# " + "d" * (MAX_DESCRIPTION_CHARS - 3) + "..."
+        self.assertEqual(generated.source.splitlines().count(full), MAX_TOOLS)
 
     def test_surface_counts_utf8_bytes_after_truncation(self) -> None:
         # 150 lines of 400 three-byte characters: 150 * 1200 bytes > 64 KiB,
-        # though the same text is only 60,000 characters.
-        with self.assertRaises(SurfaceTooLarge):
-            generate("s", tools(150, "日" * 1000))
+        # though the same text is only 60,000 characters; cut to 120, they fit.
+        cut = generate("s", tools(150, "日" * 1000)).surface.splitlines()[0]
+        self.assertTrue(cut.endswith("  # " + "日" * (MAX_NOTE_CHARS - 3) + "..."))
         generated = generate("s", tools(40, "日" * 1000))
         line = generated.surface.splitlines()[0]
         self.assertTrue(line.endswith("  # " + "日" * (MAX_DESCRIPTION_CHARS - 3) + "..."))
@@ -132,6 +150,252 @@ class DeterminismTest(unittest.TestCase):
         self.assertEqual([type(node) for node in tree.body], [ast.ImportFrom])
 
 
+def obj(properties: Dict[str, Any], *required: str, **extra: Any) -> Dict[str, Any]:
+    return dict({"type": "object", "properties": properties, "required": list(required)},
+                **extra)
+
+
+TIME = obj({"timezone": {"type": "string"}, "is_dst": {"type": "boolean"}}, "timezone", "is_dst")
+
+
+def checked(test: unittest.TestCase, listing: List[ToolDescriptor], **kwargs: Any) -> Generated:
+    generated = generate("s", listing, **kwargs)
+    assert_caged(test, generated, "s", listing)
+    assert_sends_wire_names(test, generated, "s", listing, **kwargs)
+    return generated
+
+
+class ResultTypeTest(unittest.TestCase):
+    def test_a_tool_with_an_output_schema_returns_its_type(self) -> None:
+        generated = checked(self, [tool("now", output=TIME)])
+        self.assertIn('NowResult = TypedDict("NowResult", {"timezone": str, "is_dst": bool})\n',
+                      generated.source)
+        self.assertIn("# Returns NowResult, the call's structuredContent.\n"
+                      "def now(q: str) -> NowResult:", generated.source)
+        self.assertIn("from typing import Any, Dict, TypedDict\n", generated.source)
+        self.assertEqual(generated.surface, 's.now(q: str) -> NowResult{"timezone": str, '
+                         '"is_dst": bool}\n'.replace("s.", "cap.mcp.s.", 1))
+
+    def test_without_an_output_schema_it_returns_any(self) -> None:
+        generated = checked(self, [tool("plain")])
+        self.assertIn("def plain(q: str) -> Any:", generated.source)
+        self.assertNotIn("# Returns", generated.source)
+        self.assertIn("from typing import Any, Dict\n", generated.source)
+        self.assertNotIn(" = TypedDict(", generated.source)
+
+    def test_an_unreadable_output_schema_returns_any_and_says_why(self) -> None:
+        generated = checked(self, [tool("odd", output={"anyOf": [TIME, TIME]})])
+        self.assertIn("# Returns the call's structuredContent, untyped: top level uses anyOf\n"
+                      "def odd(q: str) -> Any:", generated.source)
+        self.assertTrue(generated.surface.endswith(") -> Any\n"))
+
+    def test_the_header_states_the_contract(self) -> None:
+        for listing in ([], [tool("now", output=TIME)]):
+            source = generate("s", listing).source
+            comment = " ".join(line[2:] for line in source.splitlines() if line.startswith("# "))
+            self.assertIn("For a tool that declares an outputSchema, that is the call's "
+                          "structuredContent as the server sent it", comment)
+            self.assertIn("a failed call (isError, or no structuredContent) raises instead. "
+                          "For a tool without one, it is the whole tools/call result, Any.",
+                          comment)
+
+    def test_optional_keys_make_the_type_partial_and_are_named(self) -> None:
+        schema = obj({"id": {"type": "string"}, "note": {"type": "string"},
+                      "size": {"type": "integer"}}, "id", "size")
+        generated = checked(self, [tool("get", output=schema)])
+        self.assertIn('# Keys always present: "id", "size"; any other may be absent.\n'
+                      'GetResult = TypedDict("GetResult", {\n', generated.source)
+        self.assertIn("}, total=False)\n", generated.source)
+        self.assertIn('GetResult{"id": str, "note"?: str, "size": int}', generated.surface)
+
+    def test_nested_objects_lists_and_nullables(self) -> None:
+        line = obj({"sku": {"type": "string"}}, "sku")
+        schema = obj({"lines": {"type": "array", "items": line},
+                      "refund": {"anyOf": [obj({"amount": {"type": "number"}}, "amount"), NULL]},
+                      "tags": {"type": ["array", "null"], "items": {"type": "string"}}},
+                     "lines", "refund", "tags", additionalProperties=True)
+        generated = checked(self, [tool("order", output=schema)])
+        self.assertIn('    "lines": List[OrderResult_Lines],\n'
+                      '    "refund": Optional[OrderResult_Refund],\n'
+                      '    "tags": Optional[List[str]],\n', generated.source)
+        self.assertIn("# OrderResult_Lines: each item of the value under the key \"lines\" of\n"
+                      "# OrderResult.\n", generated.source)
+        self.assertIn("# Other keys may appear too (additionalProperties).", generated.source)
+        # Nested types come before the types that use them.
+        source = generated.source
+        self.assertLess(source.index("OrderResult_Lines = "), source.index("OrderResult = "))
+        self.assertIn('-> OrderResult{"lines": list[{"sku": str}], "refund": {"amount": float} '
+                      '| None, "tags": list[str] | None, ...}', generated.surface)
+
+    def test_type_names_follow_the_function_names_one_to_one(self) -> None:
+        # a_1 and a1 are distinct functions: so are A_1Result and A1Result.
+        listing = [tool(name, output=TIME) for name in ("a_1", "a1", "getThing", "class")]
+        generated = checked(self, listing)
+        names = {node.targets[0].id for node in ast.parse(generated.source).body  # type: ignore
+                 if isinstance(node, ast.Assign)}
+        digest = hashlib.sha256(b"getThing").hexdigest()[:8]
+        thing = "GetThing" + ("_" + digest if digest[0].isdigit() else digest.capitalize())
+        klass = hashlib.sha256(b"class").hexdigest()[:8]
+        klass = "Class" + ("_" + klass if klass[0].isdigit() else klass.capitalize())
+        self.assertEqual(names, {"A_1Result", "A1Result", thing + "Result", klass + "Result"})
+
+    def test_keys_travel_verbatim_and_escaped(self) -> None:
+        keys = ["class", "import", "list", "internal", "arguments", "TypedDict", "NowResult",
+                "Any", "", "---", "a\u202eb", 'quote"d', "@context", "日本"]
+        schema = obj({key: {"type": "integer"} for key in keys}, *keys)
+        generated = checked(self, [tool("now", output=schema)])
+        module = load_generated(generated.module_name, generated.source)
+        self.assertEqual(list(module.NowResult.__annotations__), keys)
+        self.assertIn('"a\\u202eb": int', generated.source)
+        self.assertIn('"\\x40context"?: int'.replace("?", ""), generated.surface)
+        self.assertNotIn("\u202e", generated.surface)
+
+    def test_sibling_labels_that_meet_leave_the_second_object_untyped(self) -> None:
+        # With a digest that always says zeros, "a-b" and "a b" both label a_b_00000000.
+        inner = obj({"x": {"type": "integer"}}, "x")
+        schema = obj({"a-b": inner, "a b": inner}, "a-b", "a b")
+        generated = checked(self, [tool("t", output=schema)], digest=lambda _: "0" * 64)
+        self.assertIn('TResult = TypedDict("TResult", {"a-b": TResult_AB_00000000, "a b": Any})',
+                      generated.source)
+        self.assertIn("its type name TResult_AB_00000000 is another key's", generated.source)
+        # The default digest keeps them apart.
+        generated = checked(self, [tool("t", output=schema)])
+        self.assertEqual(generated.source.count(" = TypedDict("), 3)
+
+    def test_a_long_shape_shows_its_top_level_keys_then_only_its_name(self) -> None:
+        inner = obj({"k%d" % index: {"type": "string"} for index in range(40)})
+        wide = obj({"a": inner, "b": inner})
+        shown = checked(self, [tool("w", output=wide)]).surface
+        self.assertIn('-> WResult{"a"?: {...}, "b"?: {...}}\n', shown)
+        huge = obj({"k%04d" % index: {"type": "string"} for index in range(200)})
+        shown = checked(self, [tool("w", output=huge)]).surface
+        self.assertTrue(shown.endswith(") -> WResult\n"), shown)
+        self.assertGreater(len('"k0000"?: str, ') * 200, MAX_SHAPE_CHARS)
+
+
+class ClaimsTest(unittest.TestCase):
+    def test_hints_are_shown_as_claims_in_a_fixed_order(self) -> None:
+        hints = {"openWorldHint": False, "idempotentHint": True, "destructiveHint": False,
+                 "readOnlyHint": True, "unknownHint": True, "title": 3}
+        generated = checked(self, [tool("t", "Does it.", annotations=hints)])
+        claim = "server says: read-only, non-destructive, idempotent, closed-world"
+        self.assertIn("# Does it.\n# %s\n" % claim, generated.source)
+        self.assertTrue(generated.surface.endswith("  # [%s] Does it.\n" % claim))
+
+    def test_every_answer_reads_as_said(self) -> None:
+        hints = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False,
+                 "openWorldHint": True}
+        generated = generate("s", [tool("t", annotations=hints)])
+        self.assertIn("[server says: not read-only, destructive, not idempotent, open-world]",
+                      generated.surface)
+
+    def test_hints_that_are_not_booleans_are_not_claims(self) -> None:
+        generated = generate("s", [tool("t", annotations={"readOnlyHint": "yes",
+                                                           "destructiveHint": None})])
+        self.assertNotIn("server says", generated.source + generated.surface)
+
+    def test_the_title_is_shown_when_it_tells_something(self) -> None:
+        cases = [
+            (tool("get_thing", "Gets it.", title="Get the thing"), 'title "Get the thing"'),
+            (tool("t", "Gets it.", annotations={"title": "Old-style title"}),
+             'title "Old-style title"'),
+            (tool("t", "Gets it.", title="New", annotations={"title": "Old"}), 'title "New"'),
+            (tool("get_thing", "Gets it.", title="get_thing"), None),  # the name again
+            (ToolDescriptor("t", OBJECT, title="Only a title"), None),  # the description
+            (tool("t", "Gets it.", title="\u202eevil\nnext"), 'title "evil next"'),
+        ]
+        for listed, shown in cases:
+            surface = generate("s", [listed]).surface
+            if shown is None:
+                self.assertNotIn("server says", surface)
+            else:
+                self.assertIn("[server says: %s]" % shown, surface)
+        long_title = generate("s", [tool("t", "d", title="x" * 500)]).surface
+        self.assertIn('title "%s..."' % ("x" * (MAX_NOTE_CHARS - 3)), long_title)
+
+
+class SurfaceBudgetTest(unittest.TestCase):
+    """Each rung of the budget is taken only when the one before does not fit."""
+
+    def listing(self, description: str, params: int, output: object = None,
+                annotations: Optional[Dict[str, Any]] = None) -> List[ToolDescriptor]:
+        schema = typed_schema(*("p%02d" % index for index in range(params)))
+        return [tool("tool_%03d" % index, description, schema, output, annotations=annotations)
+                for index in range(MAX_TOOLS)]
+
+    def fits(self, generated: Generated) -> List[str]:
+        self.assertLessEqual(len(generated.surface.encode("utf-8")), MAX_SURFACE_BYTES)
+        return generated.surface.splitlines()
+
+    def test_the_full_surface_when_it_fits(self) -> None:
+        # 251 bytes a line (64,256 in all) with the 150-character descriptions.
+        lines = self.fits(generate("s", self.listing("d" * 150, 1, TIME)))
+        self.assertTrue(lines[0].endswith('-> Tool_000Result{"timezone": str, "is_dst": bool}  # '
+                                          + "d" * 150), lines[0])
+
+    def test_descriptions_are_cut_first(self) -> None:
+        # 501 bytes a line with 400-character descriptions, 221 with 120.
+        lines = self.fits(generate("s", self.listing("d" * 400, 1, TIME)))
+        self.assertTrue(lines[0].endswith('"is_dst": bool}  # ' + "d" * 117 + "..."), lines[0])
+
+    def test_then_the_result_shapes(self) -> None:
+        # A 10-key shape and 120 characters: 348 bytes a line; without the shape 188.
+        wide = obj({"key_%02d" % index: {"type": "string"} for index in range(10)})
+        lines = self.fits(generate("s", self.listing("d" * 400, 1, wide)))
+        self.assertTrue(lines[0].endswith("-> Tool_000Result  # " + "d" * 117 + "..."), lines[0])
+
+    def test_then_the_descriptions_then_the_claims(self) -> None:
+        # Five parameters: 323 bytes a line with 120 characters of description,
+        # 202 without; eight: 274 bytes with the claims, 232 without.
+        claims = {"readOnlyHint": True, "openWorldHint": False}
+        lines = self.fits(generate("s", self.listing("d" * 400, 5, TIME, claims)))
+        self.assertTrue(lines[0].endswith(
+            "-> Tool_000Result  # [server says: read-only, closed-world]"), lines[0])
+        lines = self.fits(generate("s", self.listing("d" * 400, 8, TIME, claims)))
+        self.assertTrue(lines[0].endswith("p07: str | None = None) -> Tool_000Result"), lines[0])
+
+    def test_only_signatures_that_do_not_fit_refuse_the_server(self) -> None:
+        with self.assertRaises(SurfaceTooLarge) as caught:
+            generate("s", self.listing("", 30))
+        self.assertGreater(caught.exception.size, MAX_SURFACE_BYTES)
+        self.assertEqual(caught.exception.limit, MAX_SURFACE_BYTES)
+
+
+class SeamContractTest(unittest.TestCase):
+    """The fake cap answers as the header says, and generated functions return that."""
+
+    def answer(self, result: CallToolResult) -> Any:
+        listing = [tool("now", output=TIME), tool("plain")]
+        generated = generate("s", listing)
+        module = load_generated(generated.module_name, generated.source)
+        with seam.recording(seam.contract(lambda name, arguments: result, listing)):
+            return module.now("x"), module.plain("x")
+
+    def test_a_tool_with_an_output_schema_returns_its_structured_content(self) -> None:
+        content = {"timezone": "UTC", "is_dst": False}
+        typed, whole = self.answer(CallToolResult((Text("{}"),), False, content))
+        self.assertIs(typed, content)
+        assert_conforms(self, typed, load_generated("m", generate("s", [
+            tool("now", output=TIME)]).source).NowResult)
+        self.assertEqual(whole, CallToolResult((Text("{}"),), False, content))
+
+    def test_a_failed_call_raises_instead(self) -> None:
+        for result in (CallToolResult((Text("boom"),), True, None),
+                       CallToolResult((Text("{}"),), False, None),
+                       CallToolResult((), False, [1, 2])):
+            with self.assertRaises(seam.ToolFailed) as caught:
+                self.answer(result)
+            self.assertIs(caught.exception.result, result)
+
+    def test_conformance_is_checked_key_by_key(self) -> None:
+        result_type = load_generated("m", generate("s", [tool("now", output=TIME)]).source
+                                     ).NowResult
+        for bad in ({"timezone": "UTC"}, {"timezone": 1, "is_dst": True},
+                    {"timezone": "UTC", "is_dst": True, "extra": 1}, ["UTC", True]):
+            with self.assertRaises(AssertionError, msg=repr(bad)):
+                assert_conforms(self, bad, result_type)
+
+
 class TruncateTest(unittest.TestCase):
     def test_short_text_is_kept(self) -> None:
         self.assertEqual(truncate("abc", 3), "abc")
@@ -182,6 +446,22 @@ class SanitizeTest(unittest.TestCase):
         self.assertNotIn("  ", clean)
         self.assertEqual(sanitize(clean, limit), clean)
         clean.encode("utf-8")  # no surrogate survives: the source must encode
+
+
+class WrapTest(unittest.TestCase):
+    # What the generator wraps is sanitized or its own: words and single spaces.
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.text("ab", min_size=1, max_size=8), max_size=8).map(" ".join),
+           st.integers(1, 12))
+    def test_words_kept_in_order_within_the_width(self, text: str, width: int) -> None:
+        lines = codegen._wrap(text, width)
+        self.assertEqual([word for line in lines for word in line.split(" ")], text.split())
+        for line in lines:
+            self.assertTrue(len(line) <= width or " " not in line, (line, width))
+            self.assertEqual(line, line.strip())
+        # Greedy: no line could have taken the next line's first word.
+        for line, following in zip(lines, lines[1:]):
+            self.assertGreater(len(line) + 1 + len(following.split(" ")[0]), width)
 
 
 class EscapeTest(unittest.TestCase):

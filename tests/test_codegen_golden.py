@@ -3,8 +3,11 @@
 Each ``tests/golden/<server>.tools.json`` is a ``tools/list`` result (``git`` and
 ``time`` were captured from the real ``mcp-server-git`` and ``mcp-server-time``;
 ``filesystem`` and ``issue-tracker`` are hand-written in the shapes zod and
-pydantic emit). Each generated module is also checked and run against the fake
-``cap`` runtime. The expected ``<server>.source.golden`` and
+pydantic emit, and so is ``orders``, whose tools declare output schemas and
+annotations: nested objects, arrays of objects, enums, nullable fields,
+``$ref``, ``additionalProperties``, a fastmcp-wrapped result, a schema that
+cannot be typed, and a tool with none). Each generated module is also checked
+and run against the fake ``cap`` runtime. The expected ``<server>.source.golden`` and
 ``<server>.surface.golden`` were generated once, read line by line, and frozen.
 After a deliberate change of format, regenerate them with::
 
@@ -63,6 +66,11 @@ class GoldenTest(unittest.TestCase):
 
     def test_filesystem(self) -> None:
         self.assertEqual(self.check("filesystem").module_name, "cap.mcp.filesystem")
+
+    def test_orders(self) -> None:
+        generated = self.check("orders")
+        self.assertIn("def get_order(order_id: str) -> GetOrderResult:", generated.source)
+        self.assertIn("def export_orders(format_e904c9cc: str) -> Any:", generated.source)
 
     def test_issue_tracker(self) -> None:
         segment = "issue_tracker_" + sha256_digest("issue-tracker")[:8]

@@ -1,5 +1,7 @@
 """The hostile tools/list corpus, and the cage as a property of any listing.
 
+The corpus covers input schemas and output schemas (result types) alike.
+
 Every generated module here is checked twice (``tests/fakecap/codegen_checks.py``):
 statically (it parses, no decorator, no ``@`` token, one function per tool, each
 ending in ``internal.invoke`` with the wire names as constants) and by running it
@@ -24,12 +26,16 @@ from mcp_client.codegen import (
 )
 from mcp_client.name import first_collision, sha256_digest
 from mcp_client.protocol import ToolDescriptor
+from mcp_client.schema import MAX_OUTPUT_LOOK
 
 FAKECAP = str(Path(__file__).with_name("fakecap"))
 if FAKECAP not in sys.path:
     sys.path.insert(0, FAKECAP)
 
+from cap.mcp import load_generated  # noqa: E402
 from codegen_checks import assert_caged, assert_sends_wire_names  # noqa: E402
+
+BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 
 HOSTILE_NAMES = [
     "class", "import", "match", "type", "case", "_", "list", "print", "internal",
@@ -193,6 +199,110 @@ class HostileSchemaTest(CorpusTestCase):
         self.assertIn("def t(arguments: Dict[str, Any]) -> Any:", generated.source)
 
 
+def record(properties: Dict[str, Any], **extra: Any) -> Dict[str, Any]:
+    """An object schema with every key required."""
+    return dict(typed(properties, list(properties)), **extra)
+
+
+INNER = record({"x": {"type": "integer"}})
+
+
+class HostileOutputSchemaTest(CorpusTestCase):
+    def result_type(self, generated: Generated, name: str) -> Any:
+        module = load_generated(generated.module_name, generated.source)
+        return getattr(module, name)
+
+    def test_ref_loops(self) -> None:
+        loop = {"A": {"$ref": "#/$defs/B"}, "B": {"$ref": "#/$defs/A"}}
+        node = record({"next": {"$ref": "#/$defs/Node"}, "v": {"type": "integer"}})
+        tools = [ToolDescriptor("top", typed({}),
+                                output_schema={"$ref": "#/$defs/A", "$defs": loop}),
+                 ToolDescriptor("self", typed({}), output_schema={"$ref": "#"}),
+                 ToolDescriptor("inner", typed({}), output_schema=dict(
+                     record({"a": {"$ref": "#/$defs/A"}}), **{"$defs": loop})),
+                 ToolDescriptor("list", typed({}), output_schema={
+                     "$defs": {"Node": node}, "$ref": "#/$defs/Node"})]
+        generated = self.generate_checked("srv", tools)
+        self.assertIn("def top() -> Any:", generated.source)
+        self.assertIn("def self() -> Any:", generated.source)
+        self.assertIn('"a": Any', generated.source)
+        # A self-referencing record is declared to the depth bound, then Any:
+        # the top $ref, then a key and a $ref a level.
+        self.assertEqual(generated.source.count(' = TypedDict("List'), MAX_OUTPUT_LOOK // 2)
+
+    def test_thousand_keys(self) -> None:
+        keys = ["k%d" % index for index in range(1000)]
+        generated = self.generate_checked("srv", [ToolDescriptor("wide", typed({}),
+                                                                 output_schema=record({
+            key: {"type": "integer"} for key in keys}))])
+        self.assertEqual(list(self.result_type(generated, "WideResult").__annotations__), keys)
+        self.assertTrue(generated.surface.endswith("-> WideResult\n"), "too long to show")
+
+    def test_keys_that_are_python_or_module_names(self) -> None:
+        keys = ["class", "import", "match", "_", "list", "print", "str", "None", "True",
+                "internal", "arguments", "cap", "TypedDict", "Any", "Dict", "WideResult",
+                "WideResult_Class", "__class__", "total"]
+        generated = self.generate_checked("srv", [ToolDescriptor("wide", typed({}),
+                                                                 output_schema=record({
+            key: INNER for key in keys}))])
+        result = self.result_type(generated, "WideResult")
+        self.assertEqual(list(result.__annotations__), keys)
+        nested = [value.__name__ for value in result.__annotations__.values()]
+        self.assertEqual(len(set(nested)), len(keys))
+        self.assertIn("WideResult_Class_" + h("class"), nested)
+
+    def test_keys_empty_after_mangling(self) -> None:
+        keys = ["", "---", "日本語", "@", " "]
+        generated = self.generate_checked("srv", [ToolDescriptor("t", typed({}),
+                                                                 output_schema=record({
+            key: INNER for key in keys}))])
+        result = self.result_type(generated, "TResult")
+        self.assertEqual(list(result.__annotations__), keys)
+        names = {value.__name__ for value in result.__annotations__.values()}
+        self.assertEqual(names, {"TResult_Arg" + ("_" + h(key) if h(key)[0].isdigit()
+                                                  else h(key).capitalize()) for key in keys})
+
+    def test_keys_that_meet_after_mangling(self) -> None:
+        keys = ["a-b", "a b", "A_B", "aB", "a_b"]
+        schema = record({key: INNER for key in keys})
+        generated = self.generate_checked("srv", [ToolDescriptor("t", typed({}),
+                                                                 output_schema=schema)])
+        self.assertEqual(len(set(self.result_type(generated, "TResult").__annotations__.values())),
+                         5)
+        # A digest that always says zeros: the labels meet, and only the first keeps a type.
+        zeros = {"digest": lambda _: "0" * 64}
+        generated = self.generate_checked("srv", [ToolDescriptor("t", typed({}),
+                                                                 output_schema=schema)], **zeros)
+        hints = list(self.result_type(generated, "TResult").__annotations__.values())
+        self.assertEqual([hint is Any for hint in hints], [False, True, True, True, False])
+
+    def test_no_object_at_the_root(self) -> None:
+        schemas = [{"type": "array", "items": INNER}, {"type": "string"}, {"anyOf": [INNER]},
+                   {"type": ["object", "null"], "properties": {"x": {}}}, {"type": "object"},
+                   [], "object", 5, True, {"properties": "x"}]
+        tools = [ToolDescriptor("t%d" % index, typed({}), output_schema=schema)
+                 for index, schema in enumerate(schemas)]
+        generated = self.generate_checked("srv", tools)
+        self.assertEqual(generated.source.count("# Returns the call's structuredContent, "
+                                                "untyped: "), len(schemas))
+        self.assertNotIn(" = TypedDict(", generated.source)
+        self.assertEqual(generated.surface.count(") -> Any\n"), len(schemas))
+
+    def test_bidi_controls_and_hostile_text_in_keys_and_descriptions(self) -> None:
+        keys = ["a\u202eb", "\u2066x\u2069", "line\nbreak", 'q"uote', "back\\", "\ud800",
+                "\r@evil = 1", "# not a comment"]
+        schema = record({key: dict(INNER, description=key + "\u202e\n@d") for key in keys},
+                        title="\u202eTitle")
+        tools = [ToolDescriptor("t", typed({}), output_schema=schema, title="\u202eT\n@x",
+                                annotations={"readOnlyHint": True, "title": "\u2066"})]
+        generated = self.generate_checked("srv", tools)
+        self.assertEqual(list(self.result_type(generated, "TResult").__annotations__), keys)
+        for char in BIDI:
+            self.assertNotIn(char, generated.source + generated.surface)
+        self.assertEqual(generated.surface.count("\n"), 1)
+        self.assertIn('"a\\u202eb": {"x": int}', generated.surface)
+
+
 HOSTILE_CHARS = list('"\'\\\n\r\x00\u2028\u2029\u202e\u2066\u200f#@{}\ud800'
                      'é日🙂 \t\x0c\x85_-1aAZ.')
 hostile_text = st.text(st.one_of(st.sampled_from(HOSTILE_CHARS), st.characters()), max_size=12)
@@ -208,8 +318,30 @@ object_schemas = st.builds(
     st.dictionaries(names, param_schemas, max_size=5), st.lists(names, max_size=3))
 schemas = st.one_of(object_schemas, st.sampled_from([[], None, "x", {"$ref": "#"}]))
 descriptions = st.one_of(st.none(), hostile_text, st.sampled_from(HOSTILE_TEXTS))
+# Output schemas: values of every shape plan_output types, nested a few levels, and junk.
+result_leaves = st.sampled_from([
+    {"type": "string"}, {"type": "integer"}, {"type": ["number", "null"]}, {"enum": ["a", None]},
+    {"anyOf": [{"type": "boolean"}, {"type": "null"}]}, {"$ref": "#/$defs/D"}, {"$ref": "#"},
+    {}, True, {"type": "object"}, {"type": "array"}])
+result_values = st.recursive(result_leaves, lambda inner: st.one_of(
+    st.builds(lambda item: {"type": "array", "items": item}, inner),
+    st.builds(lambda item: {"anyOf": [item, {"type": "null"}]}, inner),
+    st.builds(lambda properties, required, extra: dict(
+        typed(properties, required), additionalProperties=extra),
+        st.dictionaries(names, inner, min_size=1, max_size=4), st.lists(names, max_size=2),
+        st.booleans())), max_leaves=8)
+output_schemas = st.one_of(
+    st.builds(lambda properties, required, definition: dict(
+        typed(properties, required), **{"$defs": {"D": definition}}),
+        st.dictionaries(names, result_values, max_size=5), st.lists(names, max_size=3),
+        result_values),
+    st.sampled_from([None, [], "x", {"$ref": "#"}, {"type": "array"}, {"anyOf": []}]))
+hints = st.dictionaries(st.sampled_from(["readOnlyHint", "destructiveHint", "idempotentHint",
+                                         "openWorldHint", "title"]),
+                        st.one_of(st.booleans(), hostile_text, st.none()), max_size=5)
 tools = st.builds(ToolDescriptor, name=names, input_schema=schemas,
-                  title=descriptions, description=descriptions)
+                  title=descriptions, description=descriptions,
+                  output_schema=output_schemas, annotations=st.one_of(st.none(), hints))
 
 
 class CagePropertyTest(unittest.TestCase):
@@ -226,9 +358,14 @@ class CagePropertyTest(unittest.TestCase):
             self.assertEqual((error.first, error.second), (collision.first, collision.second))
             return
         self.assertIsNone(collision)
+        # Parses, no @, one function per tool, every result type well formed,
+        # used exactly once, with its record's keys (static and at run time).
         assert_caged(self, generated, server, listing)
         assert_sends_wire_names(self, generated, server, listing)
         self.assertEqual(generate(server, listing), generated)
+        self.assertEqual(generated.surface.count("\n"), len(listing))
+        for char in BIDI:
+            self.assertNotIn(char, generated.surface)
 
 
 if __name__ == "__main__":

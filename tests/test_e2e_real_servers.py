@@ -6,7 +6,10 @@ module with the test ``cap`` package (``tests/fakecap``) wired to the live
 client -- every generated function ends in ``internal.invoke``, routed here to
 ``client.call_tool`` -- call tools through the generated functions, check the
 real results, and shut down with ``Exited`` evidence. The command line is run
-against both servers too.
+against both servers too. For ``mcp-server-time``, whose tools declare output
+schemas, the seam is also wired the way the generated header's contract says
+(``cap.internal.mcp.contract``: ``structuredContent`` comes back), and the
+values must be of the result types the module declares.
 
 The servers need Python 3.10 or later; on older interpreters the extra does
 not install them and these tests are skipped with that reason. Anywhere else a
@@ -40,6 +43,7 @@ if FAKECAP not in sys.path:  # the fake `cap` package generated modules import
 
 from cap.internal import mcp as seam  # noqa: E402
 from cap.mcp import load_generated  # noqa: E402
+from codegen_checks import assert_conforms  # noqa: E402
 
 OPTIONS = Options(handshake_timeout=LONG, request_timeout=LONG, retire_timeout=LONG)
 TOO_OLD = sys.version_info < (3, 10)
@@ -71,7 +75,12 @@ def text_of(result: CallToolResult) -> str:
 
 class RealServerCase(unittest.TestCase):
     def load(self, client: Client, server: str) -> Tuple[ModuleType, List[Any]]:
-        """List, generate, and load the module with its seam wired to ``client``."""
+        """List, generate, and load the module with its seam wired to ``client``.
+
+        Wired raw: every call answers its whole ``CallToolResult``, so these tests
+        see the wire (``isError``, text and ``structuredContent`` side by side);
+        ``test_typed_results_through_the_seam_contract`` wires it as the contract says.
+        """
         tools = client.list_tools()
         generated = codegen.generate(server, tools)
         module = load_generated(generated.module_name, generated.source)
@@ -127,6 +136,39 @@ class TimeServer(RealServerCase):
         finally:
             evidence = client.shutdown()
         self.assertIsInstance(evidence, Exited)
+
+    def test_typed_results_through_the_seam_contract(self) -> None:
+        # The seam answers as the generated header says (structuredContent for a
+        # tool with an outputSchema), and what comes back is the declared type.
+        client = start(self.SPAWN, OPTIONS)
+        try:
+            tools = client.list_tools()
+            generated = codegen.generate("mcp-time", tools)
+            module = load_generated(generated.module_name, generated.source)
+            with seam.recording(seam.contract(client.call_tool, tools)) as calls:
+                now = module.get_current_time(timezone="UTC")
+                converted = module.convert_time(source_timezone="UTC", time="23:30",
+                                                target_timezone="Asia/Tokyo")
+                with self.assertRaises(seam.ToolFailed) as failed:
+                    module.convert_time(source_timezone="Nowhere/Atlantis", time="12:00",
+                                        target_timezone="UTC")
+        finally:
+            evidence = client.shutdown()
+        self.assertIsInstance(evidence, Exited)
+        self.assertEqual(len(calls), 3)
+        self.assertTrue(failed.exception.result.is_error)
+        for function, value in ((module.get_current_time, now),
+                                (module.convert_time, converted)):
+            declared = function.__annotations__["return"]
+            self.assertEqual(declared.__name__, function.__name__.title().replace("_", "")
+                             + "Result")
+            self.assertEqual(set(value), set(declared.__annotations__), "the declared keys")
+            assert_conforms(self, value, declared)
+        self.assertEqual(set(converted["target"]),
+                         set(module.ConvertTimeResult_Target.__annotations__))
+        self.assertTrue(converted["target"]["datetime"].endswith("T08:30:00+09:00"))
+        stamp = datetime.datetime.fromisoformat(now["datetime"])
+        self.assertEqual(stamp.utcoffset(), datetime.timedelta(0))
 
     def check_conversion(self, result: CallToolResult, minutes: int) -> None:
         """Same instant on both sides; the wall clocks ``minutes`` apart, as the text says."""

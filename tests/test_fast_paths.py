@@ -38,7 +38,7 @@ from mcp_client import (
 )
 from mcp_client.errors import WriteStalled
 from mcp_client import jsonvalue
-from mcp_client.capture import Capture
+from mcp_client.capture import open_capture
 from mcp_client.errors import CorruptionReport
 from mcp_client.jsonvalue import MAX_DEPTH, MAX_INT_DIGITS, _too_deep, depth, encode, parse
 from mcp_client.protocol import Text
@@ -220,7 +220,10 @@ class Capturing(unittest.TestCase):
                      b'"' * 70000, ("\u00e9" * 40000).encode()]:
             with self.subTest(size=len(data)):
                 log = io.StringIO()
-                Capture(log, owned=False).line("recv", data)
+                capture = open_capture(log)
+                assert capture is not None
+                capture.line("recv", data)
+                capture.close()  # the writer thread writes the entry; close lets it finish
                 entry: Dict[str, Any] = {"dir": "recv", "seq": 1}
                 try:
                     entry["text"] = data.decode("utf-8")

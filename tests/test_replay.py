@@ -138,7 +138,7 @@ EXPECTED: Dict[str, List[str]] = {
         r"tools/list ok 2 tools",
         r"ping ok",
         r"tools/call echo failed ClientBroken: server sent an invalid line: "
-        r"not JSON: not UTF-8 at byte 72",
+        r"not JSON: not UTF-8 at byte 72; the line starts .*",
     ],
     "line_too_long": [
         r"initialize ok 2025-06-18 \(scripted 1\.0\)",

@@ -1,8 +1,10 @@
-"""mcp_client.schema: the total three-tier reading of an inputSchema."""
+"""mcp_client.schema: the total readings of an inputSchema and of an outputSchema."""
 
 from __future__ import annotations
 
+import json
 import unittest
+from pathlib import Path
 from typing import Any, Dict, List
 
 from hypothesis import given, settings
@@ -10,10 +12,13 @@ from hypothesis import strategies as st
 
 from mcp_client.jsonvalue import JsonValue
 from mcp_client.schema import (
-    KINDS, ListOf, Param, ParamType, Simple, Structured, Typed, WholeValue, plan,
+    KINDS, MAX_NESTED_FIELDS, MAX_OUTPUT_LOOK, Array, Field, ListOf, Nullable, Param, ParamType,
+    Record, ResultType, Simple, Structured, Typed, WholeValue, plan, plan_output,
 )
 
 NULL = {"type": "null"}
+GOLDEN = Path(__file__).with_name("golden")
+TIME_TOOLS = json.loads((GOLDEN / "time.tools.json").read_text("utf-8"))["tools"]
 
 
 def one(schema: JsonValue) -> ParamType:
@@ -190,6 +195,215 @@ class HostileSchemaTest(unittest.TestCase):
                          ListOf("string"))
 
 
+def output(schema: JsonValue) -> Record:
+    result = plan_output(schema)
+    assert isinstance(result, Record), result
+    return result
+
+
+def field(schema: JsonValue) -> ResultType:
+    """The type ``plan_output`` gives a single optional key ``k`` with ``schema``."""
+    return output({"type": "object", "properties": {"k": schema}}).fields[0].type
+
+
+def required(*fields: Field) -> Record:
+    return Record(fields, False)
+
+
+STRING, BOOLEAN = Simple("string"), Simple("boolean")
+# mcp-server-time's TimeResult (tests/golden/time.tools.json), all keys required.
+TIME_RESULT = Record(tuple(Field(name, BOOLEAN if name == "is_dst" else STRING, False, None)
+                           for name in ("timezone", "datetime", "day_of_week", "is_dst")), False)
+
+
+class OutputTopLevelTest(unittest.TestCase):
+    def test_the_real_time_server(self) -> None:
+        tools = {tool["name"]: tool["outputSchema"] for tool in TIME_TOOLS}
+        self.assertEqual(plan_output(tools["get_current_time"]), TIME_RESULT)
+        # source and target are $refs into $defs, followed.
+        self.assertEqual(plan_output(tools["convert_time"]), required(
+            Field("source", TIME_RESULT, False, None), Field("target", TIME_RESULT, False, None),
+            Field("time_difference", STRING, False, None)))
+
+    def test_not_an_object_is_whole_value(self) -> None:
+        for schema in ([], "object", None, 3, True, [{"type": "object"}]):
+            self.assertEqual(plan_output(schema), WholeValue("outputSchema is not an object"))
+
+    def test_type_other_than_object_is_whole_value(self) -> None:
+        for kind in ("array", "string", ["object", "null"], None):
+            result = plan_output({"type": kind, "properties": {"a": {"type": "string"}}})
+            self.assertIsInstance(result, WholeValue, kind)
+
+    def test_missing_type_reads_as_object(self) -> None:
+        self.assertEqual(plan_output({"properties": {"a": {"type": "string"}}}),
+                         Record((Field("a", STRING, True, None),), False))
+
+    def test_combinators_are_whole_value(self) -> None:
+        for key in ("anyOf", "oneOf", "allOf", "not", "if"):
+            result = plan_output({"type": "object", key: [{"type": "object"}],
+                                  "properties": {"a": {"type": "string"}}})
+            self.assertEqual(result, WholeValue("top level uses " + key))
+
+    def test_malformed_or_empty_objects_are_whole_value(self) -> None:
+        cases = {
+            "properties is not an object": {"type": "object", "properties": []},
+            "required is not a list of strings": {"type": "object", "required": [1],
+                                                  "properties": {"a": {}}},
+            "an object that names no properties": {"type": "object", "required": ["a"]},
+        }
+        for reason, schema in cases.items():
+            self.assertEqual(plan_output(schema), WholeValue(reason))
+        # Only named keys make a type: a map of anything is left whole.
+        self.assertIsInstance(plan_output({"type": "object", "additionalProperties": {}}),
+                              WholeValue)
+
+    def test_additional_properties_make_an_open_record(self) -> None:
+        for extra, open_ in ((True, True), ({"type": "integer"}, True), (False, False)):
+            result = output({"type": "object", "properties": {"a": {"type": "string"}},
+                             "additionalProperties": extra})
+            self.assertEqual(result.open, open_, extra)
+
+    def test_top_level_refs_are_followed(self) -> None:
+        schema = {"$ref": "#/definitions/Time", "definitions": {"Time": {
+            "type": "object", "properties": {"at": {"type": "string"}}, "required": ["at"]}}}
+        self.assertEqual(plan_output(schema), required(Field("at", STRING, False, None)))
+
+    def test_top_level_refs_that_cannot_be_followed(self) -> None:
+        cases = {
+            "top level: $ref '#' is not followed": {"$ref": "#"},
+            "top level: $ref 'other.json#/A' is not followed": {"$ref": "other.json#/A"},
+            "top level: $ref '#/$defs/B' names no definition": {"$ref": "#/$defs/B",
+                                                                 "$defs": {"A": {}}},
+            "top level: $ref is not a string": {"$ref": 7},
+            "top level: $ref names a schema that is not an object": {"$ref": "#/$defs/A",
+                                                                     "$defs": {"A": "text"}},
+            "top level: a chain of $ref too long to follow": {
+                "$ref": "#/$defs/A", "$defs": {"A": {"$ref": "#/$defs/A"}}},
+        }
+        for reason, schema in cases.items():
+            self.assertEqual(plan_output(schema), WholeValue(reason))
+
+
+class OutputFieldTest(unittest.TestCase):
+    def test_kinds_and_nullability(self) -> None:
+        for kind in KINDS:
+            self.assertEqual(field({"type": kind}), Simple(kind))
+            self.assertEqual(field({"type": [kind, "null"]}), Nullable(Simple(kind)))
+            self.assertEqual(field({"anyOf": [{"type": kind}, NULL]}), Nullable(Simple(kind)))
+        self.assertEqual(field({"enum": ["a", "b"]}), STRING)
+        self.assertEqual(field({"enum": [1, 2, None]}), Nullable(Simple("integer")))
+        self.assertEqual(field({"const": None}), Structured(
+            "enum members are not all of one primitive kind"))
+
+    def test_one_nullable_is_enough_and_any_admits_null(self) -> None:
+        self.assertEqual(field({"anyOf": [{"type": ["string", "null"]}, NULL]}),
+                         Nullable(STRING))
+        self.assertEqual(field({"anyOf": [{}, NULL]}), Structured("no type given"))
+
+    def test_arrays_keep_what_their_items_are(self) -> None:
+        self.assertEqual(field({"type": "array", "items": {"type": "integer"}}),
+                         Array(Simple("integer")))
+        self.assertEqual(field({"type": "array", "items": {"type": ["string", "null"]}}),
+                         Array(Nullable(STRING)))
+        self.assertEqual(field({"type": "array", "items": {"type": "array",
+                                                           "items": {"type": "number"}}}),
+                         Array(Array(Simple("number"))))
+        self.assertEqual(field({"type": "array"}), Array(Structured("schema is not an object")))
+        items = {"type": "object", "properties": {"x": {"type": "integer"}}}
+        self.assertEqual(field({"type": "array", "items": items}),
+                         Array(Record((Field("x", Simple("integer"), True, None),), False)))
+
+    def test_nested_objects(self) -> None:
+        inner = {"type": "object", "properties": {"b": {"type": "boolean", "description": "B"}},
+                 "required": ["b", "ghost"], "additionalProperties": True}
+        self.assertEqual(field(inner), Record((Field("b", BOOLEAN, False, "B"), Field(
+            "ghost", Structured("required but has no property schema"), False, None)), True))
+        self.assertEqual(field({"type": ["object", "null"], "properties": {"b": {}}}),
+                         Nullable(Record((Field("b", Structured("no type given"), True, None),),
+                                         False)))
+        self.assertEqual(field({"properties": {"b": {"type": "string"}}}),
+                         Record((Field("b", STRING, True, None),), False), "type forgotten")
+        for schema, reason in (
+                ({"type": "object"}, "an object that names no properties"),
+                ({"type": "object", "properties": 1}, "properties is not an object"),
+                ({"type": "object", "additionalProperties": {"type": "string"}},
+                 "an object that names no properties")):
+            self.assertEqual(field(schema), Structured(reason))
+
+    def test_refs_resolve_in_the_root_only(self) -> None:
+        schema = {"type": "object", "$defs": {"Name": {"type": "string"}},
+                  "properties": {"a": {"$ref": "#/$defs/Name"}, "b": {"$ref": "#/$defs/Gone"},
+                                 "c": {"$ref": "#/$defs/Name/x"}, "d": {"$ref": "#/$defs/"},
+                                 "e": {"$ref": "https://example.com/schema"}}}
+        self.assertEqual([f.type for f in output(schema).fields], [
+            STRING, Structured("$ref '#/$defs/Gone' names no definition"),
+            Structured("$ref '#/$defs/Name/x' is not followed"),
+            Structured("$ref '#/$defs/' is not followed"),
+            Structured("$ref 'https://example.com/schema' is not followed")])
+
+    def test_other_shapes_are_structured(self) -> None:
+        for schema in ({}, True, None, 3, {"type": "null"}, {"type": ["string", "integer"]},
+                       {"anyOf": [{"type": "string"}, {"type": "integer"}]}, {"anyOf": "x"},
+                       {"enum": ["a", 1]}):
+            self.assertIsInstance(field(schema), Structured, schema)
+
+
+class OutputBoundsTest(unittest.TestCase):
+    def test_a_ref_loop_ends_at_the_depth_bound(self) -> None:
+        node = {"type": "object", "properties": {"next": {"$ref": "#/$defs/Node"},
+                                                 "value": {"type": "integer"}}}
+        record = output({"$defs": {"Node": node}, "$ref": "#/$defs/Node"})
+        levels = 0
+        kind: ResultType = record
+        while isinstance(kind, Record):
+            levels, kind = levels + 1, kind.fields[0].type
+        self.assertEqual(kind, Structured("nested too deep to type"))
+        # The top $ref is a step; then each level costs a field and a $ref.
+        self.assertEqual(levels, MAX_OUTPUT_LOOK // 2)
+
+    def test_deep_nesting_costs_no_recursion(self) -> None:
+        for key in ("anyOf", "items"):
+            deep = nested(key, 20000, {"type": "string"})
+            self.assertIsInstance(output({"properties": {"k": deep}}), Record)
+
+    def test_references_cannot_multiply_the_work(self) -> None:
+        # Ten keys per level, each a $ref to the level below, five levels (within
+        # the depth bound): 11,110 nested fields if expanded; the budget stops
+        # them at MAX_NESTED_FIELDS.
+        defs: Dict[str, Any] = {"L5": {"type": "string"}}
+        for level in range(4, -1, -1):
+            defs["L%d" % level] = {"type": "object", "properties": {
+                "k%d" % index: {"$ref": "#/$defs/L%d" % (level + 1)} for index in range(10)}}
+        record = output({"$defs": defs, "$ref": "#/$defs/L0"})
+        self.assertEqual(len(record.fields), 10, "the top level is never cut")
+        self.assertLessEqual(nested_fields(record) - 10, MAX_NESTED_FIELDS)
+        reasons = {f.type.reason for f in walk_fields(record) if isinstance(f.type, Structured)}
+        self.assertEqual(reasons, {"past %d fields of nested objects" % MAX_NESTED_FIELDS})
+
+    def test_a_thousand_keys_at_the_top_are_all_kept(self) -> None:
+        names = ["k%04d" % index for index in range(1000)][::-1]
+        record = output({"properties": {n: {"type": "integer"} for n in names},
+                         "required": names[:10]})
+        self.assertEqual([f.name for f in record.fields], names)
+        self.assertEqual(sum(not f.optional for f in record.fields), 10)
+
+
+def walk_fields(record: Record) -> List[Field]:
+    found: List[Field] = []
+    for item in record.fields:
+        found.append(item)
+        kind = item.type
+        while isinstance(kind, (Array, Nullable)):
+            kind = kind.item if isinstance(kind, Array) else kind.inner
+        if isinstance(kind, Record):
+            found += walk_fields(kind)
+    return found
+
+
+def nested_fields(record: Record) -> int:
+    return len(walk_fields(record))
+
+
 def json_values() -> st.SearchStrategy[JsonValue]:
     keys = st.sampled_from(["type", "properties", "required", "items", "anyOf", "enum", "$ref",
                             "additionalProperties", "oneOf", "const", "a", "b", ""])
@@ -222,6 +436,35 @@ class PlanPropertiesTest(unittest.TestCase):
             self.assertEqual(param.optional, param.name not in required)
             if not isinstance(param.type, Structured):
                 self.assertIn(param.type.kind, KINDS)
+
+
+class OutputPropertiesTest(unittest.TestCase):
+    @settings(max_examples=300, deadline=None)
+    @given(json_values())
+    def test_total_on_any_json(self, schema: JsonValue) -> None:
+        self.assertIsInstance(plan_output(schema), (Record, WholeValue))
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.dictionaries(st.text(max_size=8), json_values(), min_size=1, max_size=6),
+           st.lists(st.text(max_size=8), max_size=6))
+    def test_no_key_is_ever_dropped(self, properties: Dict[str, JsonValue],
+                                    required: List[str]) -> None:
+        result = output({"type": "object", "properties": properties, "required": required})
+        self.assertEqual([f.name for f in result.fields], expected_names(properties, required))
+        for item in result.fields:
+            self.assertEqual(item.optional, item.name not in required)
+            self.assertTrue(well_formed(item.type), item.type)
+
+
+def well_formed(kind: ResultType) -> bool:
+    """Nullable never wraps Nullable or Structured; a record has a field; kinds are known."""
+    if isinstance(kind, Nullable):
+        return not isinstance(kind.inner, (Nullable, Structured)) and well_formed(kind.inner)
+    if isinstance(kind, Array):
+        return well_formed(kind.item)
+    if isinstance(kind, Record):
+        return bool(kind.fields) and all(well_formed(f.type) for f in kind.fields)
+    return isinstance(kind, Structured) or kind.kind in KINDS
 
 
 if __name__ == "__main__":

@@ -14,6 +14,11 @@ What is proved here:
   17 MiB hostile line is refused (measured with tracemalloc, not only taken
   from ``pending_bytes``). Boundaries are tested cheaply with ``limit=`` and
   once for real at 16 MiB.
+- Whatever the chunk sizes, a pending line is held in memory proportional to
+  its bytes (200k one-byte chunks hold ~200 KB, not an object each: issue 9),
+  large chunks are held without a copy, and every split between held-as-is and
+  copied pieces (``keep_from=``) reassembles exactly. ``read_size`` asks for
+  large reads only while a line arrives in bulk.
 """
 
 from __future__ import annotations
@@ -29,7 +34,9 @@ from hypothesis import strategies as st
 
 from mcp_client.errors import EncodeRefused, FramingFault, LineTooLong
 from mcp_client.jsonvalue import encode, parse
-from mcp_client.stdio import MAX_LINE_BYTES, Buffer, frame
+from mcp_client.stdio import (
+    KEEP_FROM, MAX_LINE_BYTES, READ_SIZE, READ_SIZE_LARGE, Buffer, frame,
+)
 
 from strategies import json_values, property_settings
 
@@ -254,6 +261,92 @@ class Cap(unittest.TestCase):
         self.assertEqual(len(lengths), 5)
         self.assertEqual(len(set(lengths)), 1, lengths)
 
+
+
+class Pieces(unittest.TestCase):
+    """How a pending line is held: proportional to its bytes, whatever the chunks."""
+
+    LINE = b'{"a":"\xc3\xa9\r' + b"xy" * 20 + b'"}'  # a lone "\r" inside is content
+
+    def test_every_keep_threshold_every_three_way_cut(self) -> None:
+        # keep_from=1 holds every piece as it came, a large one copies every
+        # piece; between, runs of small pieces meet large ones at every point.
+        stream = self.LINE + b"\r\n" + self.LINE + b"\n"
+        expected = reference(stream)
+        for keep in (1, 2, 3, 7, 1000):
+            for first in range(0, len(stream) + 1, 3):
+                for second in range(first, len(stream) + 1):
+                    self.assertEqual(feed(Buffer(keep_from=keep), stream, [first, second]),
+                                     expected, (keep, first, second))
+
+    @PROPERTY
+    @given(st.binary(max_size=120).map(lambda b: bytes(b"ab \r\n"[x % 5] for x in b)),
+           st.lists(st.integers(0, 120), max_size=30), st.integers(1, 9))
+    def test_any_keep_threshold_matches_the_reference(self, stream: bytes, cuts: List[int],
+                                                      keep: int) -> None:
+        buffer = Buffer(keep_from=keep)
+        self.assertEqual(feed(buffer, stream, [c for c in cuts if c <= len(stream)]),
+                         reference(stream))
+        self.assertEqual(buffer.pending_bytes, len(stream) - (stream.rfind(b"\n") + 1))
+
+    @PROPERTY
+    @given(st.lists(st.binary(max_size=12).map(lambda b: bytes(b"ab \r\n"[x % 5] for x in b)),
+                    max_size=10), st.integers(1, 9))
+    def test_the_cap_holds_for_any_keep_threshold(self, chunks: List[bytes], keep: int) -> None:
+        limit, buffer, pending = 8, Buffer(8, keep_from=keep), b""
+        for chunk in chunks:
+            pieces = (pending + chunk).split(b"\n")
+            pending = pieces.pop()
+            lines = [piece[:-1] if piece.endswith(b"\r") else piece for piece in pieces]
+            if any(len(line) > limit for line in lines) or len(pending) > limit + 1:
+                refuses(self, buffer, [chunk], limit)
+                return
+            self.assertEqual(buffer.push(chunk), [line for line in lines if line.strip()])
+
+    def held_while_pushing(self, chunks: List[bytes]) -> int:
+        """Bytes Python allocated, and still holds, while ``chunks`` were pushed
+        into a fresh buffer (the chunks themselves exist before and after)."""
+        buffer = Buffer()
+        tracemalloc.start()
+        try:
+            before, _ = tracemalloc.get_traced_memory()
+            for chunk in chunks:
+                buffer.push(chunk)
+            after, _ = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        self.assertEqual(buffer.pending_bytes, sum(map(len, chunks)))
+        return after - before
+
+    def test_200k_one_byte_chunks_hold_about_200k_bytes(self) -> None:
+        # One object (or list slot) a chunk was 8 to 50 bytes a byte; and an
+        # object from a large os.read kept a memory mapping of its own.
+        count = 200 * 1000
+        self.assertLess(self.held_while_pushing([b"x"] * count), count * 5 // 4 + 4096)
+
+    def test_fresh_small_chunks_are_not_held_one_by_one(self) -> None:
+        count = 100 * 1000
+        chunks = [b"%03d" % (n % 1000) for n in range(count)]  # 100k distinct objects
+        self.assertLess(self.held_while_pushing(chunks), 3 * count * 5 // 4 + 4096)
+
+    def test_large_chunks_are_held_without_a_copy(self) -> None:
+        chunks = [bytes(CHUNK) for _ in range(32)]  # 2 MiB in chunks as os.read gives them
+        self.assertLess(self.held_while_pushing(chunks), 4096)
+
+    def test_reads_are_large_only_while_a_line_arrives_in_bulk(self) -> None:
+        self.assertLess(READ_SIZE, READ_SIZE_LARGE)
+        buffer = Buffer()
+        self.assertEqual(buffer.read_size(), READ_SIZE)
+        buffer.push(b"{" * CHUNK)  # a large line, arriving in bulk
+        self.assertEqual(buffer.read_size(), READ_SIZE_LARGE)
+        buffer.push(b"x")  # now trickling: a large read would bring back a byte
+        self.assertEqual(buffer.read_size(), READ_SIZE)
+        buffer.push(b"x" * KEEP_FROM)
+        self.assertEqual(buffer.read_size(), READ_SIZE_LARGE)
+        self.assertEqual(len(buffer.push(b"}\n{}\n")), 2)
+        self.assertEqual(buffer.read_size(), READ_SIZE)  # nothing pending
+        buffer.push(b"\n" + b"y" * KEEP_FROM)  # a large tail after a newline
+        self.assertEqual(buffer.read_size(), READ_SIZE_LARGE)
 
 
 class RealCap(unittest.TestCase):

@@ -30,6 +30,7 @@ import json
 import os
 import platform
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -158,13 +159,14 @@ class Floor:
 
 
 class Ours:
-    """This package, optionally with wire capture to a file."""
+    """This package, optionally with wire capture to a file, optionally jailed."""
 
-    def __init__(self, capture: Optional[str] = None) -> None:
-        from mcp_client import Options, Spawn, start
+    def __init__(self, capture: Optional[str] = None, jail: Any = None) -> None:
+        from mcp_client import Options, ProcessTransport, Spawn, start
 
         argv = server_argv()
-        self.client = start(Spawn(argv[0], tuple(argv[1:])), Options(capture=capture))
+        transport = ProcessTransport(Spawn(argv[0], tuple(argv[1:])), jail=jail)
+        self.client = start(transport, Options(capture=capture))
 
     def echo(self) -> Any:
         return self.client.call_tool("echo", {})
@@ -457,8 +459,70 @@ def run_worker(args: argparse.Namespace) -> None:
     kind, name = args.worker
     if kind == "serve":
         serve(name)
+    elif kind == "jail":
+        reply(worker_jail(int(name)))
     else:
         reply(worker_memory(name) if kind == "memory" else worker_idle(name))
+
+
+# ============================================================================ the jail
+
+
+def worker_jail(runs: int) -> Figures:
+    """Handshake unjailed, jailed, and jailed with a cgroup, taking turns in one
+    process; and what the jail's part is made of: bwrap building the same jail
+    around the init's interpreter (``python -I -S -c pass``), and that interpreter
+    alone."""
+    from mcp_client import Jail
+
+    makers = {"hs_plain": lambda: Ours(), "hs_jailed": lambda: Ours(jail=Jail()),
+              "hs_limited": lambda: Ours(jail=Jail(max_processes=64, memory_bytes=1 << 30))}
+    if os.geteuid() != 0:  # a cgroup v1 pids hierarchy is root's
+        del makers["hs_limited"]
+    probe, interpreter = jail_probe_argv(), [sys.executable, "-I", "-S", "-B", "-c", "pass"]
+    samples: Dict[str, List[float]] = {}
+    order = list(makers)
+    for turn in range(runs):  # each goes first in turn: no order effect lands on one alone
+        for key in order[turn % len(order):] + order[:turn % len(order)]:
+            samples.setdefault(key, []).append(handshake(makers[key]))
+        samples.setdefault("bwrap_init", []).append(timed(lambda: run_quietly(probe)))
+        samples.setdefault("init", []).append(timed(lambda: run_quietly(interpreter)))
+    return {key: median(values) for key, values in samples.items()}
+
+
+def jail_probe_argv() -> List[str]:
+    """The argv the jailer reruns to diagnose a jail: the jail of ``Jail()`` for the
+    echo server, without descriptors, running only the init's interpreter."""
+    from mcp_client import Jail, Spawn, jail, jailer
+
+    argv = server_argv()
+    spawn = Spawn(argv[0], tuple(argv[1:]))
+    env = dict(os.environ)
+    host = jailer.look(Jail(), spawn, env)
+    channels = jail.Channels(lifeline=3, status=4, seccomp=5)  # the probe uses none of them
+    return list(jail.plan(Jail(), spawn, env, host, channels).probe)
+
+
+def run_quietly(argv: List[str]) -> None:
+    subprocess.run(argv, check=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+
+
+def jail_lines(figures: Figures) -> List[str]:
+    """The jail's figures, after the table (the SDK has no jail to compare with)."""
+    if "hs_jailed" not in figures:
+        return ["jail: not measured (bwrap is not installed: apt-get install bubblewrap)"]
+    ms = {key: value * 1e3 for key, value in figures.items()}
+    lines = ["jail (mcp_client, median of %d handshakes each, taking turns in one process):"
+             % figures["runs"],
+             "  handshake, spawn to ready: %.1f ms unjailed, %.1f ms jailed (Jail()): +%.1f ms"
+             % (ms["hs_plain"], ms["hs_jailed"], ms["hs_jailed"] - ms["hs_plain"])]
+    if "hs_limited" in ms:
+        lines.append("  jailed with max_processes (a pids cgroup) and memory_bytes: %.1f ms (+%.1f ms)"
+                     % (ms["hs_limited"], ms["hs_limited"] - ms["hs_plain"]))
+    lines.append("  spent on: bwrap building the jail around the init's interpreter %.1f ms, of "
+                 "which that interpreter (python -I -S -c pass) %.1f ms"
+                 % (ms["bwrap_init"], ms["init"]))
+    return lines
 
 
 # ============================================================================ imports
@@ -610,6 +674,10 @@ def collect(args: argparse.Namespace, clients: Tuple[str, ...]) -> Dict[str, Fig
         if name in IMPORTS:
             progress("%s: imports" % name)
             results[name].update(import_figures(name, args.imports))
+    if shutil.which("bwrap") is not None:
+        progress("client: jailed handshakes")
+        results["jail"] = spawn_worker("jail", str(args.events * 2))
+        results["jail"]["runs"] = args.events * 2
     return results
 
 
@@ -753,7 +821,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     started = time.perf_counter()
     results = collect(args, clients)
     lines = header(args, sdk) + table(results)
-    lines.append("")
+    lines += [""] + jail_lines(results.get("jail", {})) + [""]
     lines.append("(whole run: %.0f s; rerun: python tools/bench.py [--quick])"
                  % (time.perf_counter() - started))
     print("\n".join(lines))

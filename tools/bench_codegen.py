@@ -15,6 +15,10 @@ proven inert by a line scan, any other ``@`` needs the stdlib tokenizer (pure
 Python before 3.12). So the listing is timed three ways: with no ``@`` at all,
 with e-mail addresses in a quarter of the descriptions, and with one JSON-LD
 style ``@context`` parameter (an ``@`` in a string literal: the tokenizer runs).
+A fourth way gives every tool an ``outputSchema`` (flat, pydantic's ``$defs`` with
+arrays of objects and nullable keys, fastmcp's wrapped result, a nested object
+that admits other keys), so result types are declared and shown; their shapes
+push the surface past 64 KiB, so the descriptions are cut as well.
 
 Not a test: it prints the figures and exits 0. Each figure is per call, the best
 and the median of ``--repeat`` samples, with the garbage collector off while
@@ -63,6 +67,21 @@ PARAMS: List[Tuple[str, Dict[str, Any]]] = [
 ]
 USER = {"type": "object", "properties": {"login": {"type": "string"}, "id": {"type": "integer"}},
         "required": ["login"]}
+OUTPUTS: List[Dict[str, Any]] = [
+    {"type": "object", "properties": {"id": {"type": "integer"}, "url": {"type": "string"}},
+     "required": ["id", "url"]},
+    {"type": "object", "title": "Page", "required": ["items"], "properties": {
+        "items": {"type": "array", "items": {"$ref": "#/$defs/Item"}},
+        "nextCursor": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None}},
+     "$defs": {"Item": {"type": "object", "required": ["name"], "properties": {
+         "name": {"type": "string"}, "size": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+         "labels": {"type": "array", "items": {"type": "string"}}}}}},
+    {"type": "object", "properties": {"result": {"type": "array", "items": {"type": "string"}}},
+     "required": ["result"], "x-fastmcp-wrap-result": True},
+    {"type": "object", "required": ["author", "state"], "properties": {
+        "author": dict(USER, additionalProperties=True),
+        "state": {"type": "string", "enum": ["open", "closed"]}}},
+]
 
 
 def raw_tool(index: int) -> Dict[str, Any]:
@@ -83,8 +102,11 @@ def raw_tool(index: int) -> Dict[str, Any]:
 
 
 def listing(variant: str) -> Dict[str, Any]:
-    """The raw ``tools/list`` result for one of the three ``@`` variants."""
+    """The raw ``tools/list`` result for one of the four variants."""
     tools = [raw_tool(index) for index in range(TOOLS)]
+    if variant == "output schemas":
+        for index, tool in enumerate(tools):
+            tool["outputSchema"] = OUTPUTS[index % len(OUTPUTS)]
     if variant == "@ in descriptions":
         for tool in tools[::4]:
             tool["description"] += " Questions: tools@example.com."
@@ -101,7 +123,7 @@ def main() -> int:
           % (platform.python_version(), platform.machine(), TOOLS, options.repeat))
     print("%-20s %9s %9s %9s %9s %7s" % ("listing", "JSON B", "dumps ms", "gen best",
                                           "gen med", "ratio"))
-    for variant in ("no @", "@ in descriptions", "@ in a wire name"):
+    for variant in ("no @", "@ in descriptions", "@ in a wire name", "output schemas"):
         raw = listing(variant)
         tools = protocol.decode_tools_page(raw).tools
         codegen.generate("bench", tools)  # refusals surface here, before timing

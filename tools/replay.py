@@ -176,6 +176,7 @@ def _options(script: Script, calls: Sequence[Call], timeout: float, unanswered: 
         request_timeout=timeout,
         max_tool_pages=pages if pages is not None else Options().max_tool_pages,
         retire_timeout=timeout,
+        tolerated_noise_lines=script.tolerated,
     )
 
 

@@ -6,14 +6,26 @@ and inspecting generated modules in tests); test modules put this directory on
 
 * ``assert_caged`` reads the source statically: it parses, holds no decorator and
   no ``@`` token, has exactly one function per tool and nothing else but its
-  imports, every function ends in ``return internal.invoke(<server>, <wire
-  name>, arguments)`` with both names as string constants, every comment starts
-  a line, every string literal is printable ASCII, ``@`` appears on comment
-  lines only (so ``scan_for_at`` proves the cage without a tokenizer run), and
-  no removed codepoint survives anywhere.
+  imports and result types, every function ends in ``return internal.invoke(<server>,
+  <wire name>, arguments)`` with both names as string constants, every comment
+  starts a line, every string literal is printable ASCII, ``@`` appears on
+  comment lines only (so ``scan_for_at`` proves the cage without a tokenizer
+  run), and no removed codepoint survives anywhere. Every result type is well
+  formed (``Name = TypedDict("Name", {"key": type, ...}[, total=False])`` with
+  distinct constant keys and types built of ``str``, ``int``, ``float``,
+  ``bool``, ``Any``, ``List``, ``Optional`` and result types declared before it)
+  and used exactly once: by its tool's function, or by the one key that holds
+  it. A function returns a result type exactly when ``schema.plan_output`` reads
+  its tool's ``outputSchema`` as a ``Record``, and that type has the record's keys.
+* ``assert_conforms`` checks a value (a tool's ``structuredContent``) against a
+  generated result type at run time, recursively: every required key present,
+  no key the type does not name (the records checked admit no other), and each
+  value of its declared type.
 * ``assert_sends_wire_names`` runs the module against the fake seam and calls
   every function: the server, the wire tool name and the wire parameter names
-  arrive exactly, optional parameters left out when not given.
+  arrive exactly, optional parameters left out when not given, and the function
+  returns what the seam returns. A result type at run time has the record's keys,
+  all required when no key is optional, and ``total=False`` otherwise.
 """
 
 from __future__ import annotations
@@ -24,9 +36,10 @@ import io
 import token
 import tokenize
 import unicodedata
+import typing
 import unittest
 from collections import Counter
-from typing import Any, Callable, Dict, List, Sequence
+from typing import Any, Callable, Dict, List, Sequence, Tuple, Union
 
 from cap.internal import mcp as seam
 from cap.mcp import load_generated
@@ -34,11 +47,15 @@ from cap.mcp import load_generated
 from mcp_client.codegen import Generated, _inert_by_lines
 from mcp_client.name import Digest, mangle_label, sha256_digest
 from mcp_client.protocol import ToolDescriptor
+from mcp_client.schema import Record, plan_output
 
-__all__ = ["assert_caged", "assert_sends_wire_names", "wire_params"]
+__all__ = ["assert_caged", "assert_sends_wire_names", "assert_conforms", "wire_params"]
 
 _FORBIDDEN_CATEGORIES = ("Cc", "Cf", "Cs", "Zl", "Zp")
-_TYPING_NAMES = {"Any", "Dict", "List", "Optional"}
+_TYPING_NAMES = {"Any", "Dict", "List", "Optional", "TypedDict"}
+# What a result type's field types are built of, besides result types.
+_FIELD_NAMES = {"str", "int", "float", "bool", "Any"}
+_FIELD_GENERICS = {"List", "Optional"}
 
 
 def assert_caged(test: unittest.TestCase, generated: Generated, server: str,
@@ -49,10 +66,14 @@ def assert_caged(test: unittest.TestCase, generated: Generated, server: str,
     _assert_tokens(test, source)
     _assert_characters(test, source)
     _assert_no_decorator(test, tree)
-    functions = _assert_module_body(test, tree)
+    functions, declared = _assert_module_body(test, tree)
     test.assertEqual(len(functions), len(tools))
     wires = [_assert_ends_in_invoke(test, function, server) for function in functions]
     test.assertEqual(Counter(wires), Counter(tool.name for tool in tools))
+    by_wire = {tool.name: tool for tool in tools}
+    for function, wire in zip(functions, wires):
+        _assert_returns(test, function, by_wire[wire], declared)
+    _assert_each_used_once(test, functions, declared)
     test.assertTrue(_inert_by_lines(source), "scan_for_at needed its tokenizer")
     test.assertEqual(source.splitlines()[:2], [
         "# -*- coding: utf-8 -*-",
@@ -83,18 +104,84 @@ def _assert_no_decorator(test: unittest.TestCase, tree: ast.Module) -> None:
             test.assertEqual(node.decorator_list, [])
 
 
-def _assert_module_body(test: unittest.TestCase, tree: ast.Module) -> List[ast.FunctionDef]:
+def _assert_module_body(test: unittest.TestCase, tree: ast.Module
+                        ) -> Tuple[List[ast.FunctionDef], Dict[str, ast.Dict]]:
+    """The functions, and each result type's name with its fields, in source order."""
     functions: List[ast.FunctionDef] = []
+    declared: Dict[str, ast.Dict] = {}
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):
             functions.append(node)
         elif isinstance(node, ast.ImportFrom) and node.module == "typing":
             test.assertTrue({alias.name for alias in node.names} <= _TYPING_NAMES)
+        elif isinstance(node, ast.Assign):
+            name, fields = _assert_result_type(test, node, declared)
+            declared[name] = fields
         else:
             test.assertEqual(ast.dump(node), ast.dump(ast.parse(
                 "from cap.internal import mcp as internal").body[0]))
-    test.assertEqual(len({f.name for f in functions}), len(functions), "duplicate function")
-    return functions
+    names = [f.name for f in functions] + list(declared)
+    test.assertEqual(len(set(names)), len(names), "duplicate name")
+    return functions, declared
+
+
+def _assert_result_type(test: unittest.TestCase, node: ast.Assign,
+                        declared: Dict[str, ast.Dict]) -> Tuple[str, ast.Dict]:
+    """``Name = TypedDict("Name", {...}[, total=False])``, its types declared before it."""
+    test.assertEqual(len(node.targets), 1)
+    target, call = node.targets[0], node.value
+    assert isinstance(target, ast.Name) and isinstance(call, ast.Call), ast.dump(node)
+    test.assertNotIn(target.id, declared, "declared twice")
+    test.assertEqual(ast.dump(call.func), ast.dump(ast.Name("TypedDict", ast.Load())))
+    name, fields = call.args
+    assert isinstance(name, ast.Constant) and isinstance(fields, ast.Dict), ast.dump(call)
+    test.assertEqual(name.value, target.id)
+    test.assertIn([(k.arg, ast.literal_eval(k.value)) for k in call.keywords],
+                  ([], [("total", False)]))
+    keys = [key.value for key in fields.keys if isinstance(key, ast.Constant)]
+    test.assertEqual(len(keys), len(fields.keys), "a key that is not a constant")
+    test.assertTrue(keys and all(isinstance(key, str) for key in keys))
+    test.assertEqual(len(set(keys)), len(keys), "duplicate key")
+    for value in fields.values:
+        _assert_field_type(test, value, declared)
+    return target.id, fields
+
+
+def _assert_field_type(test: unittest.TestCase, node: ast.expr,
+                       declared: Dict[str, ast.Dict]) -> None:
+    if isinstance(node, ast.Subscript):
+        assert isinstance(node.value, ast.Name), ast.dump(node)
+        test.assertIn(node.value.id, _FIELD_GENERICS)
+        _assert_field_type(test, node.slice, declared)  # Python 3.9+: no ast.Index
+        return
+    assert isinstance(node, ast.Name), ast.dump(node)
+    test.assertTrue(node.id in _FIELD_NAMES or node.id in declared, node.id)
+
+
+def _assert_returns(test: unittest.TestCase, function: ast.FunctionDef, tool: ToolDescriptor,
+                    declared: Dict[str, ast.Dict]) -> None:
+    """A result type exactly for a tool whose outputSchema reads as a record; its keys."""
+    returns = function.returns
+    assert isinstance(returns, ast.Name), ast.dump(function)
+    output = None if tool.output_schema is None else plan_output(tool.output_schema)
+    if not isinstance(output, Record):
+        test.assertEqual(returns.id, "Any")
+        return
+    test.assertIn(returns.id, declared)
+    keys = [ast.literal_eval(key) for key in declared[returns.id].keys]  # type: ignore[arg-type]
+    test.assertEqual(keys, [field.name for field in output.fields])
+
+
+def _assert_each_used_once(test: unittest.TestCase, functions: List[ast.FunctionDef],
+                           declared: Dict[str, ast.Dict]) -> None:
+    used: Counter[str] = Counter()
+    for function in functions:
+        used.update(n.id for n in ast.walk(function.returns)  # type: ignore[arg-type]
+                    if isinstance(n, ast.Name))
+    for fields in declared.values():
+        for value in fields.values:
+            used.update(n.id for n in ast.walk(value) if isinstance(n, ast.Name))
+    test.assertEqual({name: used[name] for name in declared}, {name: 1 for name in declared})
 
 
 def _assert_ends_in_invoke(test: unittest.TestCase, function: ast.FunctionDef,
@@ -144,7 +231,7 @@ def _check_function(test: unittest.TestCase, function: Callable[..., Any], serve
                     by_wire: Dict[str, ToolDescriptor], digest: Digest) -> str:
     parameters = inspect.signature(function).parameters
     if list(parameters) == ["arguments"]:  # a label is never "arguments": reserved
-        return _check_whole_value(test, function, server)
+        return _check_whole_value(test, function, server, by_wire)
     for parameter in parameters.values():  # required first; optional keyword-only, None
         keyword_only = parameter.kind is inspect.Parameter.KEYWORD_ONLY
         test.assertIn(parameter.kind, (inspect.Parameter.POSITIONAL_OR_KEYWORD,
@@ -158,7 +245,23 @@ def _check_function(test: unittest.TestCase, function: Callable[..., Any], serve
     required_only = _invoke(test, function, server, parameters, optional=False)
     test.assertEqual(required_only.tool, tool.name)
     test.assertEqual(sorted(required_only.arguments), sorted(_required(tool)))
+    _check_result_type(test, function, tool)
     return tool.name
+
+
+def _check_result_type(test: unittest.TestCase, function: Callable[..., Any],
+                       tool: ToolDescriptor) -> None:
+    """The return annotation at run time: the record's keys; required ones when total."""
+    returns = function.__annotations__["return"]
+    output = None if tool.output_schema is None else plan_output(tool.output_schema)
+    if not isinstance(output, Record):
+        test.assertIs(returns, Any)
+        return
+    keys = [field.name for field in output.fields]
+    test.assertEqual(list(returns.__annotations__), keys)
+    total = all(not field.optional for field in output.fields)
+    test.assertEqual(returns.__total__, total)
+    test.assertEqual(returns.__required_keys__, frozenset(keys if total else ()))
 
 
 def _required(tool: ToolDescriptor) -> List[str]:
@@ -179,11 +282,40 @@ def _invoke(test: unittest.TestCase, function: Callable[..., Any], server: str,
     return calls[0]
 
 
-def _check_whole_value(test: unittest.TestCase, function: Callable[..., Any], server: str) -> str:
+def _check_whole_value(test: unittest.TestCase, function: Callable[..., Any], server: str,
+                       by_wire: Dict[str, ToolDescriptor]) -> str:
     payload = {"anything": ["goes", 1]}
     with seam.recording() as calls:
         function(payload)
     test.assertEqual(len(calls), 1)
     test.assertEqual(calls[0].server, server)
     test.assertIs(calls[0].arguments, payload, "a whole value is sent unchanged")
+    _check_result_type(test, function, by_wire[calls[0].tool])
     return calls[0].tool
+
+
+def assert_conforms(test: unittest.TestCase, value: Any, hint: Any, where: str = "result") -> None:
+    """``value`` is what ``hint`` (a generated result type, or a type inside one) says."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any:
+        return
+    if origin is Union:  # Optional[X]
+        if value is not None:
+            assert_conforms(test, value, args[0], where)
+        return
+    if origin is list:
+        test.assertIs(type(value), list, where)
+        for index, item in enumerate(value):
+            assert_conforms(test, item, args[0], "%s[%d]" % (where, index))
+        return
+    if isinstance(hint, type) and issubclass(hint, dict):  # a TypedDict
+        test.assertIs(type(value), dict, where)
+        test.assertLessEqual(set(hint.__required_keys__), set(value), where)
+        test.assertLessEqual(set(value), set(hint.__annotations__), where)
+        for key, item in value.items():
+            assert_conforms(test, item, hint.__annotations__[key], "%s[%r]" % (where, key))
+        return
+    if hint is float:  # JSON has one number type; 2 is a float here too
+        test.assertIn(type(value), (int, float), where)
+        return
+    test.assertIs(type(value), hint, where)

@@ -37,6 +37,9 @@ server does; what the client is expected to do):
 ``handshake_error`` -- answers initialize with a JSON-RPC error (-32603); client: HandshakeFailed.
 ``handshake_silent`` -- never answers initialize (keeps reading); client: HandshakeFailed after the handshake timeout.
 ``exit_immediately`` -- exits with status 7 before reading anything; client: connect fails, shutdown -> Exited(7).
+``noisy [--banner N]`` -- writes N (default 2) banner lines to stdout that are not JSON (the first coloured with ANSI escapes) before its initialize answer, and a log line ``[Mock SDK Server] Executing METHOD with id ID`` before every other answer; otherwise ``good``; client: strict (the default) dies on the first banner line (HandshakeFailed naming the line and ``tolerated_noise_lines``), tolerant skips each with a WARNING record.
+``json_noise`` -- before each tools/call answer (echo) writes ``{"hello": 1}``, JSON but not JSON-RPC; client: death path (Unavailable) whatever it tolerates.
+``binary_noise BYTES`` -- before its initialize answer writes one line of BYTES bytes of binary garbage (not UTF-8 from its first byte, control bytes, no newline inside); client: strict dies, tolerant skips it up to 16 MiB; 17825792 is a framing fault (LineTooLong -> HandshakeFailed).
 """
 
 from __future__ import annotations

@@ -456,6 +456,62 @@ def _logged(method: str, handler: Handler) -> Handler:
     return logged
 
 
+#: What ``noisy`` prints to stdout before answering: a wrapper's banner (one
+#: line coloured with ANSI escapes), then an SDK server's ``console.log``.
+NOISE_BANNER = [b"\x1b[1mweather-wrapper\x1b[0m v0.3: starting the server on stdio",
+                b"Loaded 3 tools from ./tools (took 12 ms)"]
+NOISE_LOG = b"[Mock SDK Server] Executing %s with id %s"
+
+
+def noisy(argv: List[str]) -> None:
+    parser = argparse.ArgumentParser(prog="scripted.py noisy")
+    parser.add_argument("--banner", type=int, default=2, help="banner lines (default 2)")
+    options = parser.parse_args(argv)
+    server = Server()
+    server.handlers = {method: _noisy(method, handler)
+                       for method, handler in server.handlers.items()}
+    initialize = server.handlers["initialize"]
+
+    def banner_first(request: Message) -> None:
+        for index in range(options.banner):
+            write_line(NOISE_BANNER[index % len(NOISE_BANNER)])
+        initialize(request)
+
+    server.handlers["initialize"] = banner_first
+    server.run()
+
+
+def _noisy(method: str, handler: Handler) -> Handler:
+    def noisy(request: Message) -> None:
+        if method != "initialize":  # its noise is the banner
+            write_line(NOISE_LOG % (method.encode(), json.dumps(request["id"]).encode()))
+        handler(request)
+
+    return noisy
+
+
+def json_noise(argv: List[str]) -> None:
+    def call(request: Message) -> None:
+        write_line(b'{"hello": 1}')
+        respond(request, text_result(echo_text(request)))
+
+    _on_call(call)
+
+
+def binary_noise(argv: List[str]) -> None:
+    size = int(argv[0])
+    server = Server()
+
+    def initialize(request: Message) -> None:
+        # Not UTF-8 from its first byte, control bytes throughout, no newline.
+        pattern = bytes(range(0x80, 0x100)) + bytes(range(0, 10)) + bytes(range(11, 32))
+        write_line((pattern * (size // len(pattern) + 1))[:size])
+        server.initialize(request)
+
+    server.handlers["initialize"] = initialize
+    server.run()
+
+
 BEHAVIOURS: Dict[str, Callable[[List[str]], None]] = {
     "good": good,
     "garbage_before_handshake": garbage_before_handshake,
@@ -484,6 +540,9 @@ BEHAVIOURS: Dict[str, Callable[[List[str]], None]] = {
     "handshake_error": handshake_error,
     "handshake_silent": handshake_silent,
     "exit_immediately": exit_immediately,
+    "noisy": noisy,
+    "json_noise": json_noise,
+    "binary_noise": binary_noise,
 }
 
 

@@ -16,6 +16,15 @@ to a live client like this::
 The arguments object is recorded as given, not copied, so a test can check
 that a whole-value function sends its ``dict`` unchanged. Thread-safe: calls
 may come from any thread while a recording is active.
+
+``contract(call_tool, tools)`` is the handler that answers the way every
+generated module's header says ``invoke`` does (and CLAUDE.md): for a tool
+that declares an ``outputSchema``, the call's ``structuredContent`` as the
+server sent it, or :class:`ToolFailed` when the call failed (``isError``) or
+brought no object; for any other tool, the whole ``CallToolResult``::
+
+    with mcp.recording(mcp.contract(client.call_tool, tools)):
+        now = module.get_current_time(timezone="Etc/UTC")  # a dict
 """
 
 from __future__ import annotations
@@ -23,9 +32,11 @@ from __future__ import annotations
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
-__all__ = ["Invocation", "Handler", "invoke", "recording"]
+from mcp_client.protocol import CallToolResult, ToolDescriptor
+
+__all__ = ["Invocation", "Handler", "ToolFailed", "invoke", "recording", "contract"]
 
 #: Receives ``(server, tool, arguments)``; its return value is ``invoke``'s.
 Handler = Callable[[str, str, Dict[str, Any]], Any]
@@ -67,3 +78,29 @@ def recording(handler: Optional[Handler] = None) -> Iterator[List[Invocation]]:
     finally:
         with _lock:
             _active = outer
+
+
+class ToolFailed(Exception):
+    """A tool that declares an outputSchema answered without a result to return."""
+
+    def __init__(self, tool: str, result: CallToolResult) -> None:
+        super().__init__("%s: %s" % (tool, "isError" if result.is_error
+                                     else "no structuredContent object"))
+        self.tool = tool
+        self.result = result
+
+
+def contract(call_tool: Callable[[str, Dict[str, Any]], CallToolResult],
+             tools: Sequence[ToolDescriptor]) -> Handler:
+    """A handler that calls ``call_tool`` and answers as the generated header says."""
+    declared = {tool.name for tool in tools if tool.output_schema is not None}
+
+    def handler(server: str, tool: str, arguments: Dict[str, Any]) -> Any:
+        result = call_tool(tool, arguments)
+        if tool not in declared:
+            return result
+        if result.is_error or type(result.structured_content) is not dict:
+            raise ToolFailed(tool, result)
+        return result.structured_content
+
+    return handler

@@ -19,6 +19,9 @@ __all__ = ["load_generated"]
 def load_generated(module_name: str, source: str) -> types.ModuleType:
     """Execute generated ``source`` as a fresh module called ``module_name``."""
     module = types.ModuleType(module_name)
-    code = compile(source.encode("utf-8"), "<generated %s>" % module_name, "exec")
+    # dont_inherit: this file's ``from __future__ import annotations`` must not
+    # turn the generated module's annotations into strings.
+    code = compile(source.encode("utf-8"), "<generated %s>" % module_name, "exec",
+                   dont_inherit=True)
     exec(code, module.__dict__)
     return module

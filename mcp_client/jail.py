@@ -1,0 +1,462 @@
+"""Containment: a :class:`Jail`, and the pure plan that puts a server in one.
+
+``ProcessTransport(spawn, jail=Jail(...))`` runs the server inside bubblewrap
+(``bwrap``). :func:`plan` turns a jail, a spawn and the facts of this machine
+(:class:`Host`, gathered by :mod:`mcp_client.jailer`) into bwrap's argv, its
+environment and a seccomp program. It does no I/O, so every rule below is
+unit-tested without bwrap.
+
+The jail, from outside in:
+
+* **Namespaces**: new user, pid, mount, ipc and uts namespaces, and a new
+  network namespace unless ``network=True`` (its own loopback only: no TCP/UDP
+  anywhere, 127.0.0.1 included). Every capability is dropped, even for root.
+* **Filesystem**: the host's ``/`` read-only; a new ``/proc``; a minimal
+  read-only ``/dev`` with a private ``/dev/shm``; a private, empty ``/tmp``
+  (both tmpfs capped at ``memory_bytes`` when it is set, so a tmpfs is no way
+  around it); each ``writable`` path bound read-write; each ``hidden`` path
+  covered -- a directory by an empty read-only one, a file by ``/dev/null``
+  (it reads empty; writes to it vanish).
+  Later entries win: a hidden path inside a writable one stays hidden.
+* **Seccomp**: no new user namespaces (``clone``/``unshare`` with
+  ``CLONE_NEWUSER``; ``clone3``, whose flags a filter cannot read, answers
+  ``ENOSYS`` and C libraries fall back to ``clone``), no ``io_uring`` (it
+  would do socket work behind the filter's back), and unless ``network=True``
+  no ``AF_UNIX`` sockets: a network namespace does not cover Unix sockets
+  bound in the filesystem (``/run/docker.sock``, a D-Bus bus), which would
+  otherwise be a way past the pipes.
+* **Init**: the jail's first process is :mod:`mcp_client.jail_init` (pid 1, run
+  by the harness's own interpreter). It joins the pids cgroup, sets the
+  rlimits on the server only, execs it, reaps orphans, and exits with the
+  server's status -- or when its lifeline pipe breaks, because the harness
+  closed it or died (even by SIGKILL). The pid namespace dies with it.
+
+Limits: ``memory_bytes`` (``RLIMIT_AS``), ``cpu_seconds`` (``RLIMIT_CPU``),
+``max_open_files`` (``RLIMIT_NOFILE``) and ``file_size_bytes``
+(``RLIMIT_FSIZE``) hold for each process of the server; core dumps are always
+off. ``max_processes`` is a cgroup ``pids`` limit over the whole jail: every
+process and thread of the server and its descendants, the jail's own init not
+counted (``RLIMIT_NPROC`` is per user, and not enforced for root).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import struct
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+from .errors import TransportFailed
+
+if TYPE_CHECKING:
+    from .transport import Spawn
+
+__all__ = [
+    "Jail", "DEFAULT_HIDDEN", "Host", "Channels", "Plan", "plan", "paths_to_probe",
+    "pids_max", "require_host", "seccomp_filter", "INSTALL_HINT", "DIR", "FILE", "MISSING",
+]
+
+#: Credential places under ``$HOME`` a jailed server sees as empty by default.
+#: ``~`` is every home the harness knows of: ``$HOME``, the password database's,
+#: and the server's own ``HOME`` when ``Spawn.env`` moves it.
+DEFAULT_HIDDEN: Tuple[str, ...] = (
+    # keys and key agents' material
+    "~/.ssh", "~/.gnupg", "~/.password-store", "~/.local/share/keyrings",
+    # cloud and cluster command lines
+    "~/.aws", "~/.azure", "~/.config/gcloud", "~/.oci", "~/.kube", "~/.docker",
+    "~/.config/doctl", "~/.terraform.d", "~/.vault-token",
+    # package registries
+    "~/.pypirc", "~/.npmrc", "~/.yarnrc.yml", "~/.cargo/credentials",
+    "~/.cargo/credentials.toml", "~/.gem/credentials", "~/.nuget",
+    # version control and HTTP tokens
+    "~/.netrc", "~/.git-credentials", "~/.config/gh", "~/.config/hub",
+    # databases
+    "~/.pgpass", "~/.my.cnf",
+    # shell histories (commands carry tokens) and browser profiles (cookies are sessions)
+    "~/.bash_history", "~/.zsh_history", "~/.mozilla", "~/.config/google-chrome",
+    "~/.config/chromium",
+)
+
+#: How to get bubblewrap, for the messages that say it is missing.
+INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; "
+                "Fedora: dnf install bubblewrap; Arch: pacman -S bubblewrap)")
+
+#: Jail field -> the rlimit the init sets on the server (and so its descendants).
+_RLIMITS: Tuple[Tuple[str, str], ...] = (
+    ("memory_bytes", "RLIMIT_AS"), ("cpu_seconds", "RLIMIT_CPU"),
+    ("max_open_files", "RLIMIT_NOFILE"), ("file_size_bytes", "RLIMIT_FSIZE"),
+)
+_LIMIT_FIELDS = tuple(name for name, _ in _RLIMITS) + ("max_processes",)
+#: Processes of the jail's own that the pids cgroup holds besides the server's: the init.
+_INIT_TASKS = 1
+#: Kinds of path a :class:`Host` reports.
+DIR, FILE, MISSING = "dir", "file", "missing"
+_HOSTNAME = "jail"
+
+
+@dataclass(frozen=True)
+class Jail:
+    """What a jailed server may reach; every default is the safe one.
+
+    ``writable`` and ``hidden`` take absolute paths or ``~/...`` (a home); limits
+    are positive integers or ``None`` for no limit. See the module docstring.
+    """
+
+    network: bool = False
+    writable: Tuple[str, ...] = ()
+    hidden: Tuple[str, ...] = DEFAULT_HIDDEN
+    memory_bytes: Optional[int] = None
+    cpu_seconds: Optional[int] = None
+    max_processes: Optional[int] = None
+    max_open_files: Optional[int] = None
+    file_size_bytes: Optional[int] = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.network, bool):
+            raise TypeError("Jail.network must be a bool, not %r" % (self.network,))
+        for name in ("writable", "hidden"):  # frozen: the tuple is made once, here
+            object.__setattr__(self, name, _paths(name, getattr(self, name)))
+        for name in _LIMIT_FIELDS:
+            _check_limit(name, getattr(self, name))
+
+
+def _paths(name: str, value: Iterable[str]) -> Tuple[str, ...]:
+    if isinstance(value, (str, bytes)):
+        raise TypeError("Jail.%s takes a sequence of paths, not one string" % name)
+    return tuple(_path(name, path) for path in value)
+
+
+def _path(name: str, path: str) -> str:
+    if not isinstance(path, str) or not path or "\0" in path:
+        raise ValueError("Jail.%s: %r is not a path" % (name, path))
+    if path == "~" or path.startswith("~/"):
+        rest = posixpath.normpath(path[2:] or ".")
+        return "~" if rest == "." else "~/" + rest
+    if not path.startswith("/"):
+        raise ValueError("Jail.%s: %r must be absolute or start with ~/" % (name, path))
+    return posixpath.normpath(path)
+
+
+def _check_limit(name: str, value: Optional[int]) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError("Jail.%s must be a positive int or None, not %r" % (name, value))
+
+
+def pids_max(jail: Jail) -> Optional[int]:
+    """The ``pids.max`` of the jail's cgroup: ``max_processes`` plus the init."""
+    return None if jail.max_processes is None else jail.max_processes + _INIT_TASKS
+
+
+# ----------------------------------------------------------------------------- facts
+
+
+@dataclass(frozen=True)
+class Host:
+    """What :func:`plan` must know of this machine; :mod:`mcp_client.jailer` looks.
+
+    ``homes``: the server's home first, then the harness's. ``paths``: for each
+    path :func:`paths_to_probe` named, its real path and kind (``"dir"``,
+    ``"file"`` or ``"missing"``). ``cwd``: the server's working directory, real.
+    """
+
+    system: str
+    machine: str
+    bwrap: Optional[str]
+    python: str
+    python_home: str
+    init_source: str
+    homes: Tuple[str, ...]
+    paths: Mapping[str, Tuple[str, str]] = field(default_factory=dict, hash=False)
+    cwd: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Channels:
+    """The descriptors (numbers in the harness, kept by bwrap) the init is given."""
+
+    lifeline: int
+    status: int
+    seccomp: int
+    cgroup: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to run. ``probe`` is the same jail without descriptors, running
+    ``python -c pass``: rerun with stderr captured to learn why a jail did not come up."""
+
+    argv: Tuple[str, ...]
+    env: Mapping[str, str] = field(hash=False)
+    seccomp: bytes
+    probe: Tuple[str, ...]
+
+
+def expand(path: str, homes: Sequence[str]) -> Tuple[str, ...]:
+    """``~/x`` under each home; an absolute path as it is."""
+    if path == "~":
+        return tuple(homes)
+    if path.startswith("~/"):
+        return tuple(posixpath.join(home, path[2:]) for home in homes)
+    return (path,)
+
+
+def paths_to_probe(jail: Jail, homes: Sequence[str]) -> Tuple[str, ...]:
+    """Every path whose real path and kind :func:`plan` will ask :class:`Host` for."""
+    found: List[str] = []
+    for path in jail.writable:
+        found += expand(path, homes[:1])
+    for path in jail.hidden:
+        found += expand(path, homes)
+    return tuple(dict.fromkeys(found))
+
+
+# ----------------------------------------------------------------------------- the plan
+
+
+def plan(jail: Jail, spawn: "Spawn", env: Mapping[str, str], host: Host,
+         channels: Channels) -> Plan:
+    """bwrap's argv and environment for ``spawn`` in ``jail``, and its seccomp program.
+
+    ``env`` is the server's environment as the transport made it. Raises
+    :class:`TransportFailed` naming what is missing when no jail can be had.
+    """
+    bwrap = require_host(host)
+    program = seccomp_filter(host.machine, allow_unix=jail.network)
+    mounts = _mounts(jail, host)
+    _require_visible(mounts, spawn, host)
+    jail_args = _namespaces(jail) + _mount_args(mounts, jail.memory_bytes)
+    if host.cwd is not None:
+        jail_args += ["--chdir", host.cwd]
+    init = [host.python, "-I", "-S", "-B", "-c"]
+    argv = ([bwrap, "--seccomp", str(channels.seccomp)] + jail_args + ["--"] + init
+            + [host.init_source] + _init_args(jail, channels) + ["--"] + list(spawn.argv()))
+    probe = [bwrap] + jail_args + ["--"] + init + ["pass"]
+    return Plan(tuple(argv), _environment(env, spawn), program, tuple(probe))
+
+
+def require_host(host: Host) -> str:
+    """bwrap's path; :class:`TransportFailed` naming what is missing when this machine has none."""
+    if host.system != "Linux":
+        raise TransportFailed("a jail needs Linux (bubblewrap and its namespaces); "
+                              "this is %s" % host.system)
+    if host.bwrap is None:
+        raise TransportFailed("a jail needs bubblewrap, and `bwrap` is not on PATH: "
+                              + INSTALL_HINT)
+    return host.bwrap
+
+
+def _namespaces(jail: Jail) -> List[str]:
+    args = ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
+    if not jail.network:
+        args.append("--unshare-net")
+    # No --die-with-parent: its PR_SET_PDEATHSIG fires when the *thread* that
+    # spawned bwrap ends, and a harness may start a client from a short-lived
+    # thread. The init's lifeline pipe is the process-wide signal instead. No
+    # --new-session either: the child already has a session of its own (so no
+    # controlling terminal to push input into), and the init must stay in its
+    # process group, the one retirement signals.
+    return args + ["--hostname", _HOSTNAME, "--cap-drop", "ALL", "--as-pid-1"]
+
+
+# A mount: (what, target). "host" and "bind" show the host's tree there, read-only
+# and read-write; "remount-ro" changes no content; the rest cover it.
+Mount = Tuple[str, str]
+_SHOWS_HOST = ("host", "bind")
+
+
+def _mounts(jail: Jail, host: Host) -> List[Mount]:
+    mounts: List[Mount] = [("host", "/"), ("dev", "/dev"), ("tmpfs", "/dev/shm"),
+                           ("remount-ro", "/dev"), ("proc", "/proc"), ("tmpfs", "/tmp")]
+    for path in jail.writable:
+        mounts += [("bind", real) for real in _writable(path, host)]
+    for path in jail.hidden:  # after the writable ones: hiding wins
+        for probed in expand(path, host.homes):
+            real, kind = host.paths.get(probed, (probed, MISSING))
+            if kind == MISSING or not _visible(real, mounts):
+                continue  # nothing there to hide (a path under /tmp is hidden already)
+            mounts += [("empty-dir", real), ("remount-ro", real)] if kind == DIR \
+                else [("empty-file", real)]
+    return mounts
+
+
+def _writable(path: str, host: Host) -> List[str]:
+    found = [host.paths.get(p, (p, MISSING)) for p in expand(path, host.homes[:1])]
+    present = [real for real, kind in found if kind != MISSING]
+    if not present:
+        raise TransportFailed("the jail cannot bind %s writable: it does not exist" % path)
+    return present
+
+
+def _within(path: str, root: str) -> bool:
+    return root == "/" or path == root or path.startswith(root + "/")
+
+
+def _visible(path: str, mounts: Sequence[Mount]) -> bool:
+    """Whether ``path`` shows the host's file inside the jail (the last mount over it decides)."""
+    for what, target in reversed(mounts):
+        if what != "remount-ro" and _within(path, target):
+            return what in _SHOWS_HOST
+    return False
+
+
+def _require_visible(mounts: Sequence[Mount], spawn: "Spawn", host: Host) -> None:
+    needed = [("the interpreter that runs the jail's init", host.python),
+              ("the standard library of that interpreter", host.python_home)]
+    if host.cwd is not None:
+        needed.append(("the server's working directory", host.cwd))
+    if spawn.executable.startswith("/"):
+        needed.append(("the server's executable", spawn.executable))
+    for what, path in needed:
+        if not _visible(path, mounts):
+            raise TransportFailed(
+                "%s, %s, would not be visible in the jail (/tmp is private and hidden paths "
+                "are empty; a writable path is bound as it is)" % (what, path))
+
+
+def _mount_args(mounts: Sequence[Mount], size: Optional[int]) -> List[str]:
+    sized = [] if size is None else ["--size", str(size)]
+    args: List[str] = []
+    for what, target in mounts:
+        if what == "host":
+            args += ["--ro-bind", target, target]
+        elif what == "bind":
+            args += ["--bind", target, target]
+        elif what == "dev":
+            args += ["--dev", target]
+        elif what == "proc":
+            args += ["--proc", target]
+        elif what == "tmpfs":
+            args += sized + ["--tmpfs", target]
+        elif what == "empty-dir":
+            args += ["--tmpfs", target]
+        elif what == "empty-file":
+            # /dev/null itself: it reads empty, and what is written to it vanishes. A
+            # read-only bind would be a nodev mount, and opening it EACCES -- which
+            # makes e.g. npm refuse to run when ~/.npmrc exists, instead of reading none.
+            args += ["--dev-bind", "/dev/null", target]
+        else:
+            args += ["--remount-ro", target]
+    return args
+
+
+def _init_args(jail: Jail, channels: Channels) -> List[str]:
+    """``LIFELINE STATUS CGROUP RLIMIT_X=N...`` for :mod:`mcp_client.jail_init`."""
+    args = [str(channels.lifeline), str(channels.status),
+            "-" if channels.cgroup is None else str(channels.cgroup)]
+    args.append("RLIMIT_CORE=0")  # a core file is a write nobody allowed
+    for name, rlimit in _RLIMITS:
+        value = getattr(jail, name)
+        if value is not None:
+            args.append("%s=%d" % (rlimit, value))
+    return args
+
+
+def _environment(env: Mapping[str, str], spawn: "Spawn") -> Dict[str, str]:
+    # The harness's TMPDIR names a place the jail shows read-only (or not at all):
+    # the server's temporary files go to its private /tmp, unless it was told otherwise.
+    jailed = dict(env)
+    if "TMPDIR" not in (spawn.env or {}):
+        jailed["TMPDIR"] = "/tmp"
+    return jailed
+
+
+# ----------------------------------------------------------------------------- seccomp
+
+# Classic BPF as seccomp runs it: one (code, jt, jf, k) per instruction, jumps
+# counted from the next instruction. Only what the filter below needs.
+_LD_W_ABS, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
+_RET_ALLOW, _RET_KILL_PROCESS, _RET_ERRNO = 0x7FFF0000, 0x80000000, 0x00050000
+_EPERM, _ENOSYS = 1, 38
+_AF_UNIX, _CLONE_NEWUSER, _X32_SYSCALL_BIT = 1, 0x10000000, 0x40000000
+# struct seccomp_data: int nr; u32 arch; u64 ip; u64 args[6] (little-endian low word first).
+_NR, _ARCH, _ARG0 = 0, 4, 16
+
+
+@dataclass(frozen=True)
+class _Abi:
+    """One system-call ABI's numbers for what the filter looks at."""
+
+    arch: int
+    socket: int
+    clone: int
+    unshare: int
+    #: clone3 and io_uring_setup/enter/register: the same numbers on every ABI here.
+    enosys: Tuple[int, ...] = (435, 425, 426, 427)
+    #: i386's socketcall multiplexer: its arguments are in memory, out of a filter's sight.
+    socketcall: Optional[int] = None
+    x32: bool = False
+
+
+_X86_64 = _Abi(arch=0xC000003E, socket=41, clone=56, unshare=272, x32=True)
+_I386 = _Abi(arch=0x40000003, socket=359, clone=120, unshare=310, socketcall=102)
+_AARCH64 = _Abi(arch=0xC00000B7, socket=198, clone=220, unshare=97)
+#: platform.machine() -> the ABIs a process there can call the kernel with.
+_ABIS: Dict[str, Tuple[_Abi, ...]] = {
+    "x86_64": (_X86_64, _I386), "amd64": (_X86_64, _I386),
+    "aarch64": (_AARCH64,), "arm64": (_AARCH64,),
+}
+
+Item = Union[str, Tuple[int, Union[int, str], Union[int, str], int]]
+
+
+def seccomp_filter(machine: str, allow_unix: bool) -> bytes:
+    """The jail's seccomp program for ``machine`` (bwrap's ``--seccomp`` format).
+
+    Any other ABI than the machine's own (and i386 on x86_64) is killed: a
+    filter that does not know an ABI's numbers cannot judge its calls.
+    """
+    abis = _ABIS.get(machine.lower())
+    if abis is None:
+        raise TransportFailed("the jail's seccomp filter knows x86_64 and aarch64, not %s"
+                              % machine)
+    items: List[Item] = [(_LD_W_ABS, 0, 0, _ARCH)]
+    items += [(_JEQ, "abi%d/" % n, 0, abi.arch) for n, abi in enumerate(abis)]
+    items.append((_RET, 0, 0, _RET_KILL_PROCESS))
+    for n, abi in enumerate(abis):
+        items += _abi_rules(abi, "abi%d/" % n, allow_unix)
+    return _assemble(items)
+
+
+def _abi_rules(abi: _Abi, label: str, allow_unix: bool) -> List[Item]:
+    eperm, enosys, flags, socket = (label + name for name in ("eperm", "enosys", "flags", "socket"))
+    rules: List[Item] = [label, (_LD_W_ABS, 0, 0, _NR)]
+    if abi.x32:  # x32 calls are x86_64 numbers with a high bit set: refuse them all
+        rules.append((_JGE, enosys, 0, _X32_SYSCALL_BIT))
+    rules += [(_JEQ, enosys, 0, nr) for nr in abi.enosys]
+    if not allow_unix:
+        if abi.socketcall is not None:
+            rules.append((_JEQ, eperm, 0, abi.socketcall))
+        rules.append((_JEQ, socket, 0, abi.socket))
+    rules += [(_JEQ, flags, 0, abi.clone), (_JEQ, flags, 0, abi.unshare), (_RET, 0, 0, _RET_ALLOW)]
+    if not allow_unix:  # socket(domain, ...): refuse domain AF_UNIX
+        rules += [socket, (_LD_W_ABS, 0, 0, _ARG0), (_JEQ, eperm, 0, _AF_UNIX),
+                  (_RET, 0, 0, _RET_ALLOW)]
+    # clone(flags, ...) and unshare(flags): refuse a new user namespace
+    rules += [flags, (_LD_W_ABS, 0, 0, _ARG0), (_JSET, eperm, 0, _CLONE_NEWUSER),
+              (_RET, 0, 0, _RET_ALLOW),
+              eperm, (_RET, 0, 0, _RET_ERRNO | _EPERM), enosys, (_RET, 0, 0, _RET_ERRNO | _ENOSYS)]
+    return rules
+
+
+def _assemble(items: Sequence[Item]) -> bytes:
+    labels: Dict[str, int] = {}
+    code: List[Tuple[int, Union[int, str], Union[int, str], int]] = []
+    for item in items:
+        if isinstance(item, str):
+            labels[item] = len(code)
+        else:
+            code.append(item)
+    out = bytearray()
+    for index, (op, jt, jf, k) in enumerate(code):
+        out += struct.pack("<HBBI", op, _jump(jt, index, labels), _jump(jf, index, labels), k)
+    return bytes(out)
+
+
+def _jump(target: Union[int, str], index: int, labels: Mapping[str, int]) -> int:
+    if isinstance(target, int):
+        return target
+    offset = labels[target] - index - 1
+    assert 0 <= offset < 256, "classic BPF jumps forward, at most 255 instructions"
+    return offset

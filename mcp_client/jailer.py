@@ -1,0 +1,477 @@
+"""The impure half of the jail: look at the machine, make the pipes and the
+cgroup, start bubblewrap, and watch it until it is gone.
+
+:class:`~mcp_client.transport.ProcessTransport` calls :func:`popen` when it has
+a :class:`~mcp_client.jail.Jail`; the plan itself is :func:`mcp_client.jail.plan`.
+What is returned is an ordinary ``Popen`` of bwrap, with pipes on its stdin
+and stdout that bwrap hands down to the server; the transport retires bwrap's
+process group exactly as it retires an unjailed server's. bwrap keeps its copy
+of the stdout pipe until it exits, and it exits only after the init, which
+exits only after the whole pid namespace is gone: so the client's EOF always
+comes after the jail's end, and the evidence is exact -- ``Exited(7)`` for a
+server that exits with 7, never a SIGKILL that raced bwrap's own exit. (The
+cost: a server that closes its stdout but keeps running is noticed when it
+exits or at the call's deadline, not at once.)
+
+``popen`` returns only once the server was exec'd inside the jail (like
+``Popen`` itself, which reports a failed exec): bubblewrap's own failure, a
+missing executable and a cgroup that cannot be joined are all
+:class:`TransportFailed` here, never a handshake that times out.
+
+Each jailed server gets one thread, ``mcp-jail-<pid>``, blocked on a pidfd of
+bwrap. When bwrap has ended -- retired, or the server exited -- it closes the
+lifeline (an init that somehow outlived bwrap takes the jail down then) and
+removes the server's cgroup once the kernel has emptied it. The thread holds
+no lock the client uses; it ends within moments of the server's end.
+"""
+
+from __future__ import annotations
+
+import errno
+import itertools
+import logging
+import os
+import platform
+import pwd
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
+
+from . import _threads
+from .errors import TransportFailed
+from .jail import DIR, FILE, MISSING, Channels, Host, Jail, Plan, paths_to_probe, pids_max, plan
+from .jail import require_host
+
+if TYPE_CHECKING:
+    from .transport import Spawn
+
+__all__ = ["popen", "look", "Cgroup", "STARTUP_TIMEOUT"]
+
+log = logging.getLogger(__name__)
+
+#: How long bubblewrap may take to build the jail and exec the server.
+STARTUP_TIMEOUT = 30.0
+#: How long a retired jail's cgroup may take to empty before it is left behind.
+CGROUP_DRAIN = 10.0
+_INIT_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jail_init.py")
+_init_source: Optional[str] = None
+
+
+def popen(jail: Jail, spawn: "Spawn", env: Mapping[str, str],
+          stderr: Any) -> "subprocess.Popen[bytes]":
+    """Start ``spawn`` in ``jail``.
+
+    ``env`` is the server's environment, ``stderr`` its stderr target (as for
+    ``Popen``). Raises :class:`TransportFailed` naming what is missing.
+    """
+    host = look(jail, spawn, env)
+    require_host(host)
+    limit = pids_max(jail)
+    cgroup = None if limit is None else Cgroup.create(limit)
+    ends = _Ends()
+    try:
+        child, the_plan = _start(jail, spawn, env, host, cgroup, ends, stderr)
+    except BaseException:
+        ends.close()
+        if cgroup is not None:
+            cgroup.remove(0.0)
+        raise
+    try:
+        _await_server(child, ends, the_plan, spawn)
+        _watch(child, ends, cgroup)
+    except BaseException:
+        _abandon(child)
+        ends.close()
+        if cgroup is not None:
+            cgroup.remove(CGROUP_DRAIN)
+        raise
+    return child
+
+
+def _start(jail: Jail, spawn: "Spawn", env: Mapping[str, str], host: Host,
+           cgroup: Optional["Cgroup"], ends: "_Ends",
+           stderr: Any) -> Tuple["subprocess.Popen[bytes]", Plan]:
+    channels = ends.open(None if cgroup is None else cgroup.open_procs())
+    the_plan = plan(jail, spawn, env, host, channels)
+    ends.feed_seccomp(the_plan.seccomp)
+    try:
+        child = subprocess.Popen(
+            list(the_plan.argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=stderr, env=dict(the_plan.env), cwd=spawn.cwd, close_fds=True,
+            pass_fds=ends.theirs(), start_new_session=True, bufsize=0,
+        )
+    except (OSError, ValueError, subprocess.SubprocessError) as e:
+        raise TransportFailed("cannot start %s in a jail: %s" % (" ".join(spawn.argv()), e)) from e
+    ends.close_theirs()
+    return child, the_plan
+
+
+# ----------------------------------------------------------------------------- the facts
+
+
+def look(jail: Jail, spawn: "Spawn", env: Mapping[str, str]) -> Host:
+    """What :func:`mcp_client.jail.plan` needs to know of this machine."""
+    homes = _homes(env)
+    return Host(
+        system=platform.system(), machine=platform.machine(), bwrap=shutil.which("bwrap"),
+        python=os.path.realpath(sys.executable or "python3"),
+        python_home=os.path.realpath(sys.base_prefix), init_source=_read_init(),
+        homes=homes, paths={path: _probe(path) for path in paths_to_probe(jail, homes)},
+        cwd=None if spawn.cwd is None else os.path.realpath(spawn.cwd),
+    )
+
+
+def _homes(env: Mapping[str, str]) -> Tuple[str, ...]:
+    """The server's home first, then ours and the password database's (hidden too)."""
+    found = [env.get("HOME"), os.environ.get("HOME")]
+    try:
+        found.append(pwd.getpwuid(os.getuid()).pw_dir)
+    except KeyError:  # a uid with no entry: $HOME is all there is
+        pass
+    return tuple(dict.fromkeys(h for h in found if h and h.startswith("/")))
+
+
+def _probe(path: str) -> Tuple[str, str]:
+    real = os.path.realpath(path)  # a symlink is hidden where it leads
+    if os.path.isdir(real):
+        return real, DIR
+    return real, FILE if os.path.lexists(real) else MISSING
+
+
+def _read_init() -> str:
+    global _init_source
+    if _init_source is None:
+        with open(_INIT_FILE, encoding="utf-8") as source:
+            _init_source = source.read()
+    return _init_source
+
+
+# ----------------------------------------------------------------------------- descriptors
+
+
+def _above_stdio(fd: int) -> int:
+    """``fd`` moved to 3 or above: a harness without stdin would hand out 0, which
+    bwrap's own stdin would then overwrite in the child."""
+    if fd > 2:
+        return fd
+    import fcntl
+
+    high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    os.close(fd)
+    return high
+
+
+class _Ends:
+    """The pipes of one start: one end of each is ours, the other goes to bwrap.
+
+    All are close-on-exec in the harness; ``pass_fds`` hands bwrap its ends,
+    and bwrap passes them to the init, which keeps none for the server.
+    """
+
+    def __init__(self) -> None:
+        self.ours: Dict[str, int] = {}
+        self._theirs: Dict[str, int] = {}
+
+    def open(self, cgroup_procs: Optional[int]) -> Channels:
+        if cgroup_procs is not None:
+            self._theirs["cgroup"] = _above_stdio(cgroup_procs)
+        self._pipe("lifeline", ours_writes=True)  # never written: its EOF is the message
+        self._pipe("status", ours_writes=False)
+        self._pipe("seccomp", ours_writes=True)
+        t = self._theirs
+        return Channels(lifeline=t["lifeline"], status=t["status"], seccomp=t["seccomp"],
+                        cgroup=t.get("cgroup"))
+
+    def _pipe(self, name: str, ours_writes: bool) -> None:
+        read_end, write_end = os.pipe()
+        ours, theirs = (write_end, read_end) if ours_writes else (read_end, write_end)
+        self.ours[name] = ours
+        self._theirs[name] = _above_stdio(theirs)
+
+    def theirs(self) -> Tuple[int, ...]:
+        return tuple(self._theirs.values())
+
+    def feed_seccomp(self, program: bytes) -> None:
+        # A few hundred bytes: the pipe takes it whole, and bwrap reads to EOF.
+        fd = self.ours.pop("seccomp")
+        try:
+            view = memoryview(program)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+
+    def close_theirs(self) -> None:
+        """bwrap has its copies now."""
+        for fd in self._theirs.values():
+            os.close(fd)
+        self._theirs.clear()
+
+    def take(self, name: str) -> int:
+        return self.ours.pop(name)
+
+    def close(self) -> None:
+        for fd in list(self.ours.values()) + list(self._theirs.values()):
+            os.close(fd)
+        self.ours.clear()
+        self._theirs.clear()
+
+
+# ----------------------------------------------------------------------------- coming up
+
+
+def _await_server(child: "subprocess.Popen[bytes]", ends: _Ends, the_plan: Plan,
+                  spawn: "Spawn") -> None:
+    """Read the init's reports to EOF: up, then nothing (exec'd) or why not."""
+    fd = ends.take("status")
+    try:
+        reports = _read_reports(fd, time.monotonic() + STARTUP_TIMEOUT)
+    finally:
+        os.close(fd)
+    failures = [line.split(" ", 2)[1:] for line in reports if line.startswith("failed ")]
+    if failures and failures[0][0] == "exec":
+        raise TransportFailed("cannot start %s in the jail: %s (inside, /tmp is private and "
+                              "hidden paths are empty)" % (spawn.executable, failures[0][-1]))
+    if failures:
+        raise TransportFailed("the jail's init could not join its pids cgroup: %s"
+                              % failures[0][-1])
+    if "up" not in reports:
+        raise TransportFailed("bubblewrap could not build the jail: %s"
+                              % _diagnose(child, the_plan, spawn))
+
+
+def _read_reports(fd: int, deadline: float) -> List[str]:
+    data = b""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TransportFailed("the jail did not start the server within %g s" % STARTUP_TIMEOUT)
+        if poller.poll(remaining * 1000.0):
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            data += chunk
+    return data.decode("utf-8", "replace").splitlines()
+
+
+def _diagnose(child: "subprocess.Popen[bytes]", the_plan: Plan, spawn: "Spawn") -> str:
+    """bwrap's own words: its message went to the server's stderr, so build the
+    same jail once more with stderr captured."""
+    code = child.wait()
+    try:
+        probe = subprocess.run(list(the_plan.probe), stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               env=dict(the_plan.env), cwd=spawn.cwd,
+                               timeout=STARTUP_TIMEOUT, start_new_session=True)
+    except (OSError, subprocess.SubprocessError) as e:
+        return "bwrap exited with status %d; rerunning it failed too: %s" % (code, e)
+    said = probe.stderr.decode("utf-8", "replace").strip().splitlines()
+    if probe.returncode == 0 or not said:
+        return "bwrap exited with status %d before the jail was up (see the server's stderr)" % code
+    hint = ""
+    if "namespace" in said[-1]:
+        hint = (" -- user namespaces must be allowed: see `sysctl user.max_user_namespaces`, "
+                "and on Ubuntu 24.04+ kernel.apparmor_restrict_unprivileged_userns")
+    return said[-1] + hint
+
+
+def _abandon(child: "subprocess.Popen[bytes]") -> None:
+    """A start that failed after bwrap ran: kill its group, reap it, close its pipes."""
+    if child.returncode is None:
+        try:
+            os.killpg(child.pid, signal.SIGKILL)
+        except OSError:
+            pass
+    child.wait()
+    for stream in (child.stdin, child.stdout):
+        if stream is not None:
+            stream.close()
+
+
+# ----------------------------------------------------------------------------- watching
+
+
+def _watch(child: "subprocess.Popen[bytes]", ends: _Ends, cgroup: Optional["Cgroup"]) -> None:
+    try:
+        pidfd = os.pidfd_open(child.pid)  # bwrap is unreaped: the pid is still its own
+    except (AttributeError, OSError) as e:
+        raise TransportFailed("a jail needs pidfd_open (Linux 5.3+, Python 3.9+): %s" % e) from e
+    lifeline = ends.take("lifeline")
+    thread = _threads.named(_keep_watch, "mcp-jail-%d" % child.pid, (pidfd, lifeline, cgroup))
+    try:
+        _threads.start(thread)
+    except RuntimeError as e:
+        os.close(pidfd)
+        os.close(lifeline)
+        raise TransportFailed("cannot start the jail's watcher thread: %s" % e) from e
+
+
+def _keep_watch(pidfd: int, lifeline: int, cgroup: Optional["Cgroup"]) -> None:
+    try:
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        poller.poll()  # readable once bwrap has exited, reaped or not
+    finally:
+        os.close(lifeline)
+        os.close(pidfd)
+        if cgroup is not None:
+            cgroup.remove(CGROUP_DRAIN)
+
+
+# ----------------------------------------------------------------------------- cgroups
+
+_CGROUP_HINT = ("max_processes needs a pids cgroup this process may create groups in: a "
+                "cgroup v1 pids hierarchy (as root), or a delegated cgroup v2 subtree with the "
+                "pids controller (systemd: Delegate=yes); or leave max_processes unset")
+_PREFIX = "mcp_client-"
+_serial = itertools.count(1)
+_active: Dict[str, None] = {}  # our cgroups in use: the sweep leaves them alone
+
+
+class Cgroup:
+    """One jail's pids cgroup: ``<our pids cgroup>/mcp_client-<harness pid>-<n>``."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    @classmethod
+    def create(cls, limit: int) -> "Cgroup":
+        parent = _pids_parent()
+        _sweep(parent)
+        path = os.path.join(parent, "%s%d-%d" % (_PREFIX, os.getpid(), next(_serial)))
+        try:
+            os.mkdir(path, 0o755)
+        except OSError as e:
+            raise TransportFailed("cannot create the cgroup %s: %s. %s"
+                                  % (path, e.strerror or e, _CGROUP_HINT)) from e
+        _active[path] = None
+        group = cls(path)
+        try:
+            group._set_limit(limit)
+        except BaseException:
+            group.remove(0.0)
+            raise
+        return group
+
+    def _set_limit(self, limit: int) -> None:
+        target = os.path.join(self.path, "pids.max")
+        try:
+            with open(target, "w") as limit_file:
+                limit_file.write(str(limit))
+        except OSError as e:
+            raise TransportFailed("cannot set %s: %s. %s" % (target, e.strerror or e,
+                                                             _CGROUP_HINT)) from e
+
+    def open_procs(self) -> int:
+        """``cgroup.procs`` for the init to join with (it writes ``0``: itself)."""
+        try:
+            return os.open(os.path.join(self.path, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC)
+        except OSError as e:
+            raise TransportFailed("cannot open %s/cgroup.procs: %s" % (self.path, e)) from e
+
+    def remove(self, patience: float) -> None:
+        """Remove the group once the kernel has emptied it (``EBUSY`` until then)."""
+        deadline = time.monotonic() + patience
+        pause = 0.0005
+        while True:
+            try:
+                os.rmdir(self.path)
+                break
+            except FileNotFoundError:
+                break
+            except OSError as e:
+                if e.errno != errno.EBUSY or time.monotonic() >= deadline:
+                    log.warning("cgroup %s left behind: %s", self.path, e)
+                    break
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
+        _active.pop(self.path, None)
+
+
+def _pids_parent() -> str:
+    """Where our own processes are in the pids hierarchy: v1 first, else v2."""
+    mounts = _cgroup_mounts()
+    own = _own_cgroups()
+    for version, key in (("cgroup", "pids"), ("cgroup2", "")):
+        if key not in own or version not in mounts:
+            continue
+        root, point = mounts[version]
+        path = own[key]
+        if path == root or path.startswith(root.rstrip("/") + "/"):
+            parent = os.path.join(point, path[len(root):].lstrip("/"))
+            if version == "cgroup" or "pids" in _read(os.path.join(parent, "cgroup.controllers")):
+                return parent
+    raise TransportFailed("no pids cgroup controller found for this process. " + _CGROUP_HINT)
+
+
+def _cgroup_mounts() -> Dict[str, Tuple[str, str]]:
+    """``"cgroup"`` (the v1 pids hierarchy) and ``"cgroup2"`` -> (mount root, mount point)."""
+    found: Dict[str, Tuple[str, str]] = {}
+    for line in _read("/proc/self/mountinfo").splitlines():
+        fields, _, tail = line.partition(" - ")
+        parts, described = fields.split(), tail.split()
+        if len(parts) < 5 or len(described) < 3:
+            continue
+        kind, options = described[0], described[2].split(",")
+        if (kind == "cgroup" and "pids" in options) or kind == "cgroup2":
+            found.setdefault(kind, (_unescape(parts[3]), _unescape(parts[4])))
+    return found
+
+
+def _own_cgroups() -> Dict[str, str]:
+    """``"pids"`` (v1) and ``""`` (v2) -> our cgroup's path in that hierarchy."""
+    own: Dict[str, str] = {}
+    for line in _read("/proc/self/cgroup").splitlines():
+        _, controllers, path = line.split(":", 2)
+        if controllers == "" or "pids" in controllers.split(","):
+            own["pids" if controllers else ""] = path
+    return own
+
+
+def _unescape(field: str) -> str:
+    # mountinfo writes space, tab, newline and backslash as octal escapes.
+    return field.encode("latin-1").decode("unicode_escape") if "\\" in field else field
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path) as stream:
+            return stream.read()
+    except OSError:
+        return ""
+
+
+def _sweep(parent: str) -> None:
+    """Remove empty groups left behind by harnesses that died (or by us, once idle)."""
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        if not name.startswith(_PREFIX):
+            continue
+        path = os.path.join(parent, name)
+        owner = name[len(_PREFIX):].split("-")[0]
+        theirs = owner.isdigit() and int(owner) != os.getpid()
+        if path in _active or (theirs and _alive(int(owner))):
+            continue
+        try:
+            os.rmdir(path)
+        except OSError:  # still in use, or not ours to remove
+            pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,44 @@
+"""A harness that starts a jailed server, then waits to be killed.
+
+``python jail_harness.py WORKDIR`` starts ``jail_probe.py`` in a jail (WORKDIR
+writable) from a thread that ends at once -- the start must not be tied to that
+thread's life -- has the server fork a ``setsid`` daemon, prints one JSON line
+``{"bwrap": PID, "daemon": PID_IN_JAIL}`` and sleeps. The test kills it with
+SIGKILL (no ``atexit``, no ``finally``) and checks that nothing of the jail lives on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from typing import Any, Dict
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))  # the repository
+
+from mcp_client import Jail, ProcessTransport, Spawn, start  # noqa: E402
+
+
+def main() -> None:
+    workdir = sys.argv[1]
+    held: Dict[str, Any] = {}
+    spawn = Spawn(sys.executable, (os.path.join(HERE, "jail_probe.py"),))
+
+    def connect() -> None:
+        held["client"] = start(ProcessTransport(spawn, jail=Jail(writable=(workdir,))))
+
+    opener = threading.Thread(target=connect)
+    opener.start()
+    opener.join()  # that thread is gone now; the jail must not have gone with it
+    client = held["client"]
+    answer = client.call_tool("daemon", {"pidfile": os.path.join(workdir, "daemon.pid")})
+    daemon = json.loads(getattr(answer.content[0], "text"))["pid"]
+    print(json.dumps({"bwrap": client.pid, "daemon": daemon}), flush=True)
+    time.sleep(300)
+
+
+if __name__ == "__main__":
+    main()

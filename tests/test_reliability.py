@@ -1,0 +1,351 @@
+"""The promise under forks, interrupts, huge deadlines, stalls and failing threads.
+
+One test class per way the promise was seen to break (issue 9), each against a
+real child process unless the point is a unit's own contract.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import unittest
+from typing import Any, Dict, List, Optional
+
+from support import LONG, OPTIONS, SHORT
+
+from mcp_client import (
+    CallTimedOut,
+    ClientBroken,
+    Exited,
+    Options,
+    ProcessTransport,
+    Spawn,
+    State,
+    TransportFailed,
+    Unavailable,
+    _threads,
+    client as client_module,
+    start,
+)
+from mcp_client.protocol import CallToolResult, Text
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RELIABILITY = os.path.join(HERE, "servers", "reliability.py")
+SCRIPTED = os.path.join(HERE, "servers", "scripted.py")
+
+MIB = 1024 * 1024
+
+
+def server(behaviour: str, *args: str) -> Spawn:
+    if behaviour in ("slow_reader", "ping_in_stall"):
+        return Spawn(sys.executable, (RELIABILITY, behaviour) + args)
+    return Spawn(sys.executable, (SCRIPTED, behaviour) + args)
+
+
+def text_of(result: CallToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, Text)
+    return block.text
+
+
+class Interrupted(Exception):
+    """What the tests' signal handlers raise, as a harness's KeyboardInterrupt would."""
+
+
+#: The storm's handler raises only while this is set: inside the client's calls.
+ARMED = [True]
+
+
+def _raise_interrupted(signum: int, frame: Any) -> None:
+    if ARMED[0]:
+        raise Interrupted()
+
+
+class SignalTestCase(unittest.TestCase):
+    """Restores SIGALRM and its timer however a test ends."""
+
+    def setUp(self) -> None:
+        self.previous = signal.signal(signal.SIGALRM, _raise_interrupted)
+
+    def tearDown(self) -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, self.previous)
+
+
+class ForkTest(unittest.TestCase):
+    """Item 1: a forked child finds its inherited client inert, and leaves the
+    parent's server, pipes and client alone."""
+
+    def test_child_exits_at_once_and_the_parent_keeps_serving(self) -> None:
+        harness = os.path.join(HERE, "harnesses", "fork_child.py")
+        done = subprocess.run([sys.executable, harness], capture_output=True, text=True,
+                              timeout=4 * LONG)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        report: Dict[str, Any] = json.loads(done.stdout)
+        child = report["child"]
+        self.assertTrue(child["call"].startswith("ClientInherited: "), child)
+        self.assertIn("inherited through fork", child["call"])
+        self.assertEqual(child["shutdown"], "ClientInherited")
+        self.assertEqual(report["child_status"], 0)
+        # retire_timeout is 30 s: an atexit that tried to retire would take it.
+        self.assertLess(report["child_seconds"], 10.0)
+        self.assertEqual(report["parent_state_after_child"], "ready")
+        self.assertEqual(report["parent_answer"], '{"from":"parent"}')
+        self.assertEqual(report["parent_evidence"], repr(Exited(-9)))
+
+
+class HugeDeadlineTest(unittest.TestCase):
+    """Item 2: any positive timeout works, when the write must wait for room."""
+
+    def test_month_long_and_infinite_timeouts_wait_for_room(self) -> None:
+        with start(server("slow_reader", "0.5"), OPTIONS) as client:
+            for timeout in (30 * 86400.0, float("inf")):
+                result = client.call_tool("size", {"blob": "x" * (4 * MIB)}, timeout=timeout)
+                self.assertEqual(text_of(result), str(4 * MIB))
+            # Nothing was glued to a half frame: the stream is still clean.
+            self.assertEqual(text_of(client.call_tool("echo", {"n": 1})), '{"n":1}')
+
+
+class InterruptedWriteTest(SignalTestCase):
+    """Item 3: an exception cutting a large frame short poisons the stream."""
+
+    def test_a_frame_cut_short_breaks_the_client(self) -> None:
+        client = start(server("slow_reader", "2.0"), OPTIONS)
+        try:
+            signal.setitimer(signal.ITIMER_REAL, 0.2)
+            with self.assertRaises(Interrupted):
+                client.call_tool("size", {"blob": "x" * (8 * MIB)}, timeout=LONG)
+            self.assertIs(client.state, State.BROKEN)
+            self.assertIn("cut short", str(client.reason))
+            begun = time.monotonic()
+            with self.assertRaises(ClientBroken):
+                client.call_tool("echo", {"n": 1}, timeout=LONG)
+            self.assertLess(time.monotonic() - begun, SHORT)  # at once, not a timeout
+        finally:
+            self.assertEqual(client.shutdown(), Exited(-9))
+
+
+class InterruptStormTest(SignalTestCase):
+    """Item 4: exceptions raised every millisecond into a loop of calls leave
+    the client working or broken with a typed error, never wedged."""
+
+    def test_the_client_survives_a_storm(self) -> None:
+        client = start(server("good"), OPTIONS)
+        interrupted = self.storm(client, seconds=2.0)
+        self.assertGreater(interrupted, 100, "the storm must actually have hit")
+        try:
+            result = client.call_tool("echo", {"after": "storm"}, timeout=LONG)
+        except Unavailable:
+            self.assertIs(client.state, State.BROKEN)
+        else:
+            self.assertIs(client.state, State.READY)
+            self.assertEqual(text_of(result), '{"after":"storm"}')
+        self.assertIsInstance(client.shutdown(timeout=LONG), Exited)
+
+    def storm(self, client: Any, seconds: float) -> int:
+        interrupted = 0
+        stop_at = time.monotonic() + seconds
+        ARMED[0] = False
+        signal.setitimer(signal.ITIMER_REAL, 0.001, 0.001)
+        try:
+            for turn in range(10 ** 9):
+                if time.monotonic() > stop_at:
+                    break
+                blob = "y" * (64 * 1024 if turn % 7 == 0 else 10)
+                try:
+                    try:
+                        ARMED[0] = True
+                        client.call_tool("echo", {"blob": blob}, timeout=2.0)
+                    finally:
+                        ARMED[0] = False
+                except Interrupted:
+                    interrupted += 1
+                except (Unavailable, CallTimedOut):
+                    pass
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            ARMED[0] = True
+        return interrupted
+
+
+class ServerPingDuringUploadTest(unittest.TestCase):
+    """Item 5: the reader never blocks on a write while answers wait to be read."""
+
+    def test_an_answer_is_read_while_an_upload_is_stuck(self) -> None:
+        outcomes: Dict[str, Any] = {}
+
+        def call(label: str, name: str, arguments: Dict[str, Any], timeout: float) -> None:
+            try:
+                outcomes[label] = text_of(client.call_tool(name, arguments, timeout=timeout))
+            except Exception as e:  # recorded for the assertions below
+                outcomes[label] = e
+
+        with start(server("ping_in_stall", "3.0"), OPTIONS) as client:
+            later = threading.Thread(target=call, args=("later", "later", {"delay": 1.0}, 2.5))
+            later.start()
+            stall = threading.Thread(target=call, args=("stall", "stall", {}, LONG))
+            stall.start()
+            time.sleep(0.1)  # the stall is under way: the server reads nothing now
+            upload = threading.Thread(target=call, args=(
+                "upload", "size", {"blob": "z" * (8 * MIB)}, LONG))
+            upload.start()
+            for thread in (later, stall, upload):
+                thread.join(2 * LONG)
+            self.assertEqual(outcomes["later"], '{"delay":1.0}')
+            self.assertEqual(outcomes["stall"], "stalled")
+            self.assertEqual(outcomes["upload"], str(8 * MIB))
+            # The ping was answered, once the server read again.
+            self.assertEqual(text_of(client.call_tool("answers", {})), "p")
+
+
+class ThreadStartFailureTest(unittest.TestCase):
+    """Item 7: no thread to be had is a typed failure or a fallback, never a
+    raw ``RuntimeError``, and shutdown still returns its evidence."""
+
+    def refuse(self, prefix: str) -> List[str]:
+        refused: List[str] = []
+        real = _threads.start
+
+        def start_thread(thread: threading.Thread) -> None:
+            if thread.name.startswith(prefix):
+                refused.append(thread.name)
+                raise RuntimeError("can't start new thread")
+            real(thread)
+
+        _threads.start = start_thread  # type: ignore[assignment]
+        self.addCleanup(setattr, _threads, "start", real)
+        return refused
+
+    def test_no_timer_thread_the_caller_keeps_its_deadline(self) -> None:
+        client = start(server("never_answer"), OPTIONS)
+        refused = self.refuse("mcp-timer")
+        try:
+            with self.assertRaises(CallTimedOut):
+                client.call_tool("echo", {}, timeout=SHORT)
+            self.assertTrue(refused)
+            self.assertIs(client.state, State.READY)
+        finally:
+            self.assertEqual(client.shutdown(), Exited(-9))
+
+    def test_no_reader_thread_fails_the_start_and_reaps_the_child(self) -> None:
+        self.refuse("mcp-reader")
+        client = client_module.prepare(server("good"), OPTIONS)
+        with self.assertRaises(TransportFailed) as caught:
+            client.connect()
+        self.assertIn("cannot start the reader thread", str(caught.exception))
+        self.assertEqual(client.shutdown(), Exited(-9))
+
+
+class KillNeverWaitsForTheReaperTest(unittest.TestCase):
+    """Item 8: ``kill`` goes through while another thread waits to reap."""
+
+    def test_kill_while_waiting(self) -> None:
+        conn = ProcessTransport(server("never_answer")).open()
+        evidence: List[Any] = []
+        waiter = threading.Thread(target=lambda: evidence.append(conn.wait(None)))
+        waiter.start()
+        time.sleep(0.1)  # the waiter is blocked until the child exits
+        killer = threading.Thread(target=conn.kill)
+        killer.start()
+        killer.join(5.0)
+        self.assertFalse(killer.is_alive(), "kill() waited behind the reaper")
+        waiter.join(LONG)
+        self.assertEqual(evidence, [Exited(-9)])
+        conn.close_output()
+        conn.dispose_input(time.monotonic() + LONG)
+
+
+class SettledOnceTest(unittest.TestCase):
+    """Item 9: a second settlement is loud and changes nothing."""
+
+    def test_second_settlement_raises_and_keeps_the_first(self) -> None:
+        call = client_module._Call(1, "tools/call", 1.0, time.monotonic() + 1.0)
+        call.settle({"first": True})
+        with self.assertRaises(RuntimeError):
+            call.settle({"second": True})
+        with self.assertRaises(RuntimeError):
+            call.fail(Unavailable("late"))
+        self.assertTrue(call.wait(0))
+        self.assertEqual(call.outcome(), {"first": True})
+
+
+class SignalRoutingTest(unittest.TestCase):
+    """Item 11: the client's threads block asynchronous signals, so the kernel
+    delivers SIGTERM to the main thread, whose wait it interrupts at once."""
+
+    @staticmethod
+    def blocked(thread: threading.Thread) -> int:
+        with open("/proc/self/task/%d/status" % thread.native_id) as status:
+            for line in status:
+                if line.startswith("SigBlk:"):
+                    return int(line.split()[1], 16)
+        raise AssertionError("no SigBlk line")
+
+    def assert_blocks(self, thread: threading.Thread, signum: int) -> None:
+        try:
+            mask = self.blocked(thread)
+        except FileNotFoundError:  # a timer that fired and ended meanwhile
+            return
+        self.assertTrue(mask & (1 << (signum - 1)), thread.name)
+
+    @unittest.skipUnless(os.path.isdir("/proc/self/task"), "needs Linux /proc")
+    def test_client_threads_block_sigterm_and_the_main_thread_does_not(self) -> None:
+        with start(server("never_answer"), OPTIONS) as client:
+            gate = threading.Event()
+            outcome: List[Any] = []
+
+            def slow_call() -> None:
+                gate.set()
+                try:
+                    client.call_tool("echo", {}, timeout=SHORT)
+                except CallTimedOut as e:
+                    outcome.append(e)
+
+            caller = threading.Thread(target=slow_call)
+            caller.start()
+            gate.wait(LONG)
+            ours = [t for t in threading.enumerate() if t.name.startswith("mcp-")]
+            self.assertTrue(any(t.name.startswith("mcp-reader") for t in ours))
+            for thread in ours:
+                self.assert_blocks(thread, signal.SIGTERM)
+                self.assert_blocks(thread, signal.SIGINT)
+            caller.join(LONG)
+        self.assertFalse(self.blocked(threading.main_thread()) & (1 << (signal.SIGTERM - 1)))
+
+    def test_sigterm_interrupts_a_main_thread_waiting_for_an_answer(self) -> None:
+        code = (
+            "import signal, sys, time\n"
+            "sys.path.insert(0, %r)\n"
+            "from support import scripted\n"
+            "from mcp_client import start, Options\n"
+            "def bye(signum, frame):\n"
+            "    raise SystemExit(42)\n"
+            "signal.signal(signal.SIGTERM, bye)\n"
+            "client = start(scripted('never_answer'), Options(request_timeout=120))\n"
+            "print('waiting', flush=True)\n"
+            "try:\n"
+            "    client.call_tool('echo', {})\n"
+            "finally:\n"
+            "    client.shutdown()\n" % HERE)
+        harness = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                                   text=True)
+        try:
+            assert harness.stdout is not None
+            self.assertEqual(harness.stdout.readline(), "waiting\n")
+            time.sleep(0.2)  # the main thread is in the call's wait
+            harness.send_signal(signal.SIGTERM)
+            self.assertEqual(harness.wait(timeout=2 * LONG), 42)
+        finally:
+            if harness.poll() is None:
+                harness.kill()
+                harness.wait()
+            harness.stdout.close()  # type: ignore[union-attr]
+
+
+if __name__ == "__main__":
+    unittest.main()
