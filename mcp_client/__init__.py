@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import logging
 
-__version__ = "0.1.0"
-
-from .client import Client, Options, State, prepare, prepare_owned, start  # noqa: E402
-from .errors import (  # noqa: E402
+from ._version import __version__
+from .client import Client, Options, State, prepare, prepare_owned, start
+from .errors import (
     CallTimedOut,
     CleanupUnconfirmed,
     ClientBroken,
@@ -38,9 +37,9 @@ from .errors import (  # noqa: E402
     Unavailable,
     VersionUnsupported,
 )
-from .jail import DEFAULT_HIDDEN, Jail  # noqa: E402
-from .protocol import ClientInfo  # noqa: E402
-from .transport import (  # noqa: E402
+from .jail import DEFAULT_HIDDEN, Jail
+from .protocol import ClientInfo
+from .transport import (
     ChannelClosed,
     ChannelTransport,
     Exited,

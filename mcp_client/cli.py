@@ -17,7 +17,8 @@ environment plus these pairs, see :mod:`mcp_client.transport`), ``--cwd DIR``,
 ``--timeout SECONDS`` (handshake and each request; default 30),
 ``--server-name NAME`` (the module segment and the server named in every
 ``invoke``; default the server's ``serverInfo.name``), ``--quiet-server``
-(the server's stderr to ``/dev/null``; by default it is inherited), ``--source``
+(the server's stderr to ``/dev/null``; by default it is captured, and its last
+lines are printed under a failure they may explain), ``--source``
 (also print the generated module), ``--call NAME JSON`` (also call the tool
 with wire name ``NAME`` with the JSON object ``JSON`` as its arguments, and
 print the result: text blocks, other blocks by kind, ``isError``,
@@ -86,10 +87,12 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import IO, Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple, TypeVar
 
-from . import __version__, codegen, demo_server
+from . import codegen, demo_server
+from ._version import __version__
 from .client import Client, Options, prepare
 from .codegen import Generated, sanitize
 from .errors import (
+    StderrTail,
     CleanupUnconfirmed,
     GenerateError,
     McpClientError,
@@ -101,7 +104,7 @@ from .errors import (
 from .jail import DEFAULT_HIDDEN, Jail
 from .jsonvalue import CorruptionReport, JsonValue, parse
 from .protocol import CallToolResult, InitializeResult, Text, ToolDescriptor
-from .transport import Exited, ProcessTransport, Retirement, Spawn
+from .transport import CAPTURE, Exited, ProcessTransport, Retirement, Spawn
 
 __all__ = ["main", "run", "Settings", "parse_arguments", "EXIT_CODES"]
 
@@ -137,6 +140,8 @@ DEFAULT_NOISE = 100
 _TOOL_TEXT = 72
 #: Characters of a failure's reason shown on the one stderr line.
 _REASON = 500
+#: Lines of the server's stderr printed under a failure it explains.
+_TAIL_LINES = 10
 #: Characters of a wire name or a server name shown.
 _NAME = 64
 
@@ -159,8 +164,24 @@ class Failure(Exception):
             return "%s: interrupted; the server was shut down" % NAME
         if self.what == "usage":
             return "%s: usage failed: %s" % (NAME, sanitize(str(self.error), _REASON))
-        detail = "%s: %s" % (type(self.error).__name__, self.error)
+        detail = "%s: %s" % (type(self.error).__name__, _headline(self.error))
         return "%s: %s failed: %s" % (NAME, self.what, sanitize(detail, _REASON))
+
+    def tail(self) -> List[str]:
+        """The server's last stderr lines, when its death explains the failure."""
+        error = self.error
+        if not isinstance(error, StderrTail) or not error.stderr_tail:
+            return []
+        lines = error.stderr_tail.split("\n")[-_TAIL_LINES:]
+        return ["%s: server stderr, last %d lines:" % (NAME, len(lines))] + [
+            "  | " + line for line in lines]
+
+
+def _headline(error: BaseException) -> str:
+    """An error's text without the stderr tail its ``str()`` may end with."""
+    if isinstance(error, StderrTail) and error.args:
+        return str(error.args[0])
+    return str(error)
 
 
 # ----------------------------------------------------------------------------- arguments
@@ -210,7 +231,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--server-name", metavar="NAME",
                         help="name for the generated module (default: the server's own name)")
     parser.add_argument("--quiet-server", action="store_true",
-                        help="discard the server's stderr (default: shown)")
+                        help="discard the server's stderr (default: captured, and its "
+                             "last lines printed under a failure)")
     parser.add_argument("--source", action="store_true", help="also print the generated module")
     parser.add_argument("--call", nargs=2, metavar=("NAME", "JSON"),
                         help="also call tool NAME with the JSON object JSON as its arguments")
@@ -381,7 +403,9 @@ def _open_capture(path: Optional[str]) -> Optional[IO[str]]:
 
 def _run_client(session: Session, capture: Optional[IO[str]], out: IO[str]) -> None:
     settings = session.settings
-    stderr = subprocess.DEVNULL if settings.quiet_server else None
+    # Captured, not inherited: the server's last lines are printed under a
+    # failure rather than mixed into ours as it runs (--quiet-server: dropped).
+    stderr = subprocess.DEVNULL if settings.quiet_server else CAPTURE
     options = Options(handshake_timeout=settings.timeout, request_timeout=settings.timeout,
                       capture=capture, tolerated_noise_lines=settings.tolerated_noise)
     client = prepare(ProcessTransport(settings.spawn, stderr=stderr, jail=settings.jail), options)
@@ -454,6 +478,8 @@ def _finish(session: Session, out: IO[str], err: IO[str]) -> int:
     if session.failure is None:
         return EXIT_OK
     err.write(session.failure.line() + "\n")
+    for line in session.failure.tail():
+        err.write(line + "\n")
     err.flush()
     return session.failure.code
 

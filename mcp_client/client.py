@@ -46,7 +46,8 @@ from typing import (
     Any, Callable, Deque, Dict, List, Mapping, Optional, Set, Tuple, TypeVar, Union,
 )
 
-from . import __version__, _threads, jsonrpc, noise, protocol
+from . import _threads, jsonrpc, noise, protocol
+from ._version import __version__
 from .capture import Capture, CaptureTarget, open_capture
 from .errors import (
     CallTimedOut,
@@ -55,6 +56,7 @@ from .errors import (
     ClientError,
     ClientInherited,
     CleanupUnconfirmed,
+    ForeignVersionFault,
     FramingFault,
     HandshakeFailed,
     MalformedMessage,
@@ -70,7 +72,6 @@ from .errors import (
     ToolsNotDeclared,
     TransportFailed,
     Unavailable,
-    UnsupportedVersion,
     VersionUnsupported,
     WriteFailed,
     WriteStalled,
@@ -78,6 +79,7 @@ from .errors import (
 from .jsonvalue import EncodeRefused, JsonValue
 from .protocol import CallToolResult, ClientInfo, InitializeResult, ToolDescriptor
 from .stdio import Buffer, frame
+from .tail import Tail
 from .transport import (
     ATOMIC_WRITE_BYTES,
     Connection,
@@ -99,6 +101,11 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+#: Each line a server writes to a captured stderr, with ``extra={"server": name}``.
+_SERVER_LOG = logging.getLogger("mcp_client.server")
+#: How long a retirement waits for the server's stderr to reach EOF before it
+#: fails the calls, so that what the server said as it died reaches them.
+_STDERR_SETTLE = 0.2
 
 #: Reads are small while lines are small: a 1 MiB ``os.read`` allocates (and
 #: page-faults) a 1 MiB buffer every time, ~10 us, more than a small message costs
@@ -125,6 +132,13 @@ class Options:
     ``capture``: a path or a writable text file that receives the wire log
     (see :mod:`mcp_client.capture`); ``None`` records nothing.
 
+    ``retire_grace``: seconds a retirement gives the server to exit by itself
+    after its stdin is closed (the spec's stdio shutdown), for servers that
+    flush state on EOF; then its group is SIGKILLed. The default, 0, kills at
+    once, as the design card has it. The evidence is the server's own exit code
+    when it exited in time, ``Exited(-9)`` otherwise. ``stop()`` still never
+    blocks; ``shutdown()``'s default timeout is ``retire_timeout`` plus it.
+
     ``tolerated_noise_lines``: how many stdout lines that are not JSON at all
     (log lines, banners; see :mod:`mcp_client.noise`) are skipped over the
     session, each logged at WARNING; the next one is a death, as is any JSON
@@ -138,6 +152,7 @@ class Options:
     max_tool_pages: int = 64
     retire_timeout: float = 10.0
     capture: CaptureTarget = None
+    retire_grace: float = 0.0
     tolerated_noise_lines: int = 0
 
 
@@ -272,6 +287,8 @@ class Client:
         self._owner_pid = os.getpid()
         self._retired = threading.Event()
         self._recorded = False  # the evidence is recorded once (under _lock)
+        self._stderr = Tail()  # the server's last stderr lines (reader only)
+        self._stderr_done = False  # its stderr reached EOF (reader only)
         self._evidence: Optional[Retirement] = None
         self._retire_fault: Optional[RetirementError] = None
         self._capture: Optional[Capture] = None
@@ -289,6 +306,12 @@ class Client:
     def reason(self) -> Optional[Unavailable]:
         """The latched cause once the client is closed or broken."""
         return self._reason
+
+    @property
+    def stderr_tail(self) -> str:
+        """The server's last stderr lines so far (``""`` unless the transport
+        captures its stderr); complete once the client is retired."""
+        return self._stderr.text()
 
     @property
     def pid(self) -> Optional[int]:
@@ -410,7 +433,7 @@ class Client:
         try:
             raw = self._request("initialize", params, self.options.handshake_timeout)
             result = protocol.decode_initialize(raw)
-        except UnsupportedVersion as e:
+        except ForeignVersionFault as e:
             raise VersionUnsupported(e) from e
         except (ClientError, ProtocolFault) as e:
             raise HandshakeFailed("initialize failed: %s" % e, e) from e
@@ -426,12 +449,16 @@ class Client:
         return result
 
     def _abandon(self, failure: StartError) -> StartError:
-        """Retire after a failed ``connect``; the error to raise."""
+        """Retire after a failed ``connect``; the error to raise (with the
+        server's last stderr lines, when they were captured)."""
         self._request_retirement(ClientBroken(failure.reason))
         try:
-            self._await_retirement(time.monotonic() + self.options.retire_timeout)
+            self._await_retirement(time.monotonic() + self.options.retire_timeout
+                                   + self.options.retire_grace)
         except RetirementError as e:
             return CleanupUnconfirmed("%s; and retirement unconfirmed: %s" % (failure, e), self)
+        if isinstance(failure, HandshakeFailed):
+            failure.stderr_tail = self._stderr.text()
         return failure
 
     def stop(self) -> None:
@@ -451,7 +478,8 @@ class Client:
         inherited the client through ``fork`` it raises :class:`ClientInherited`.
         """
         self._check_owner()
-        timeout = self.options.retire_timeout if timeout is None else timeout
+        if timeout is None:
+            timeout = self.options.retire_timeout + self.options.retire_grace
         self._request_retirement(ClientClosed("client was shut down"))
         return self._await_retirement(time.monotonic() + timeout)
 
@@ -884,11 +912,16 @@ class Client:
         with selectors.DefaultSelector() as selector:
             selector.register(conn.read_fd, selectors.EVENT_READ)
             selector.register(wake_r, selectors.EVENT_READ)
+            if conn.stderr_fd is not None:  # drained always: the server never blocks on it
+                selector.register(conn.stderr_fd, selectors.EVENT_READ)
             while self._reason is None:
                 for key, _ in selector.select():
                     if key.fd == wake_r:
                         return
-                    if not self._read_some(conn.read_fd, buffer):
+                    if key.fd == conn.stderr_fd:
+                        if not self._stderr_chunk(key.fd):
+                            selector.unregister(key.fd)
+                    elif not self._read_some(conn.read_fd, buffer):
                         return
 
     def _read_some(self, fd: int, buffer: Buffer) -> bool:
@@ -1044,12 +1077,19 @@ class Client:
             self._request_retirement(ClientBroken(e.reason))
 
     def _finish(self, conn: Connection, wake_r: int) -> None:
-        """The reader's way out: settle what the retirement doomed, kill, reap,
-        and close every descriptor. Only the reader (or an opener whose reader
-        could not start) runs it, so no signal handler can cut it short."""
+        """The reader's way out: settle what the retirement doomed, end the
+        server (at once, or after ``retire_grace``), reap it, and close every
+        descriptor. Only the reader (or an opener whose reader could not start)
+        runs it, so no signal handler can cut it short.
+
+        The doomed calls are failed once the server's stderr has had a moment
+        to tell why it died (:data:`_STDERR_SETTLE`), so the error carries it.
+        """
         self._request_retirement(ClientBroken("reader stopped"))  # no-op when already latched
+        settle = _STDERR_SETTLE if isinstance(self._reason, ClientBroken) else 0.0
+        self._read_stderr(conn, time.monotonic() + settle)
+        self._attach_tail()
         self._fail_doomed()
-        conn.kill()  # whoever gets here first kills; kill is idempotent and never waits
         with self._lock:
             os.close(self._wake_w)
             self._wake_w = -1
@@ -1057,14 +1097,84 @@ class Client:
         os.close(wake_r)
         if timer is not None:
             timer.cancel()
-        conn.close_output()  # first: a server blocked writing to us must not block its end
-        try:
-            evidence: Optional[Retirement] = conn.wait(None)
-            fault: Optional[RetirementError] = None
-        except RetirementError as e:
-            evidence, fault = None, e
+        evidence, fault = self._end_server(conn)
         conn.dispose_input(time.monotonic() + self.options.retire_timeout)
         self._record_retirement(evidence, fault)
+
+    def _end_server(self, conn: Connection) -> Tuple[Optional[Retirement], Optional[RetirementError]]:
+        """Kill and reap; with a grace, first EOF and a wait for the server's own exit."""
+        grace = self.options.retire_grace
+        try:
+            if grace > 0:
+                exited = self._await_polite_exit(conn, time.monotonic() + grace)
+                if exited is not None:
+                    conn.close_output()
+                    return exited, None
+            conn.kill()  # whoever gets here first kills; kill is idempotent and never waits
+            conn.close_output()  # a server blocked writing to us must not block its end
+            return conn.wait(None), None
+        except RetirementError as e:
+            conn.close_output()
+            return None, e
+
+    def _await_polite_exit(self, conn: Connection, deadline: float) -> Optional[Retirement]:
+        """The spec's stdio shutdown: close the server's stdin and wait until
+        ``deadline`` for it to exit by itself (draining its stderr meanwhile)."""
+        conn.close_input()
+        while True:
+            try:
+                return conn.wait(time.monotonic())  # a look, never a wait
+            except RetirementTimedOut:
+                pass
+            if time.monotonic() >= deadline:
+                return None
+            if not self._read_stderr(conn, min(deadline, time.monotonic() + 0.02)):
+                time.sleep(min(0.02, max(0.0, deadline - time.monotonic())))
+
+    def _read_stderr(self, conn: Connection, deadline: float) -> bool:
+        """Read the server's stderr until its EOF or ``deadline``; whether it is still open."""
+        fd = conn.stderr_fd
+        if fd is None or self._stderr_done:
+            return False
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        while True:
+            if not self._stderr_chunk(fd):
+                return False
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not poller.poll(remaining * 1000.0):
+                return True
+
+    def _stderr_chunk(self, fd: int) -> bool:
+        """Take what the server's stderr holds now; ``False`` at its EOF."""
+        while True:
+            try:
+                chunk = os.read(fd, _READ_SIZE)
+            except BlockingIOError:
+                return True
+            except OSError:  # closed under us: as good as EOF
+                chunk = b""
+            logged = _SERVER_LOG.isEnabledFor(logging.INFO)
+            if not chunk:
+                self._stderr_done = True
+                self._log_stderr(self._stderr.close() if logged else [])
+                return False
+            self._log_stderr(self._stderr.push(chunk, lines=logged))
+
+    def _log_stderr(self, lines: List[str]) -> None:
+        if lines:
+            name = self._server_name()
+            for line in lines:
+                _SERVER_LOG.info("%s: %s", name, line, extra={"server": name})
+
+    def _server_name(self) -> str:
+        result = self.initialize_result
+        return result.server_info.name if result is not None else self._transport.describe()
+
+    def _attach_tail(self) -> None:
+        reason = self._reason
+        if reason is not None and not reason.stderr_tail:
+            reason.stderr_tail = self._stderr.text()
 
     def _fail_doomed(self) -> None:
         with self._lock:
@@ -1083,7 +1193,9 @@ def _lock_timeout(deadline: float) -> float:
 def _fresh(reason: Unavailable) -> Unavailable:
     # One instance raised in many threads would grow one shared __traceback__;
     # every caller gets its own copy of the latched reason instead.
-    return type(reason)(reason.reason)
+    fresh = type(reason)(reason.reason)
+    fresh.stderr_tail = reason.stderr_tail
+    return fresh
 
 
 _T = TypeVar("_T")

@@ -3,14 +3,14 @@
 The hierarchy (urllib3's shape: one root, leaves that carry their context)::
 
     McpClientError
-    +-- Fault                      a pure codec refused its input (has .reason)
+    +-- Fault                      a pure codec refused its input (.reason)
     |   +-- CorruptionReport       jsonvalue.parse: not JSON (also a ValueError)
     |   +-- EncodeRefused          jsonvalue.dump: not a JSON value (also a ValueError)
     |   +-- MessageFault           jsonrpc.decode
     |   |   +-- MalformedMessage       the line is not JSON (.report)
     |   |   +-- BadMessage             JSON, but not JSON-RPC 2.0
     |   +-- ProtocolFault          protocol.decode_*: the MCP shape is wrong
-    |   |   +-- UnsupportedVersion     (.server_version, .supported)
+    |   |   +-- ForeignVersionFault    (.server_version, .supported)
     |   +-- FramingFault           stdio.Buffer
     |   |   +-- LineTooLong
     |   +-- InterchangeFault       interchange (.path)
@@ -23,13 +23,22 @@ The hierarchy (urllib3's shape: one root, leaves that carry their context)::
     |   |   +-- ClientBroken           ... because it failed under you ("broken")
     |   |   +-- ClientInherited        ... because it is another process's (fork)
     |   +-- CallTimedOut, ServerError, ResultMalformed, TooManyPages
-    +-- StartError                 connect() failed; what it spawned is retired
+    +-- StartError                 connect() failed; what it spawned is retired (.reason)
     |   +-- TransportFailed, HandshakeFailed, VersionUnsupported,
     |       ToolsNotDeclared, CleanupUnconfirmed
     +-- RetirementError            shutdown() could not establish retirement
-        +-- RetirementTimedOut, RetirementUnconfirmed
-    +-- ChannelError               transport-internal, translated by the client
+    |   +-- RetirementTimedOut, RetirementUnconfirmed
+    +-- ChannelError               transport-internal, translated by the client (.reason)
         +-- WriteStalled, WriteFailed
+
+``tests/test_errors.py`` derives the tree from the classes and holds this
+drawing to it, edge by edge: a class added, moved or renamed is drawn here too.
+Mixins are not drawn (``_Reason``: the one ``reason`` constructor; ``StderrTail``).
+
+Two names differ on purpose: ``ForeignVersionFault`` is the codec's finding
+(``protocol.decode_initialize``), ``VersionUnsupported`` the start error
+``connect`` raises from it. The fault was once ``UnsupportedVersion``, an
+anagram of the other; that name still works (``PORT.md`` gives it) and warns.
 
 Each module re-exports the leaves it raises under the names ``../shared/PORT.md``
 gives them (``jsonrpc.MessageFault``, ``client.Unavailable``, ...), so callers
@@ -38,7 +47,8 @@ reach them from where they happen; this module is where they are defined.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Tuple
+import warnings
+from typing import TYPE_CHECKING, Any, Dict, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover - imports for annotations only
     from .jsonrpc import RpcError
@@ -48,15 +58,24 @@ class McpClientError(Exception):
     """Root of every exception this package raises on purpose."""
 
 
-# --------------------------------------------------------------------------- faults
+class _Reason(Exception):
+    """Mixin: the one constructor for the bases whose message is a ``reason``.
 
-
-class Fault(McpClientError):
-    """A pure decoder or encoder refused its input; ``reason`` says where and why."""
+    Listed before the ``McpClientError`` base, so its ``__init__`` is the one
+    found; an ``Exception`` (not a bare mixin) so ``super().__init__(reason)``
+    type-checks. ``args == (reason,)``, so pickling rebuilds the error.
+    """
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+# --------------------------------------------------------------------------- faults
+
+
+class Fault(_Reason, McpClientError):
+    """A pure decoder or encoder refused its input; ``reason`` says where and why."""
 
 
 class CorruptionReport(Fault, ValueError):
@@ -87,8 +106,12 @@ class ProtocolFault(Fault):
     """A JSON-RPC result whose MCP shape is wrong; the reason names the path."""
 
 
-class UnsupportedVersion(ProtocolFault):
-    """The server negotiated a protocol revision outside ``SUPPORTED_VERSIONS``."""
+class ForeignVersionFault(ProtocolFault):
+    """The server negotiated a protocol revision outside ``SUPPORTED_VERSIONS``.
+
+    ``connect`` turns it into :class:`VersionUnsupported`; the old name of this
+    one, ``UnsupportedVersion``, still works but warns (see the module docstring).
+    """
 
     def __init__(self, server_version: object, supported: Tuple[str, ...]) -> None:
         super().__init__(
@@ -166,12 +189,26 @@ class ClientError(McpClientError):
     """A call on a connected client failed."""
 
 
-class Unavailable(ClientError):
-    """The client cannot serve calls; ``reason`` is the latched cause."""
+class StderrTail:
+    """Mixed into the errors a server's death explains: ``stderr_tail`` is the
+    last of what it wrote to its stderr, when the transport captured it
+    (``ProcessTransport(spawn, stderr="capture")``; ``""`` otherwise). ``str()``
+    ends with its last few lines, so the explanation travels with the error."""
 
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+    stderr_tail: str = ""
+    #: How many of the tail's last lines ``str()`` shows.
+    shown_lines = 5
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        if not self.stderr_tail:
+            return text
+        lines = self.stderr_tail.split("\n")[-self.shown_lines:]
+        return "%s\nserver stderr, last %d lines:\n  %s" % (text, len(lines), "\n  ".join(lines))
+
+
+class Unavailable(StderrTail, _Reason, ClientError):
+    """The client cannot serve calls; ``reason`` is the latched cause."""
 
 
 class ClientClosed(Unavailable):
@@ -222,19 +259,15 @@ class TooManyPages(ClientError):
 # --------------------------------------------------------------------------- start
 
 
-class StartError(McpClientError):
+class StartError(_Reason, McpClientError):
     """``connect`` failed. Whatever it spawned was retired before this was raised."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 class TransportFailed(StartError):
     """The server could not be started (no such executable, bad cwd, ...)."""
 
 
-class HandshakeFailed(StartError):
+class HandshakeFailed(StderrTail, StartError):
     """``initialize`` timed out, was refused, came back malformed, or the server died."""
 
     def __init__(self, reason: str, cause: McpClientError | None = None) -> None:
@@ -245,7 +278,7 @@ class HandshakeFailed(StartError):
 class VersionUnsupported(StartError):
     """The server chose a protocol revision this client does not speak."""
 
-    def __init__(self, fault: UnsupportedVersion) -> None:
+    def __init__(self, fault: ForeignVersionFault) -> None:
         super().__init__(fault.reason)
         self.server_version = fault.server_version
         self.supported = fault.supported
@@ -284,12 +317,8 @@ class RetirementUnconfirmed(RetirementError):
 # --------------------------------------------------------------------------- transport
 
 
-class ChannelError(McpClientError):
+class ChannelError(_Reason, McpClientError):
     """The transport's own report of a failed write; the client translates it."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 class WriteStalled(ChannelError):
@@ -302,3 +331,33 @@ class WriteStalled(ChannelError):
 
 class WriteFailed(ChannelError):
     """The write side is closed or broken (EPIPE: the server stopped reading for good)."""
+
+
+# --------------------------------------------------------------------------- old names
+
+#: Names that were renamed, each with its successor. They still resolve (here
+#: and in the modules that re-export them), with a ``DeprecationWarning``.
+DEPRECATED: Dict[str, str] = {"UnsupportedVersion": "ForeignVersionFault"}
+
+
+def deprecated(module: str, name: str) -> type:
+    """The class an old ``name`` of ``module`` stands for; warns at the caller's caller.
+
+    For a module's ``__getattr__`` (PEP 562), which is only asked for names the
+    module lacks; anything not in ``DEPRECATED`` is the usual ``AttributeError``.
+    """
+    new = DEPRECATED.get(name)
+    if new is None:
+        raise AttributeError("module %r has no attribute %r" % (module, name))
+    # stacklevel 3: past this function and the module's __getattr__, to the import.
+    warnings.warn("%s.%s is deprecated; use %s" % (module, name, new),
+                  DeprecationWarning, stacklevel=3)
+    found: type = globals()[new]
+    return found
+
+
+if TYPE_CHECKING:  # the checker sees a plain alias; at run time it warns
+    UnsupportedVersion = ForeignVersionFault
+else:
+    def __getattr__(name: str) -> type:
+        return deprecated(__name__, name)

@@ -13,9 +13,10 @@ Revision: MCP 2025-06-18 (Lifecycle; Server Features / Tools).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple, Union
 
-from .errors import ProtocolFault, UnsupportedVersion
+from . import errors
+from .errors import ForeignVersionFault, ProtocolFault
 from .jsonvalue import JsonValue
 
 __all__ = [
@@ -23,8 +24,14 @@ __all__ = [
     "ServerInfo", "ToolsCapability", "InitializeResult", "decode_initialize",
     "ToolDescriptor", "ToolsPage", "decode_tools_page", "page_cursor", "tools_list_params",
     "Text", "Other", "ContentBlock", "CallToolResult", "decode_call_tool",
-    "call_tool_params", "ProtocolFault", "UnsupportedVersion",
+    "call_tool_params", "ProtocolFault", "ForeignVersionFault",
 ]
+
+if TYPE_CHECKING:  # PORT.md's name for the fault, renamed; at run time it warns
+    UnsupportedVersion = ForeignVersionFault
+else:
+    def __getattr__(name: str) -> type:
+        return errors.deprecated(__name__, name)
 
 REQUESTED_VERSION = "2025-06-18"
 #: Every revision this client can speak, newest first; nothing else is accepted.
@@ -82,7 +89,7 @@ class InitializeResult:
 
 
 def decode_initialize(result: JsonValue) -> InitializeResult:
-    """Decode an ``initialize`` result; a foreign version is :class:`UnsupportedVersion`."""
+    """Decode an ``initialize`` result; a foreign version is :class:`ForeignVersionFault`."""
     body = _object(result, "result")
     version = _version(body.get("protocolVersion"))
     capabilities = _object(body.get("capabilities"), "capabilities")
@@ -102,7 +109,7 @@ def _version(version: JsonValue) -> str:
     if type(version) is not str:
         raise ProtocolFault("protocolVersion is %s, not a string" % _kind(version))
     if version not in SUPPORTED_VERSIONS:
-        raise UnsupportedVersion(version, SUPPORTED_VERSIONS)
+        raise ForeignVersionFault(version, SUPPORTED_VERSIONS)
     return version
 
 

@@ -46,10 +46,13 @@ from .stdio import frame
 __all__ = [
     "Spawn", "SAFE_ENV_KEYS", "child_environment", "Transport", "Connection",
     "ProcessTransport", "ChannelTransport", "ChannelPeer", "Retirement",
-    "NoResource", "Exited", "ChannelClosed", "ATOMIC_WRITE_BYTES",
+    "NoResource", "Exited", "ChannelClosed", "ATOMIC_WRITE_BYTES", "CAPTURE",
 ]
 
 log = logging.getLogger(__name__)
+
+#: ``ProcessTransport(spawn, stderr=CAPTURE)``: the server's stderr is kept and logged.
+CAPTURE = "capture"
 
 #: The only variables a server inherits from our environment (when we have them).
 SAFE_ENV_KEYS: Tuple[str, ...] = (
@@ -112,6 +115,8 @@ class Connection(abc.ABC):
     """One open channel to one server. ``read_fd`` is non-blocking and the client's alone."""
 
     read_fd: int
+    #: The server's stderr, when the transport captures it (non-blocking, the reader's).
+    stderr_fd: Optional[int] = None
 
     def __init__(self, write_fd: int) -> None:
         self._writer = _PipeWriter(write_fd)
@@ -322,7 +327,11 @@ class ProcessTransport(Transport):
     """Starts ``spawn`` as a child process in a process group of its own.
 
     ``stderr``: ``None`` (inherit ours, the default), ``subprocess.DEVNULL``, a
-    file object, or a path (opened for appending). Never stdout.
+    file object, a path (opened for appending), or :data:`CAPTURE` (the string
+    ``"capture"``; a file of that name is ``pathlib.Path("capture")``): a pipe
+    that the client's reader drains through its selector, keeping the last
+    lines (:mod:`mcp_client.tail`) for the errors a death raises and logging
+    each one on ``mcp_client.server``. Never stdout.
 
     ``jail``: run the server inside bubblewrap, as :class:`~mcp_client.jail.Jail`
     says (see :mod:`mcp_client.jailer`); a jail that cannot be had is
@@ -349,6 +358,8 @@ class ProcessTransport(Transport):
 
     def _stderr_target(self) -> Tuple[Any, Optional[IO[bytes]]]:
         target = self._stderr
+        if isinstance(target, str) and target == CAPTURE:
+            return subprocess.PIPE, None
         if isinstance(target, (str, os.PathLike)):
             try:
                 handle = open(target, "ab")
@@ -387,6 +398,9 @@ class ProcessConnection(Connection):
         # not close it a second time (a recycled number could belong to anyone).
         super().__init__(os.dup(popen.stdin.fileno()))
         popen.stdin.close()
+        if popen.stderr is not None:  # stderr="capture": the reader drains it too
+            self.stderr_fd = popen.stderr.fileno()
+            os.set_blocking(self.stderr_fd, False)
 
     @property
     def pid(self) -> Optional[int]:
@@ -448,6 +462,8 @@ class ProcessConnection(Connection):
     def close_output(self) -> None:
         assert self._popen.stdout is not None
         self._popen.stdout.close()
+        if self._popen.stderr is not None:
+            self._popen.stderr.close()
 
 
 def _kill_group(pid: int) -> None:

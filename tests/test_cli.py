@@ -57,6 +57,9 @@ def environment(**extra: str) -> Dict[str, str]:
     return env
 
 
+DIAGNOSTICS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "servers", "diagnostics.py")
+
+
 def scripted(behaviour: str, *args: str) -> List[str]:
     return ["--", sys.executable, SCRIPT, behaviour, *args]
 
@@ -285,13 +288,26 @@ class Options(CliCase):
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertIn("server    scripted 1.0\n", done.stdout)
 
-    def test_server_stderr_is_shown_unless_quiet(self) -> None:
-        loud = self.cli(*scripted("stderr_noise", "4096"))
-        self.assertEqual(loud.returncode, 0, loud.stderr)
-        self.assertIn("[scripted] banner", loud.stderr)
+    def test_server_stderr_is_captured_not_mixed_in(self) -> None:
+        chatty = self.cli(*scripted("stderr_noise", "4096"))
+        self.assertEqual(chatty.returncode, 0, chatty.stderr)
+        self.assertEqual(chatty.stderr, "")  # kept for a failure; a success prints none of it
         quiet = self.cli("--quiet-server", *scripted("stderr_noise", "4096"))
         self.assertEqual(quiet.returncode, 0, quiet.stderr)
         self.assertEqual(quiet.stderr, "")
+
+    def test_the_tail_is_printed_under_a_failure_unless_quiet(self) -> None:
+        dying = ["--", sys.executable, DIAGNOSTICS, "traceback_before_init"]
+        loud = self.cli(*dying)
+        self.assertEqual(loud.returncode, cli.EXIT_CODES["handshake"], loud.stderr)
+        lines = loud.stderr.splitlines()
+        self.assertTrue(lines[0].startswith("mcp_client: handshake failed: HandshakeFailed"))
+        self.assertTrue(lines[1].startswith("mcp_client: server stderr, last "), lines)
+        self.assertIn("  | Traceback (most recent call last):", lines)
+        self.assertEqual(lines[-1], "  | LookupError: no such profile: 'prod'")
+        quiet = self.cli("--quiet-server", *dying)
+        self.assertEqual(quiet.returncode, cli.EXIT_CODES["handshake"], quiet.stderr)
+        self.assertEqual(len(quiet.stderr.splitlines()), 1, quiet.stderr)
 
     def test_a_hostile_name_cannot_drive_the_terminal(self) -> None:
         self.assertEqual(cli._name("evil\x1b[2J\u202e"), "evil\\x1b[2J\\u202e")

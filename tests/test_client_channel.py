@@ -11,30 +11,32 @@ import unittest
 from typing import Any, Dict, List
 
 from mcp_client import (
-    CallTimedOut,
     ChannelClosed,
     ChannelTransport,
-    CleanupUnconfirmed,
-    ClientBroken,
-    ClientClosed,
-    HandshakeFailed,
     NoResource,
     Options,
-    ResultMalformed,
-    RetirementTimedOut,
-    ServerError,
-    StartError,
     State,
-    TooManyPages,
-    ToolsNotDeclared,
-    Unavailable,
-    VersionUnsupported,
     prepare,
     prepare_owned,
     start,
 )
 from mcp_client.capture import line_bytes
-from mcp_client.jsonvalue import EncodeRefused
+from mcp_client.errors import (
+    CallTimedOut,
+    CleanupUnconfirmed,
+    ClientBroken,
+    ClientClosed,
+    EncodeRefused,
+    HandshakeFailed,
+    ResultMalformed,
+    RetirementTimedOut,
+    ServerError,
+    StartError,
+    TooManyPages,
+    ToolsNotDeclared,
+    Unavailable,
+    VersionUnsupported,
+)
 from mcp_client.protocol import SUPPORTED_VERSIONS, Text
 from mcp_client.transport import ChannelPeer, Connection, Transport
 

@@ -16,21 +16,16 @@ import time
 import unittest
 from typing import Dict, List
 
-from mcp_client import (
+from mcp_client import Exited, Options, Spawn, State, prepare, start
+from mcp_client.errors import (
     CallTimedOut,
     ClientBroken,
-    Exited,
     HandshakeFailed,
-    Options,
     ResultMalformed,
-    Spawn,
     StartError,
-    State,
     TooManyPages,
     ToolsNotDeclared,
     VersionUnsupported,
-    prepare,
-    start,
 )
 from mcp_client.protocol import Text
 

@@ -28,18 +28,11 @@ from typing import Any, Dict, List, Optional
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_client import (
-    CallTimedOut,
-    Options,
-    ResultMalformed,
-    State,
-    TooManyPages,
-    start,
-)
-from mcp_client.errors import WriteStalled
-from mcp_client import jsonvalue
+from mcp_client import Options, State, jsonvalue, start
 from mcp_client.capture import open_capture
-from mcp_client.errors import CorruptionReport
+from mcp_client.errors import (
+    CallTimedOut, CorruptionReport, ResultMalformed, TooManyPages, WriteStalled,
+)
 from mcp_client.jsonvalue import MAX_DEPTH, MAX_INT_DIGITS, _too_deep, depth, encode, parse
 from mcp_client.protocol import Text
 from mcp_client.transport import ChannelPeer, Connection, Transport

@@ -19,8 +19,8 @@ import unittest
 from typing import Any, Callable, Dict, List, NamedTuple, Tuple
 
 from mcp_client import jsonrpc, jsonvalue, protocol, stdio
-from mcp_client.errors import (BadMessage, CorruptionReport, EncodeRefused, LineTooLong,
-                               MalformedMessage, ProtocolFault, UnsupportedVersion)
+from mcp_client.errors import (BadMessage, CorruptionReport, EncodeRefused, ForeignVersionFault,
+                               LineTooLong, MalformedMessage, ProtocolFault)
 from mcp_client.jsonrpc import Notification, Response, RpcError, ServerRequest
 from mcp_client.jsonvalue import MAX_DEPTH
 from mcp_client.protocol import (SUPPORTED_VERSIONS, CallToolResult, InitializeResult, Other,
@@ -215,7 +215,7 @@ CASES: List[Tuple[str, str, Any, Any]] = [
      Ok(Notification("notifications/tools/list_changed", None))),
     # ---------------------------------------------------------------- initialize
     ("unsupported protocol version", "initialize", init(protocolVersion="2099-01-01"),
-     fault(UnsupportedVersion, "'2099-01-01'", *SUPPORTED_VERSIONS)),
+     fault(ForeignVersionFault, "'2099-01-01'", *SUPPORTED_VERSIONS)),
     ("protocol version missing", "initialize", init(protocolVersion=DROP),
      fault(ProtocolFault, "protocolVersion is missing")),
     ("protocol version a number", "initialize", init(protocolVersion=20250618),
@@ -338,7 +338,7 @@ class HostileTable(unittest.TestCase):
         self.assertLess(len(error.reason), 300)  # type: ignore[attr-defined]
 
     def test_unsupported_version_carries_both_sides(self) -> None:
-        with self.assertRaises(UnsupportedVersion) as caught:
+        with self.assertRaises(ForeignVersionFault) as caught:
             protocol.decode_initialize(init(protocolVersion="1999-12-31"))
         self.assertEqual(caught.exception.server_version, "1999-12-31")
         self.assertEqual(caught.exception.supported, SUPPORTED_VERSIONS)

@@ -25,7 +25,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcp_client import jsonrpc, protocol, stdio
-from mcp_client.errors import MessageFault, ProtocolFault, UnsupportedVersion
+from mcp_client.errors import ForeignVersionFault, MessageFault, ProtocolFault
 from mcp_client.jsonvalue import encode
 from mcp_client.protocol import (REQUESTED_VERSION, SUPPORTED_VERSIONS, CallToolResult,
                                  ClientInfo, InitializeResult, Other, ServerInfo, Text,
@@ -312,7 +312,7 @@ class DecodesRealisticResults(unittest.TestCase):
                 self.assertEqual(got.tools, expected)
 
     def test_unsupported_version_carries_both_sides(self) -> None:
-        with self.assertRaises(UnsupportedVersion) as caught:
+        with self.assertRaises(ForeignVersionFault) as caught:
             protocol.decode_initialize(dict(INIT, protocolVersion="2026-07-28"))
         self.assertEqual(caught.exception.server_version, "2026-07-28")
         self.assertEqual(caught.exception.supported, SUPPORTED_VERSIONS)

@@ -9,7 +9,8 @@ import tempfile
 import time
 import unittest
 
-from mcp_client import Exited, ProcessTransport, Spawn, TransportFailed, start
+from mcp_client import Exited, ProcessTransport, Spawn, start
+from mcp_client.errors import TransportFailed
 from mcp_client.protocol import Text
 from mcp_client.transport import SAFE_ENV_KEYS, child_environment
 

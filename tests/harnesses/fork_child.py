@@ -19,7 +19,8 @@ sys.path.insert(0, HERE)
 
 from support import scripted  # noqa: E402
 
-from mcp_client import ClientInherited, Options, start  # noqa: E402
+from mcp_client import Options, start  # noqa: E402
+from mcp_client.errors import ClientInherited  # noqa: E402
 
 
 def child_report(client: object) -> Dict[str, object]:

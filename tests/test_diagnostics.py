@@ -1,0 +1,196 @@
+"""What a server said before it died, and a polite goodbye (issue 12).
+
+Against real child processes: ``stderr="capture"`` keeps the server's last
+stderr lines for the errors its death raises and logs each line; with
+``retire_grace`` a retirement closes stdin first and waits for the server's
+own exit before the SIGKILL.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import tempfile
+import time
+import tracemalloc
+import unittest
+
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import property_settings
+from support import LONG, OPTIONS
+
+from mcp_client import (
+    ClientBroken,
+    Exited,
+    HandshakeFailed,
+    Options,
+    ProcessTransport,
+    Spawn,
+    Unavailable,
+    prepare,
+    start,
+)
+from mcp_client.protocol import Text
+from mcp_client.tail import LINE_BYTES, TAIL_BYTES, Tail
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DIAGNOSTICS = os.path.join(HERE, "servers", "diagnostics.py")
+MIB = 1024 * 1024
+
+
+def captured(behaviour: str, *args: str) -> ProcessTransport:
+    spawn = Spawn(sys.executable, (DIAGNOSTICS, behaviour) + args)
+    return ProcessTransport(spawn, stderr="capture")
+
+
+def text(result: object) -> str:
+    block = result.content[0]  # type: ignore[attr-defined]
+    assert isinstance(block, Text)
+    return block.text
+
+
+class TailTest(unittest.TestCase):
+    """The ring itself: bounded, last lines kept, every byte shown safely."""
+
+    def test_keeps_the_last_lines_within_the_budget(self) -> None:
+        tail = Tail()
+        lines = tail.push(b"".join(b"line %d\n" % n for n in range(100000)), lines=True)
+        self.assertEqual(len(lines), 100000)
+        kept = tail.text().split("\n")
+        self.assertEqual(kept[-1], "line 99999")
+        self.assertLessEqual(len(tail.text().encode()) + 1, TAIL_BYTES)
+        self.assertEqual(kept, ["line %d" % n for n in range(100000 - len(kept), 100000)])
+
+    def test_an_endless_line_is_cut_and_counted(self) -> None:
+        tail = Tail()
+        for _ in range(1000):
+            self.assertEqual(tail.push(b"x" * 4096, lines=True), [])
+        (line,) = tail.push(b"\n", lines=True)
+        self.assertTrue(line.startswith("x" * 100))
+        self.assertIn("more bytes]", line)
+        self.assertLessEqual(len(line), LINE_BYTES + 40)
+
+    def test_a_last_line_without_newline_counts_at_eof(self) -> None:
+        tail = Tail()
+        tail.push(b"Traceback\nValueError: boom", lines=True)
+        self.assertEqual(tail.close(), ["ValueError: boom"])
+        self.assertEqual(tail.last(1), ["ValueError: boom"])
+
+    @property_settings(200)
+    @given(st.lists(st.binary(max_size=3000), max_size=40))
+    def test_total_bounded_and_printable(self, chunks: list) -> None:  # type: ignore[type-arg]
+        tail = Tail()
+        for chunk in chunks:
+            for line in tail.push(chunk, lines=True):
+                self.assertTrue(line.isprintable(), line)
+        tail.close()
+        self.assertLessEqual(len(tail.text().encode()), TAIL_BYTES + LINE_BYTES + 64)
+        self.assertTrue(all(line.isprintable() for line in tail.text().split("\n")))
+
+
+class StderrInErrorsTest(unittest.TestCase):
+
+    def test_a_traceback_before_the_handshake_explains_the_failure(self) -> None:
+        client = prepare(captured("traceback_before_init"), OPTIONS)
+        with self.assertRaises(HandshakeFailed) as caught:
+            client.connect()
+        message = str(caught.exception)
+        self.assertIn("LookupError: no such profile: 'prod'", message)
+        self.assertTrue(message.rstrip().endswith("LookupError: no such profile: 'prod'"))
+        self.assertIn("Traceback (most recent call last):", caught.exception.stderr_tail)
+        self.assertEqual(client.shutdown(), Exited(1))
+
+    def test_a_death_mid_call_carries_what_it_wrote(self) -> None:
+        client = start(captured("stderr_then_die"), OPTIONS)
+        with self.assertRaises(Unavailable) as caught:
+            client.call_tool("echo", {}, timeout=LONG)
+        self.assertIsInstance(caught.exception, ClientBroken)
+        self.assertIn("fatal: lost the database", caught.exception.stderr_tail)
+        self.assertIn("fatal: lost the database", str(caught.exception))
+        with self.assertRaises(Unavailable) as later:  # every later call says it too
+            client.call_tool("echo", {}, timeout=LONG)
+        self.assertIn("fatal: lost the database", later.exception.stderr_tail)
+        self.assertEqual(client.shutdown(), Exited(3))
+
+    def test_not_captured_means_empty(self) -> None:
+        client = start(Spawn(sys.executable, (DIAGNOSTICS, "stderr_then_die")), OPTIONS)
+        with self.assertRaises(Unavailable) as caught:
+            client.call_tool("echo", {}, timeout=LONG)
+        self.assertEqual(caught.exception.stderr_tail, "")
+        self.assertNotIn("server stderr", str(caught.exception))
+        self.assertEqual(client.shutdown(), Exited(3))
+
+    def test_lines_reach_the_server_logger(self) -> None:
+        client = start(captured("stderr_then_die"), OPTIONS)
+        with self.assertLogs("mcp_client.server", logging.INFO) as logs:
+            with self.assertRaises(Unavailable):
+                client.call_tool("echo", {}, timeout=LONG)
+            client.shutdown()
+        messages = [record.getMessage() for record in logs.records]
+        self.assertTrue(any(m.endswith("fatal: lost the database") for m in messages), messages)
+        self.assertTrue(all(getattr(r, "server", None) == "scripted" for r in logs.records))
+
+
+class StderrFloodTest(unittest.TestCase):
+    """100 MB of stderr while calls run: the calls work, memory stays bounded,
+    and the tail is the true end of what was written."""
+
+    def test_flood(self) -> None:
+        client = start(captured("stderr_flood"), OPTIONS)
+        tracemalloc.start()
+        try:
+            self.assertEqual(text(client.call_tool("flood", {"mb": 100})), "started")
+            deadline = time.monotonic() + 8 * LONG
+            calls = 0
+            while text(client.call_tool("flooded", {})) != "yes":
+                self.assertEqual(text(client.call_tool("echo", {"n": calls})), '{"n":%d}' % calls)
+                calls += 1
+                self.assertLess(time.monotonic(), deadline, "the flood never ended")
+            evidence = client.shutdown()
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        self.assertEqual(evidence, Exited(-9))
+        self.assertGreater(calls, 0)
+        self.assertLess(peak, 16 * MIB)
+        last = client.stderr_tail.split("\n")
+        self.assertTrue(last[-1].startswith("flood done after line "), last[-3:])
+        final = int(last[-1].rsplit(" ", 1)[1])
+        self.assertEqual(last[-2], "flood line %d" % final)
+        self.assertEqual(last[-3], "flood line %d" % (final - 1))
+
+
+class GraceTest(unittest.TestCase):
+
+    def test_a_server_that_flushes_on_eof_is_given_the_time(self) -> None:
+        with tempfile.TemporaryDirectory() as folder:
+            state = os.path.join(folder, "state")
+            spawn = Spawn(sys.executable, (DIAGNOSTICS, "eof_flush", state))
+            client = start(spawn, Options(retire_grace=LONG, retire_timeout=LONG))
+            self.assertEqual(client.shutdown(), Exited(0))
+            with open(state) as written:
+                self.assertEqual(written.read(), "flushed")
+
+    def test_a_server_that_ignores_eof_is_killed_when_the_grace_ends(self) -> None:
+        spawn = Spawn(sys.executable, (DIAGNOSTICS, "ignore_eof"))
+        client = start(spawn, Options(retire_grace=0.5, retire_timeout=LONG))
+        begun = time.monotonic()
+        self.assertEqual(client.shutdown(), Exited(-9))
+        taken = time.monotonic() - begun
+        self.assertGreaterEqual(taken, 0.5)  # the whole grace was given
+        self.assertLess(taken, LONG)
+
+    def test_stop_never_blocks_on_the_grace(self) -> None:
+        spawn = Spawn(sys.executable, (DIAGNOSTICS, "ignore_eof"))
+        client = start(spawn, Options(retire_grace=LONG, retire_timeout=LONG))
+        begun = time.monotonic()
+        client.stop()
+        self.assertLess(time.monotonic() - begun, 0.5 * LONG)
+        client._conn.kill()  # type: ignore[union-attr]  # end the grace early for the test
+        self.assertEqual(client.shutdown(), Exited(-9))
+
+
+if __name__ == "__main__":
+    unittest.main()
