@@ -179,9 +179,7 @@ class Failure(Exception):
 
 def _headline(error: BaseException) -> str:
     """An error's text without the stderr tail its ``str()`` may end with."""
-    if isinstance(error, StderrTail) and error.args:
-        return str(error.args[0])
-    return str(error)
+    return error.headline() if isinstance(error, StderrTail) else str(error)
 
 
 # ----------------------------------------------------------------------------- arguments

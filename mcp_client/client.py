@@ -68,6 +68,7 @@ from .errors import (
     RetirementUnconfirmed,
     ServerError,
     StartError,
+    StderrTail,
     TooManyPages,
     ToolsNotDeclared,
     TransportFailed,
@@ -436,7 +437,8 @@ class Client:
         except ForeignVersionFault as e:
             raise VersionUnsupported(e) from e
         except (ClientError, ProtocolFault) as e:
-            raise HandshakeFailed("initialize failed: %s" % e, e) from e
+            text = e.headline() if isinstance(e, StderrTail) else str(e)
+            raise HandshakeFailed("initialize failed: %s" % text, e) from e
         if result.tools is None:
             raise ToolsNotDeclared("server %r declares no tools capability"
                                    % result.server_info.name)

@@ -199,8 +199,12 @@ class StderrTail:
     #: How many of the tail's last lines ``str()`` shows.
     shown_lines = 5
 
+    def headline(self) -> str:
+        """The error's own text, without the tail."""
+        return super().__str__()
+
     def __str__(self) -> str:
-        text = super().__str__()
+        text = self.headline()
         if not self.stderr_tail:
             return text
         lines = self.stderr_tail.split("\n")[-self.shown_lines:]

@@ -179,12 +179,9 @@ def plan(input_schema: JsonValue) -> Plan:
 
 
 def _top_level_refusal(schema: Dict[str, JsonValue]) -> Optional[str]:
-    kind = schema.get("type", "object")
-    if kind != "object":
-        return "top-level type is %s, not object" % _show(kind)
-    for key in _TOP_COMBINATORS:
-        if key in schema:
-            return "top level uses %s" % key
+    refusal = _top_output_refusal(schema)
+    if refusal is not None:
+        return refusal
     if type(schema.get("properties", {})) is not dict:
         return "properties is not an object"
     if not _is_string_list(schema.get("required", [])):
@@ -469,6 +466,7 @@ class _OutputReader:
 
 
 def _top_output_refusal(schema: Dict[str, JsonValue]) -> Optional[str]:
+    """Why a root schema (input or output) is not a plain object, if it is not."""
     kind = schema.get("type", "object")
     if kind != "object":
         return "top-level type is %s, not object" % _show(kind)

@@ -21,8 +21,7 @@ record and a terminal.
 
 from __future__ import annotations
 
-import collections
-from typing import Deque, List
+from typing import List
 
 from .noise import show
 

@@ -22,33 +22,23 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:  # tests import `support`, `servers`, and the fake `cap` package
     sys.path.insert(0, HERE)
 
+from procs import PROC, client_threads, open_fds, process_stats  # noqa: E402
 from support import LONG  # noqa: E402
 
-_PROC = os.path.isdir("/proc/self/fd")
+_PROC = PROC
 
 
 def _open_fds() -> Set[int]:
-    return {int(name) for name in os.listdir("/proc/self/fd")} if _PROC else set()
+    return open_fds()
 
 
 def _client_threads() -> List[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith("mcp-") and t.is_alive()]
+    return client_threads()
 
 
 def _group_members(pgid: int) -> List[int]:
     """Pids of live (non-zombie) processes whose process group is ``pgid``."""
-    members = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % entry) as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except OSError:  # it ended while we looked
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            members.append(int(entry))
-    return members
+    return [pid for pid, fields in process_stats() if int(fields[2]) == pgid and fields[0] != "Z"]
 
 
 def _reaped(pid: int) -> bool:

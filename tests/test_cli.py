@@ -23,7 +23,8 @@ import unittest
 from typing import Dict, List, Optional
 from unittest import mock
 
-from mcp_client import Client, RetirementTimedOut, cli, demo_server
+from mcp_client import Client, cli, demo_server
+from mcp_client.errors import RetirementTimedOut
 from mcp_client.transport import Retirement
 
 from servers import SCRIPT, alive
@@ -114,7 +115,8 @@ class DemoServer(CliCase):
         self.assertIn("  add           Add: Add two integers.", lines)
         surface = [line for line in lines if line.startswith("  cap.mcp.mcp_client_demo_")]
         self.assertEqual(len(surface), 5)
-        self.assertIn("add(a: int, b: int) -> Any  # Add two integers.", surface[0])
+        self.assertIn('add(a: int, b: int) -> AddResult{"sum": int}  # [server says: title "Add"; '
+                      'read-only, idempotent] Add two integers.', surface[0])
 
     def test_source_prints_a_module_that_parses(self) -> None:
         done = self.cli("--source")
@@ -303,7 +305,7 @@ class Options(CliCase):
         lines = loud.stderr.splitlines()
         self.assertTrue(lines[0].startswith("mcp_client: handshake failed: HandshakeFailed"))
         self.assertTrue(lines[1].startswith("mcp_client: server stderr, last "), lines)
-        self.assertIn("  | Traceback (most recent call last):", lines)
+        self.assertNotIn("LookupError", lines[0])  # the first line stays one line
         self.assertEqual(lines[-1], "  | LookupError: no such profile: 'prod'")
         quiet = self.cli("--quiet-server", *dying)
         self.assertEqual(quiet.returncode, cli.EXIT_CODES["handshake"], quiet.stderr)

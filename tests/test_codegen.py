@@ -20,10 +20,11 @@ from hypothesis import strategies as st
 from mcp_client import codegen
 from mcp_client.codegen import (
     MAX_DESCRIPTION_CHARS, MAX_NOTE_CHARS, MAX_SHAPE_CHARS, MAX_SURFACE_BYTES, MAX_TOOLS,
-    Generated, SanitizerBreach, SurfaceTooLarge, ToolNameCollision, TooManyTools, describe,
-    escape, generate, sanitize, scan_for_at, truncate,
+    Generated, describe, escape, generate, sanitize, scan_for_at, truncate,
 )
-from mcp_client.errors import GenerateError
+from mcp_client.errors import (
+    GenerateError, SanitizerBreach, SurfaceTooLarge, ToolNameCollision, TooManyTools,
+)
 from mcp_client.protocol import CallToolResult, Text, ToolDescriptor
 
 FAKECAP = str(Path(__file__).with_name("fakecap"))

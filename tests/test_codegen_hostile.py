@@ -22,8 +22,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcp_client.codegen import (
-    MAX_DESCRIPTION_CHARS, MAX_NOTE_CHARS, Generated, ToolNameCollision, generate,
+    MAX_DESCRIPTION_CHARS, MAX_NOTE_CHARS, Generated, generate,
 )
+from mcp_client.errors import ToolNameCollision
 from mcp_client.name import first_collision, sha256_digest
 from mcp_client.protocol import ToolDescriptor
 from mcp_client.schema import MAX_OUTPUT_LOOK

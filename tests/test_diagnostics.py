@@ -22,16 +22,14 @@ from strategies import property_settings
 from support import LONG, OPTIONS
 
 from mcp_client import (
-    ClientBroken,
     Exited,
-    HandshakeFailed,
     Options,
     ProcessTransport,
     Spawn,
-    Unavailable,
     prepare,
     start,
 )
+from mcp_client.errors import ClientBroken, HandshakeFailed, Unavailable
 from mcp_client.protocol import Text
 from mcp_client.tail import LINE_BYTES, TAIL_BYTES, Tail
 

@@ -135,14 +135,16 @@ class TestTestsImportErrorsFromOnePlace(unittest.TestCase):
     def test_imports(self) -> None:
         names = set(class_tree()) | set(errors.DEPRECATED)
         tests = Path(__file__).parent
+        strays = []
         for path in sorted(tests.rglob("*.py")):
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if (isinstance(node, ast.ImportFrom) and node.module is not None
                         and node.module.split(".")[0] == "mcp_client"
                         and node.module != "mcp_client.errors"):
-                    stray = sorted(a.name for a in node.names if a.name in names)
-                    self.assertEqual(stray, [], "%s:%d: from %s" % (
-                        path.relative_to(tests), node.lineno, node.module))
+                    strays += ["%s:%d: from %s import %s" % (
+                        path.relative_to(tests), node.lineno, node.module, alias.name)
+                        for alias in node.names if alias.name in names]
+        self.assertEqual(strays, [])
 
 
 class TestReason(unittest.TestCase):

@@ -31,9 +31,10 @@ from typing import Any, Callable, Dict, List, Optional
 from unittest import mock
 
 from mcp_client import (
-    DEFAULT_HIDDEN, CallTimedOut, Client, Exited, Jail, Options, ProcessTransport, Spawn,
-    TransportFailed, Unavailable, cli, demo_server, jailer, start,
+    DEFAULT_HIDDEN, Client, Exited, Jail, Options, ProcessTransport, Spawn,
+    cli, demo_server, jailer, start,
 )
+from mcp_client.errors import CallTimedOut, TransportFailed, Unavailable
 
 from servers import alive
 from support import LONG, SCRIPTED, SHORT

@@ -12,7 +12,8 @@ import struct
 import unittest
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
-from mcp_client import DEFAULT_HIDDEN, Jail, Spawn, TransportFailed
+from mcp_client import DEFAULT_HIDDEN, Jail, Spawn
+from mcp_client.errors import TransportFailed
 from mcp_client.jail import (
     DIR, FILE, MISSING, Channels, Host, Plan, paths_to_probe, pids_max, plan, seccomp_filter,
 )

@@ -25,9 +25,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcp_client import (
-    ClientBroken,
     Exited,
-    HandshakeFailed,
     Options,
     Spawn,
     State,
@@ -35,7 +33,9 @@ from mcp_client import (
     start,
 )
 from mcp_client import cli, noise
-from mcp_client.errors import BadMessage, CorruptionReport, MalformedMessage
+from mcp_client.errors import (
+    BadMessage, ClientBroken, CorruptionReport, HandshakeFailed, MalformedMessage,
+)
 from mcp_client.jsonrpc import decode
 from mcp_client.jsonvalue import parse
 from mcp_client.protocol import Text

@@ -14,24 +14,20 @@ import sys
 import threading
 import time
 import unittest
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 from support import LONG, OPTIONS, SHORT
 
 from mcp_client import (
-    CallTimedOut,
-    ClientBroken,
     Exited,
-    Options,
     ProcessTransport,
     Spawn,
     State,
-    TransportFailed,
-    Unavailable,
     _threads,
     client as client_module,
     start,
 )
+from mcp_client.errors import CallTimedOut, ClientBroken, TransportFailed, Unavailable
 from mcp_client.protocol import CallToolResult, Text
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -25,19 +25,15 @@ from types import ModuleType
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from mcp_client import (
-    CallTimedOut,
-    ClientBroken,
     Exited,
     Options,
-    ServerError,
     Spawn,
-    Unavailable,
     start,
 )
+from mcp_client.errors import CallTimedOut, ClientBroken, LogError, ServerError, Unavailable
 from mcp_client.protocol import Text
 from mcp_client.replay import (
     Close,
-    LogError,
     Overflow,
     Responder,
     Write,

@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
-"""Benchmark: this client beside the raw floor and the official MCP Python SDK.
+"""Benchmark: this client beside the raw floors and the official MCP Python SDK.
 
-Three clients talk to the same stdlib echo server (``tools/echo_server.py``):
+Four clients talk to the same stdlib echo server (``tools/echo_server.py``):
 
 * **floor** -- no library: one thread writes a JSON-RPC line to the child's stdin
   (``json.dumps``) and reads a line back (``json.loads``); for 64 in flight, a
   pipelined window of 64 requests;
+* **threaded floor** -- the limit of the design card's shape: a reader thread
+  hands each ``json.loads`` result to its caller through a lock (a waiter per
+  call), callers write their own frames; no validation, no write combining, no
+  deadlines, no death paths. What this client pays beyond it is its own doing;
+  what the threaded floor pays beyond the floor is the shape's;
 * **mcp_client** -- this package (and again with wire capture on, to a file);
 * **SDK** -- the official ``mcp`` package's ``ClientSession`` over its stdio
   client (asyncio), when it is importable (``pip install .[bench]``).
@@ -51,7 +56,7 @@ BIG = 15 * MIB        # measurement 6
 TOOLS, PAGES = 1000, 20
 WINDOW = 64           # calls in flight
 IDLE = 2.0            # seconds of idleness measured
-CLIENTS = ("floor", "client", "capture", "sdk")
+CLIENTS = ("floor", "threaded", "client", "capture", "sdk")
 
 Figures = Dict[str, float]
 
@@ -155,6 +160,96 @@ class Floor:
         self.proc.stdout.close()
 
 
+# ============================================================================ the threaded floor
+
+
+class Waiter:
+    """One call's hand-off: a lock held from birth, released once its answer is in."""
+
+    __slots__ = ("lock", "message")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.lock.acquire()
+        self.message: Any = None
+
+
+class ThreadedFloor(Floor):
+    """The design card's shape with nothing else: a reader thread ``json.loads``
+    each line and hands it to the caller waiting on that id; a caller writes its
+    own frame under a write lock. No validation, no write combiner, no deadlines."""
+
+    def __init__(self) -> None:
+        # Not Floor's: its handshake would go through request() before the reader runs.
+        self.proc = subprocess.Popen(server_argv(), stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE)
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.fd = self.proc.stdin.fileno()
+        self.next_id = 0
+        self.lock = threading.Lock()        # next_id and pending
+        self.write_lock = threading.Lock()  # one frame at a time on the pipe
+        self.pending: Dict[int, Waiter] = {}
+        self.reader = threading.Thread(target=self.read, args=(self.proc.stdout,), daemon=True)
+        self.reader.start()
+        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                    "clientInfo": {"name": "threaded", "version": "0"}})
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def read(self, stdout: Any) -> None:
+        for line in stdout:  # ends at EOF, after close()
+            message = json.loads(line)
+            with self.lock:
+                waiter = self.pending.pop(message["id"])
+            waiter.message = message
+            waiter.lock.release()
+
+    def send(self, message: Dict[str, Any]) -> None:
+        with self.write_lock:
+            super().send(message)
+
+    def request(self, method: str, params: Any) -> Any:
+        waiter = Waiter()
+        with self.lock:
+            self.next_id += 1
+            ident = self.next_id
+            self.pending[ident] = waiter
+        self.send({"jsonrpc": "2.0", "id": ident, "method": method, "params": params})
+        waiter.lock.acquire()
+        return waiter.message["result"]
+
+    def pipelined(self, seconds: float) -> float:
+        return threaded_rate(self.echo, seconds)
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.close()
+        self.proc.wait()
+        self.reader.join()
+        self.proc.stdout.close()
+
+
+def threaded_rate(call: Callable[[], Any], seconds: float) -> float:
+    """Calls per second from ``WINDOW`` threads calling at once."""
+    go, counts = threading.Event(), [0] * WINDOW
+    end = [0.0]
+
+    def worker(slot: int) -> None:
+        go.wait()
+        while time.perf_counter() < end[0]:
+            call()
+            counts[slot] += 1
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(WINDOW)]
+    for thread in threads:
+        thread.start()
+    start = time.perf_counter()
+    end[0] = start + seconds
+    go.set()
+    for thread in threads:
+        thread.join()
+    return sum(counts) / (time.perf_counter() - start)
+
+
 # ============================================================================ this client
 
 
@@ -179,28 +274,14 @@ class Ours:
         return len(self.client.list_tools())
 
     def pipelined(self, seconds: float) -> float:
-        """Calls per second from ``WINDOW`` threads calling at once."""
-        go, counts = threading.Event(), [0] * WINDOW
-        end = [0.0]
-
-        def worker(slot: int) -> None:
-            go.wait()
-            while time.perf_counter() < end[0]:
-                self.client.call_tool("echo", {})
-                counts[slot] += 1
-
-        threads = [threading.Thread(target=worker, args=(i,)) for i in range(WINDOW)]
-        for thread in threads:
-            thread.start()
-        start = time.perf_counter()
-        end[0] = start + seconds
-        go.set()
-        for thread in threads:
-            thread.join()
-        return sum(counts) / (time.perf_counter() - start)
+        return threaded_rate(self.echo, seconds)
 
     def close(self) -> None:
         self.client.shutdown()
+
+
+#: The synchronous clients by name (the SDK is asyncio; "capture" is ``Ours(path)``).
+SYNC: Dict[str, Callable[[], Any]] = {"floor": Floor, "threaded": ThreadedFloor, "client": Ours}
 
 
 # ============================================================================ measurements
@@ -394,8 +475,8 @@ def serve(name: str) -> None:
         import asyncio
 
         asyncio.run(serve_sdk())
-    elif name == "floor":
-        serve_sync(Floor)
+    elif name in ("floor", "threaded"):
+        serve_sync(SYNC[name])
     else:
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "wire.jsonl") if name == "capture" else None
@@ -421,7 +502,7 @@ def worker_memory(name: str) -> Figures:
             return {"rss": grown}
 
         return asyncio.run(run())
-    conn: Any = Floor() if name == "floor" else Ours()
+    conn: Any = SYNC[name]()
     conn.echo()
     before = maxrss_mib()
     text = conn.blob(BIG)
@@ -446,7 +527,7 @@ def worker_idle(name: str) -> Figures:
             return {"idle": 100.0 * used / IDLE}
 
         return asyncio.run(run())
-    conn: Any = Floor() if name == "floor" else Ours()
+    conn: Any = SYNC[name]()
     conn.echo()
     start = time.process_time()
     time.sleep(IDLE)
@@ -738,21 +819,26 @@ def verdict(key: str, ours: Dict[str, float], to_floor: Optional[float],
 
 def table(results: Dict[str, Figures]) -> List[str]:
     empty: Figures = {}
-    floor, ours = results.get("floor", empty), results.get("client", empty)
-    capture, sdk = results.get("capture", empty), results.get("sdk", empty)
-    head = ["", "floor", "mcp_client", "capture on", "SDK", "vs floor", "vs SDK", "target"]
+    floor, threaded = results.get("floor", empty), results.get("threaded", empty)
+    ours, capture = results.get("client", empty), results.get("capture", empty)
+    sdk = results.get("sdk", empty)
+    head = ["", "floor", "threaded floor", "mcp_client", "capture on", "SDK", "vs floor",
+            "vs threaded floor", "vs SDK", "target"]
     rows = [head]
     for key, label, scale, fmt, compare in ROWS:
         to_floor = ratio(ours, floor, key) if compare else None
+        to_threaded = ratio(ours, threaded, key) if compare else None
         to_sdk = ratio(ours, sdk, key) if compare else None
-        rows.append([label] + [cell(f, key, scale, fmt) for f in (floor, ours, capture, sdk)]
-                    + [show_ratio(to_floor), show_ratio(to_sdk),
-                       verdict(key, ours, to_floor, to_sdk)])
+        rows.append([label]
+                    + [cell(f, key, scale, fmt) for f in (floor, threaded, ours, capture, sdk)]
+                    + [show_ratio(r) for r in (to_floor, to_threaded, to_sdk)]
+                    + [verdict(key, ours, to_floor, to_sdk)])
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    last = len(head) - 1  # the label is left-aligned, the figures right, the target left
     lines = []
     for n, row in enumerate(rows):
-        parts = [row[0].ljust(widths[0])] + [row[i].rjust(widths[i]) for i in range(1, 7)]
-        lines.append("| " + " | ".join(parts + [row[7].ljust(widths[7])]) + " |")
+        parts = [row[0].ljust(widths[0])] + [row[i].rjust(widths[i]) for i in range(1, last)]
+        lines.append("| " + " | ".join(parts + [row[last].ljust(widths[last])]) + " |")
         if n == 0:
             lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     return lines
@@ -769,6 +855,8 @@ def header(args: argparse.Namespace, sdk: Optional[str]) -> List[str]:
                      else "not installed (pip install .[bench]); its columns are empty"),
         "server: tools/echo_server.py (%d tools in %d pages); each client in a process of its"
         " own" % (TOOLS, PAGES),
+        "threaded floor: a reader thread hands json.loads results to per-call lock waiters;"
+        " no validation, no write combining",
         "rows 1-5: median of %d windows of %.1f s (rates) or of %d runs (times), the clients"
         " taking turns" % (args.repeats, args.duration, args.events),
         "imports (%d runs), memory and idle CPU: fresh processes; import = 'import mcp_client'"
@@ -794,7 +882,8 @@ def cpu_model() -> str:
 
 
 def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description="mcp_client vs the floor vs the official SDK")
+    parser = argparse.ArgumentParser(
+        description="mcp_client vs the floors (bare, threaded) vs the official SDK")
     parser.add_argument("--quick", action="store_true", help="a shorter, noisier run")
     parser.add_argument("--no-sdk", action="store_true", help="skip the official SDK")
     parser.add_argument("--json", metavar="FILE", help="also write the raw figures here")
@@ -817,7 +906,7 @@ def main(argv: Optional[List[str]] = None) -> None:
         run_worker(args)
         return
     sdk = None if args.no_sdk else sdk_available()
-    clients = CLIENTS if sdk else CLIENTS[:3]
+    clients = CLIENTS if sdk else tuple(name for name in CLIENTS if name != "sdk")
     started = time.perf_counter()
     results = collect(args, clients)
     lines = header(args, sdk) + table(results)
