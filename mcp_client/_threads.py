@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import signal
 import threading
-from typing import Any, Callable, Tuple
+from typing import Any, Callable, Set, Tuple
 
 __all__ = ["named", "start"]
 
@@ -36,8 +36,19 @@ def named(target: Callable[..., None], name: str, args: Tuple[Any, ...] = ()) ->
 
 
 def start(thread: threading.Thread) -> None:
-    """Start ``thread``; the fault-injection seam (tests replace it)."""
-    thread.start()
+    """Start ``thread`` with the asynchronous signals blocked from its first
+    instruction (a new thread inherits its creator's mask, so the creator
+    blocks them around the start and restores its own mask after, however it
+    is interrupted). The fault-injection seam: tests replace it."""
+    if not hasattr(signal, "pthread_sigmask"):
+        thread.start()
+        return
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, ())  # only a look: nothing changes
+    try:
+        signal.pthread_sigmask(signal.SIG_BLOCK, _asynchronous())
+        thread.start()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 def _quiet(target: Callable[..., None], args: Tuple[Any, ...]) -> None:
@@ -47,4 +58,8 @@ def _quiet(target: Callable[..., None], args: Tuple[Any, ...]) -> None:
 
 def _block_signals() -> None:
     if hasattr(signal, "pthread_sigmask"):  # POSIX; elsewhere there is nothing to route
-        signal.pthread_sigmask(signal.SIG_BLOCK, set(signal.valid_signals()) - _SYNCHRONOUS)
+        signal.pthread_sigmask(signal.SIG_BLOCK, _asynchronous())
+
+
+def _asynchronous() -> Set["signal.Signals"]:
+    return set(signal.valid_signals()) - _SYNCHRONOUS

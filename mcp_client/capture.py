@@ -26,7 +26,8 @@ logs through it. Capturing changes nothing the client does.
 
 **A capture never holds up a call.** Recording an entry numbers it and queues
 its bytes under a lock held for microseconds; a daemon thread of the capture's
-own (``mcp-capture-N``) formats and writes them. The queue is bounded
+own (``mcp-capture-N``, made and started like the client's others, by
+:mod:`mcp_client._threads`) formats and writes them. The queue is bounded
 (``QUEUE_LIMIT`` bytes of line data): when the stream cannot keep up (a full
 pipe, a slow disk), an entry that does not fit is *dropped*, not waited for --
 a diagnostic is never worth a missed deadline -- and the loss is recorded where
@@ -71,6 +72,7 @@ from typing import (
     IO, Callable, Deque, Dict, Iterable, Iterator, List, Optional, Tuple, Union,
 )
 
+from . import _threads
 from .errors import LogError
 
 __all__ = [
@@ -83,7 +85,7 @@ log = logging.getLogger(__name__)
 CaptureTarget = Union[None, str, "os.PathLike[str]", IO[str]]
 
 #: Bytes of line data the queue holds at most; past it, entries are dropped.
-QUEUE_LIMIT = 64 * 1024 * 1024
+QUEUE_LIMIT = 32 * 1024 * 1024
 #: The longest :meth:`Capture.close` lets the writer finish.
 CLOSE_TIMEOUT = 1.0
 #: While closing, a stream that takes nothing for this long is given up on.
@@ -121,9 +123,8 @@ class Capture:
         self._waiting = False  # the writer waits for entries
         self._closing: Optional[float] = None  # close()'s deadline, once it is called
         self._over = False  # the stream failed or was given up on: nothing more is written
-        self._thread = threading.Thread(target=self._run, name="mcp-capture-%d" % next(_names),
-                                        daemon=True)
-        self._thread.start()
+        self._thread = _threads.named(self._run, "mcp-capture-%d" % next(_names))
+        _threads.start(self._thread)  # RuntimeError when no thread can be had
 
     # ------------------------------------------------------------ recording
 
@@ -233,8 +234,10 @@ class Capture:
                 if isinstance(item, dict) and item.get("event") == "dropped":
                     log.warning("capture: %s", item["detail"])
             if not self._sink.write(_format(items), self._close_deadline):
-                log.warning("capture: the stream took nothing for %gs at close; what was "
-                            "left is not recorded", CLOSE_STALL)
+                with self._lock:
+                    left = len(items) + len(self._queue) + self._lost[0]
+                log.warning("capture: the stream took nothing for %gs at close; %d entries "
+                            "are not recorded", CLOSE_STALL, left)
                 return
             with self._lock:
                 self._queued -= size

@@ -3,6 +3,7 @@
 ::
 
     python -m mcp_client [options] [-- COMMAND ARGS...]
+    python -m mcp_client replay [--timeout SECONDS] [--serve] LOG
 
 Starts a stdio MCP server -- ``COMMAND ARGS...`` after ``--``, or with no
 command the demo server that ships in the package -- handshakes, lists its
@@ -24,7 +25,8 @@ with wire name ``NAME`` with the JSON object ``JSON`` as its arguments, and
 print the result: text blocks, other blocks by kind, ``isError``,
 ``structuredContent``), ``--json`` (print one JSON object instead of the
 text), ``--capture FILE`` (record the wire log there; replay it with
-``tools/replay.py``), ``--strict`` (die on the first stdout line that is not
+``python -m mcp_client replay FILE``, see :mod:`mcp_client.replay_run`),
+``--strict`` (die on the first stdout line that is not
 JSON; by default up to 100 such lines -- log lines and banners the spec forbids
 -- are skipped, and one warning line on stderr says how many and shows the
 first).
@@ -212,7 +214,8 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
-        prog=PROG, usage="%(prog)s [options] [-- COMMAND ARGS...]",
+        prog=PROG, usage="%(prog)s [options] [-- COMMAND ARGS...]\n"
+                         "       %(prog)s replay [--timeout SECONDS] [--serve] LOG",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Start an MCP server over stdio (the bundled demo server when no COMMAND "
                     "is given), handshake, list its tools, and print the server, the tools and "
@@ -246,7 +249,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def seconds_argument(text: str) -> float:
-    """argparse type for a positive, finite number of seconds (shared with tools/replay.py)."""
+    """argparse type for a positive, finite number of seconds (shared with the replay command)."""
     try:
         value = float(text)
     except ValueError:
@@ -643,8 +646,12 @@ def _safe_streams() -> None:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """The command-line entry point; returns the exit status."""
     _safe_streams()
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) > 0 and argv[0] == "replay":  # no option is positional: it is unambiguous
+        from . import replay_run  # only here: the main job does not pay for importing it
+        return replay_run.main(argv[1:])
     try:
-        settings = parse_arguments(sys.argv[1:] if argv is None else argv)
+        settings = parse_arguments(argv)
     except UsageError as e:
         sys.stderr.write("%s: usage failed: %s (see %s --help)\n" % (NAME, e, PROG))
         return EXIT_USAGE

@@ -1,7 +1,8 @@
 """Replaying a wire capture: the log read as a script, and the answers a peer owes.
 
-Pure: no I/O, no threads, no clocks (``tools/replay.py`` does those). A capture
-(see :mod:`mcp_client.capture`) is read by :func:`parse_log` into a
+Pure: no I/O, no threads, no clocks (:mod:`mcp_client.replay_run` does those). A
+capture (see :mod:`mcp_client.capture`, whose :func:`~mcp_client.capture.read_log`
+validates it) is read by :func:`parse_log` into a
 :class:`Script`: the client's recorded lines in order, and after each of them
 the server's recorded lines that followed it, up to the client's next line.
 
@@ -15,9 +16,17 @@ recording. Requests may carry other ids live than recorded: a recorded
 response is rewritten to the id of the live request it answers (only then is a
 recorded line re-encoded; otherwise its bytes go out exactly as recorded,
 invalid UTF-8 included). A ``framing-fault`` event is replayed as an
-over-long line (:class:`Overflow`), and a recording that ends in the server's
-death ends the same way (:class:`Close`) once every recorded client line has
-been matched.
+over-long line (:class:`Overflow`), an ``eof`` event as the peer closing its
+output (:class:`Close`) where it was recorded, and a recording whose server
+sent a line that killed the client ends with :class:`Close` once every
+recorded client line has been matched. A log that records its end (``eof``,
+``died``) is taken at its word; an older one, without those events, is taken
+to end in the server's death when its last request was never answered.
+
+A call that timed out (a ``timed-out`` event names its request) is replayed
+unanswered, so it times out again: an answer to it recorded after its timeout
+is held back until the client's next line. A ``dropped`` event (the capture
+fell behind and lost entries) is a divergence: the recording is incomplete.
 
 Every way the live client differs from the recording is kept as a
 *divergence*, one line of text each:
@@ -46,20 +55,19 @@ fresh client: ``initialize`` (``connect``), ``tools/list`` (one
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
-from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from dataclasses import dataclass, field
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
+from .capture import Event, LogEntry, LogError, WireLine, read_log
 from .errors import BadMessage, CorruptionReport, MalformedMessage, MessageFault
 from .jsonrpc import INTERNAL_ERROR, decode, error_response, result_response
 from .jsonvalue import JsonValue, encode, parse
 from .stdio import MAX_LINE_BYTES
 
 __all__ = [
-    "LogError", "Recorded", "Overflow", "Write", "Close", "Action", "ServerStep", "Script",
-    "parse_log", "Responder", "Call", "plan", "client_info", "max_pages", "same",
+    "LogError", "Recorded", "Overflow", "Eof", "Write", "Close", "Action", "ServerStep",
+    "Script",
+    "parse_log", "script_of", "Responder", "Call", "plan", "client_info", "max_pages", "same",
     "DRIVEN_METHODS",
 ]
 
@@ -70,10 +78,6 @@ DRIVEN_METHODS = ("initialize", "tools/list", "tools/call", "ping")
 _SHOWN = 300
 
 Message = Dict[str, JsonValue]
-
-
-class LogError(ValueError):
-    """The log is not a capture this module can read; the message names the line."""
 
 
 # ----------------------------------------------------------------------------- the script
@@ -113,6 +117,11 @@ class Overflow:
 
 
 @dataclass(frozen=True)
+class Eof:
+    """The recorded server closed its stdout here (an ``eof`` event)."""
+
+
+@dataclass(frozen=True)
 class Write:
     """Bytes for the peer to write, newline included."""
 
@@ -125,7 +134,7 @@ class Close:
 
 
 Action = Union[Write, Overflow, Close]
-ServerStep = Union[Recorded, Overflow]
+ServerStep = Union[Recorded, Overflow, Eof]
 
 
 @dataclass(frozen=True)
@@ -133,14 +142,17 @@ class Script:
     """A capture, arranged for replay.
 
     ``client[k]`` is the k-th recorded client line; ``after[k]`` the server
-    steps between it and the next client line; ``prelude`` those before the
-    first. ``position[k]`` is where ``client[k]`` sits in ``timeline``, every
-    step in recorded order. ``ends_in_death``: the recording shows the server
-    failing the client (a line the client could not accept, a framing fault,
-    or a last request never answered), so a replay ends with :class:`Close`.
-    ``tolerated``: how many lines that are not JSON the recorded client
-    skipped (its ``noise-skipped`` events): the first that many such lines are
-    no death, and a replaying client is given that tolerance.
+    steps between it and the next client line (a late answer to a call that
+    timed out is held for the next one); ``prelude`` those before the first.
+    ``position[k]`` is where ``client[k]`` sits in ``timeline``, every step in
+    recorded order. ``ends_in_death``: the recording shows the server failing
+    the client (a line the client could not accept, a framing fault; in a log
+    that does not record its end, a last request never answered), so a replay
+    ends with :class:`Close`. ``tolerated``: how many lines that are not JSON
+    the recorded client skipped (its ``noise-skipped`` events): the first that
+    many such lines are no death, and a replaying client is given that
+    tolerance. ``timed_out``: the indices in ``client`` of the requests whose
+    calls timed out. ``lost``: one note per ``dropped`` event.
     """
 
     client: Tuple[Recorded, ...]
@@ -150,96 +162,125 @@ class Script:
     position: Tuple[int, ...]
     ends_in_death: bool
     tolerated: int = 0
+    timed_out: FrozenSet[int] = frozenset()
+    lost: Tuple[str, ...] = ()
+
+
+@dataclass
+class _Reading:
+    """What :func:`parse_log` gathers besides the timeline."""
+
+    tolerated: int = 0
+    holds: Dict[int, List[Event]] = field(default_factory=dict)  # index -> timed-out events
+    lost: List[str] = field(default_factory=list)  # notes of dropped entries
+    ended: bool = False  # the log records its end (eof, died)
 
 
 def parse_log(lines: Iterable[str]) -> Script:
     """Read the lines of a capture log; :class:`LogError` names the first bad one."""
+    return script_of(read_log(lines))
+
+
+def script_of(entries: Iterable[LogEntry]) -> Script:
+    """The script of a capture's entries (as :func:`~mcp_client.capture.read_log` gives them)."""
     timeline: List[ServerStep] = []
-    last_seq: Optional[int] = None
-    tolerated = 0
-    for number, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        entry = _entry(raw, number)
-        last_seq = _check_seq(entry, number, last_seq)
-        step = _step(entry, number, last_seq)
+    reading = _Reading()
+    for entry in entries:
+        step = _step(entry, len(timeline), reading)
         if step is not None:
             timeline.append(step)
-        if entry.get("event") == "noise-skipped":
-            tolerated += 1
-    return _arrange(timeline, tolerated)
+    return _arrange(timeline, reading)
 
 
-def _entry(raw: str, number: int) -> Dict[str, object]:
-    try:
-        entry = json.loads(raw)
-    except ValueError as e:
-        raise LogError("line %d: not JSON (%s)" % (number, e)) from None
-    if type(entry) is not dict:
-        raise LogError("line %d: not a JSON object" % number)
-    return entry
+def _step(entry: LogEntry, index: int, reading: _Reading) -> Optional[ServerStep]:
+    """The timeline step of ``entry`` (at ``index``), if it is one; events are noted."""
+    if isinstance(entry, WireLine):
+        return Recorded(entry.seq, entry.direction, entry.data, _message(entry.data))
+    if entry.kind == "framing-fault":
+        return Overflow()
+    if entry.kind == "eof":
+        reading.ended = True
+        return Eof()
+    if entry.kind == "died":
+        reading.ended = True
+    elif entry.kind == "noise-skipped":
+        reading.tolerated += 1
+    elif entry.kind == "timed-out":
+        reading.holds.setdefault(index, []).append(entry)
+    elif entry.kind == "dropped":
+        reading.lost.append("the capture lost entries before seq %d (%s): the recording is "
+                            "incomplete" % (entry.seq, entry.detail))
+    return None
 
 
-def _check_seq(entry: Dict[str, object], number: int, last: Optional[int]) -> int:
-    seq = entry.get("seq")
-    if type(seq) is not int:
-        raise LogError("line %d: seq is not an integer" % number)
-    if last is not None and seq <= last:
-        raise LogError("line %d: seq %d does not follow %d" % (number, seq, last))
-    return seq
-
-
-def _step(entry: Dict[str, object], number: int, seq: int) -> Optional[ServerStep]:
-    direction = entry.get("dir")
-    if direction is None:
-        if type(entry.get("event")) is not str:
-            raise LogError("line %d: neither a wire line (dir) nor an event" % number)
-        return Overflow() if entry["event"] == "framing-fault" else None
-    if direction not in ("send", "recv"):
-        raise LogError("line %d: dir is %r, not 'send' or 'recv'" % (number, direction))
-    data = _line_bytes(entry, number)
-    return Recorded(seq, str(direction), data, _message(data))
-
-
-def _line_bytes(entry: Dict[str, object], number: int) -> bytes:
-    text, packed = entry.get("text"), entry.get("base64")
-    if type(text) is str and packed is None:
-        return text.encode("utf-8")
-    if type(packed) is str and text is None:
-        try:
-            return base64.b64decode(packed, validate=True)
-        except binascii.Error:
-            raise LogError("line %d: base64 member is not base64" % number) from None
-    raise LogError("line %d: a wire line needs exactly one of text and base64 (strings)" % number)
-
-
-def _arrange(timeline: List[ServerStep], tolerated: int) -> Script:
+def _arrange(timeline: List[ServerStep], reading: _Reading) -> Script:
+    holds = reading.holds
     client: List[Recorded] = []
     position: List[int] = []
     groups: List[List[ServerStep]] = [[]]  # groups[0] is the prelude
+    late: Set[Tuple[str, Union[int, str]]] = set()  # ids of requests that timed out
+    held: List[ServerStep] = []  # their late answers, for the next client line
     for index, step in enumerate(timeline):
+        if index in holds:
+            late.update(_keys([event.ident for event in holds[index]]))
         if isinstance(step, Recorded) and step.direction == "send":
             client.append(step)
             position.append(index)
-            groups.append([])
+            groups.append(held)
+            held = []
+        elif isinstance(step, Recorded) and step.kind == "response" and _keys([step.ident]) & late:
+            late -= _keys([step.ident])
+            held.append(step)
         else:
             groups[-1].append(step)
     return Script(tuple(client), tuple(groups[0]), tuple(tuple(g) for g in groups[1:]),
-                  tuple(timeline), tuple(position), _ends_in_death(timeline, client, tolerated),
-                  tolerated)
+                  tuple(timeline), tuple(position),
+                  _ends_in_death(timeline, client, reading.tolerated, reading.ended),
+                  reading.tolerated, _timed_out(timeline, position, holds),
+                  tuple(reading.lost))
+
+
+def _keys(idents: Iterable[JsonValue]) -> Set[Tuple[str, Union[int, str]]]:
+    return {key for key in map(_id_key, idents) if key is not None}
+
+
+def _timed_out(timeline: Sequence[ServerStep], position: Sequence[int],
+               holds: Dict[int, List[Event]]) -> FrozenSet[int]:
+    """The client indices of the requests the timed-out events name (for each
+    event, the last request before it with its id and method)."""
+    found: Set[int] = set()
+    for index, events in holds.items():
+        for event in events:
+            found.update(_requested(timeline, position, index, event)[-1:])
+    return frozenset(found)
+
+
+def _requested(timeline: Sequence[ServerStep], position: Sequence[int], before: int,
+               event: Event) -> List[int]:
+    return [number for number, at in enumerate(position)
+            if at < before and _asked(timeline[at], event)]
+
+
+def _asked(step: ServerStep, event: Event) -> bool:
+    return isinstance(step, Recorded) and step.kind == "request" \
+        and step.method == event.method and same(step.ident, event.ident)
 
 
 def _ends_in_death(timeline: Sequence[ServerStep], client: Sequence[Recorded],
-                   tolerated: int) -> bool:
+                   tolerated: int, ended: bool) -> bool:
     noise = 0
     for step in timeline:
         if isinstance(step, Overflow):
             return True
+        if isinstance(step, Eof):  # replayed where it was recorded
+            continue
         fault = _fault(step.data) if step.direction == "recv" else None
         if isinstance(fault, MalformedMessage):
             noise += 1
         if isinstance(fault, BadMessage) or noise > tolerated:
             return True
+    if ended:  # the log says how it ended: no guessing
+        return False
     requests = [line for line in client if line.kind == "request"]
     return bool(requests) and _response_index(timeline, requests[-1]) is None
 
@@ -448,6 +489,8 @@ class Responder:
     def _action(self, step: ServerStep) -> Action:
         if isinstance(step, Overflow):
             return step
+        if isinstance(step, Eof):
+            return Close()
         if step.kind == "response" and step.message is not None:
             key = _id_key(step.ident)
             if key is not None and key in self._ids and not same(self._ids[key], step.ident):
@@ -466,7 +509,8 @@ class Call:
     """One call a driver makes: its method and params as recorded.
 
     ``index`` is its (first) request in ``Script.client``. ``answered``: the
-    recording holds a response to that request. ``overlaps``: that response is
+    recording holds a response to that request, and no ``timed-out`` event
+    for it (a late answer does not count). ``overlaps``: that response is
     not recorded before the next call's request, so the next call must not
     wait for this one (it was concurrent, or this one timed out).
     ``pages``: for ``tools/list``, how many page requests the recording holds,
@@ -490,9 +534,10 @@ class Call:
 
 
 def plan(script: Script) -> Tuple[List[Call], List[str]]:
-    """The calls to drive, and a note for each recorded request no call can reproduce."""
+    """The calls to drive, and a note for each recorded request no call can reproduce
+    and for each loss the capture recorded."""
     calls: List[Call] = []
-    notes: List[str] = []
+    notes: List[str] = list(script.lost)
     for index, line in enumerate(script.client):
         if line.kind != "request" or line.message is None:
             continue
@@ -521,13 +566,15 @@ def _drivable(method: Optional[str], params: JsonValue) -> bool:
 def _call(script: Script, index: int, method: str, params: JsonValue) -> Call:
     answer = _response_index(script.timeline, script.client[index])
     capped = method == "tools/list" and _has_cursor(script, answer)
-    return Call(method, params, index, answer is not None, False, 1, capped)
+    answered = answer is not None and index not in script.timed_out
+    return Call(method, params, index, answered, False, 1, capped)
 
 
 def _next_page(script: Script, call: Call, index: int) -> Call:
     answer = _response_index(script.timeline, script.client[index])
-    return Call(call.method, call.params, call.index, call.answered and answer is not None,
-                False, call.pages + 1, _has_cursor(script, answer))
+    answered = call.answered and answer is not None and index not in script.timed_out
+    return Call(call.method, call.params, call.index, answered, False, call.pages + 1,
+                _has_cursor(script, answer))
 
 
 def _has_cursor(script: Script, answer: Optional[int]) -> bool:

@@ -143,7 +143,8 @@ class Buffer:
 
     def _fail(self, size: int) -> None:
         self._parts, self._small, self._pending, self._bulk = [], bytearray(), 0, False
-        self._fault = LineTooLong("line of at least %d bytes; the limit is %d" % (size, self._limit))
+        self._fault = LineTooLong("line of at least %d bytes; the limit is %d"
+                                  % (size, self._limit))
         raise self._fault
 
 

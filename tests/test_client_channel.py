@@ -439,7 +439,7 @@ class Deadlines(unittest.TestCase):
         threads = [threading.Thread(target=caller) for _ in range(8)]
         for thread in threads:
             thread.start()
-        while len(client._pending) < 8:  # all eight are on the wire
+        while client.in_flight < 8:  # all eight are on the wire
             time.sleep(0.005)
         client.stop()
         for thread in threads:
@@ -509,7 +509,7 @@ class Arguments(unittest.TestCase):
         with start(channel(), OPTIONS) as client:
             with self.assertRaises(EncodeRefused):
                 client.call_tool("x", {"n": float("nan")})
-            self.assertEqual(client._pending, {})
+            self.assertEqual(client.in_flight, 0)
             client.ping()
 
 
@@ -531,7 +531,7 @@ class Owned(unittest.TestCase):
 
         thread = threading.Thread(target=caller)
         thread.start()
-        while not client._pending:
+        while not client.in_flight:
             time.sleep(0.005)
         del owner
         gc.collect()

@@ -196,7 +196,7 @@ class Deaths(unittest.TestCase):
         threads = [threading.Thread(target=call) for _ in range(5)]
         for thread in threads:
             thread.start()
-        while len(client._pending) < 5:
+        while client.in_flight < 5:
             time.sleep(0.005)
         client.stop()
         for thread in threads:

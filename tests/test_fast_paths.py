@@ -176,7 +176,7 @@ class Combining(unittest.TestCase):
             for thread in threads:
                 thread.join(LONG)
             self.assertEqual(failures, [])
-            self.assertEqual(client._pending, {})
+            self.assertEqual(client.in_flight, 0)
 
     def test_a_stalled_writer_hands_the_queue_back(self) -> None:
         transport = StallingTransport(channel())
@@ -195,7 +195,7 @@ class Combining(unittest.TestCase):
             others = [threading.Thread(target=caller, args=(who, LONG)) for who in "bcdefg"]
             for thread in others:
                 thread.start()
-            wait_until(lambda: len(client._outbox) == 6)  # queued behind the holder
+            wait_until(lambda: client._outbox.queued() == 6)  # queued behind the holder
             transport.stall.clear()  # the server reads again; the holder's write ends stalled
             for thread in [holder] + others:
                 thread.join(LONG)
@@ -203,7 +203,7 @@ class Combining(unittest.TestCase):
             for who in "bcdefg":
                 self.assertEqual(outcomes[who].content, (Text('{"who": "%s"}' % who),))
             self.assertIs(client.state, State.READY)
-            self.assertEqual(client._pending, {})
+            self.assertEqual(client.in_flight, 0)
             client.ping()
 
 
@@ -333,7 +333,7 @@ class Prefetch(unittest.TestCase):
             with self.assertRaises(ResultMalformed) as caught:
                 client.list_tools()
             self.assertIn("tools[0].inputSchema", caught.exception.fault.reason)
-            self.assertEqual(client._pending, {}, "the page asked for ahead is no one's now")
+            self.assertEqual(client.in_flight, 0, "the page asked for ahead is no one's now")
             client.ping()  # its late answer was dropped; the channel stays open
             self.assertEqual(seen, [None, "1", "2"])
             self.assertIs(client.state, State.READY)

@@ -27,6 +27,7 @@ from mcp_client import (
     client as client_module,
     start,
 )
+from mcp_client._calls import Call
 from mcp_client.errors import CallTimedOut, ClientBroken, TransportFailed, Unavailable
 from mcp_client.protocol import CallToolResult, Text
 
@@ -260,7 +261,7 @@ class SettledOnceTest(unittest.TestCase):
     """Item 9: a second settlement is loud and changes nothing."""
 
     def test_second_settlement_raises_and_keeps_the_first(self) -> None:
-        call = client_module._Call(1, "tools/call", 1.0, time.monotonic() + 1.0)
+        call = Call(1, "tools/call", 1.0, time.monotonic() + 1.0)
         call.settle({"first": True})
         with self.assertRaises(RuntimeError):
             call.settle({"second": True})

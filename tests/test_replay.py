@@ -12,16 +12,16 @@ by ``tools/replay.py --serve`` to our own client in a child process.
 from __future__ import annotations
 
 import base64
-import importlib.util
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 import unittest
-from types import ModuleType
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from mcp_client import (
@@ -30,17 +30,20 @@ from mcp_client import (
     Spawn,
     start,
 )
+from mcp_client import cli
 from mcp_client.errors import CallTimedOut, ClientBroken, LogError, ServerError, Unavailable
 from mcp_client.protocol import Text
 from mcp_client.replay import (
     Close,
     Overflow,
+    Recorded,
     Responder,
     Write,
     parse_log,
     plan,
     same,
 )
+from mcp_client.replay_run import drive, load
 
 from servers import SCRIPT
 from servers.pipes import Pipe
@@ -55,17 +58,6 @@ Entry = Dict[str, Any]
 
 def capture(name: str) -> str:
     return os.path.join(CAPTURES, name + ".jsonl")
-
-
-def load_tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("replay_tool", REPLAY)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-TOOL = load_tool()
 
 
 def run_replay(*args: str) -> "subprocess.CompletedProcess[str]":
@@ -169,7 +161,7 @@ class ShippedCaptures(unittest.TestCase):
     def test_in_process_replays_reproduce_every_outcome(self) -> None:
         for name, expected in EXPECTED.items():
             with self.subTest(capture=name):
-                outcomes, divergences = TOOL.drive(TOOL.load(capture(name)), LONG)
+                outcomes, divergences = drive(load(capture(name)), LONG)
                 self.assertEqual(divergences, [])
                 self.assertEqual(len(outcomes), len(expected), outcomes)
                 for line, pattern in zip(outcomes, expected):
@@ -227,10 +219,10 @@ class FreshCaptures(unittest.TestCase):
                 thread.join()
             self.assertEqual(len(results), 2)
 
-        script = TOOL.load(self.record("out_of_order", two_at_once, "2"))
+        script = load(self.record("out_of_order", two_at_once, "2"))
         calls, _ = plan(script)
         self.assertTrue(calls[1].overlaps, "the first call's answer came after the second call")
-        outcomes, divergences = TOOL.drive(script, LONG)
+        outcomes, divergences = drive(script, LONG)
         self.assertEqual(divergences, [])
         self.assertEqual(outcomes[1:], ["tools/call echo ok isError=false"] * 2)
 
@@ -240,12 +232,50 @@ class FreshCaptures(unittest.TestCase):
                 client.call_tool("echo", {}, timeout=SHORT)
             client.ping()
 
-        outcomes, divergences = TOOL.drive(TOOL.load(self.record("never_answer", impatient)),
+        outcomes, divergences = drive(load(self.record("never_answer", impatient)),
                                            LONG, unanswered=SHORT)
         self.assertEqual(divergences, [])
         self.assertEqual(outcomes, ["initialize ok 2025-06-18 (scripted 1.0)",
                                     "tools/call echo failed CallTimedOut: tools/call got no "
                                     "answer within 0.3s", "ping ok"])
+
+
+    def test_a_timed_out_session_shut_down_replays_as_a_timeout(self) -> None:
+        def impatient(client: Any) -> None:
+            with self.assertRaises(CallTimedOut):
+                client.call_tool("echo", {}, timeout=SHORT)  # then shut down, never answered
+
+        log = self.record("never_answer", impatient)
+        script = load(log)
+        self.assertFalse(script.ends_in_death, "the log says the client was shut down")
+        outcomes, divergences = drive(script, LONG, unanswered=SHORT)
+        self.assertEqual(divergences, [])
+        self.assertEqual(outcomes, ["initialize ok 2025-06-18 (scripted 1.0)",
+                                    "tools/call echo failed CallTimedOut: tools/call got no "
+                                    "answer within 0.3s"])
+        # Without the end events (a log of an older version) the unanswered last
+        # request can only be taken for the server's death, as before.
+        with open(log, encoding="utf-8") as stream:
+            old = [line for line in stream if '"event": "' not in line
+                   or json.loads(line)["event"] in ("open", "retired")]
+        outcomes, _ = drive(parse_log(old), LONG, unanswered=SHORT)
+        self.assertRegex(outcomes[1], r"\Atools/call echo failed ClientBroken: ")
+
+    def test_a_late_answer_is_held_until_the_next_line(self) -> None:
+        def impatient(client: Any) -> None:
+            with self.assertRaises(CallTimedOut):
+                client.call_tool("echo", {"delay": 2 * SHORT}, timeout=SHORT)
+            time.sleep(4 * SHORT)  # the late answer arrives (and is dropped) meanwhile
+            client.ping()
+
+        script = load(self.record("slow", impatient))
+        self.assertEqual(script.timed_out, frozenset([2]), "the log names the call timed out")
+        late = [step for step in script.after[-1] if isinstance(step, Recorded)]
+        self.assertEqual([step.ident for step in late], [2, 3], "the late answer, then ping's")
+        outcomes, divergences = drive(script, LONG, unanswered=SHORT)
+        self.assertEqual(divergences, [])
+        self.assertEqual(outcomes[1:], ["tools/call echo failed CallTimedOut: tools/call got "
+                                        "no answer within 0.3s", "ping ok"])
 
 
 class Divergences(unittest.TestCase):
@@ -427,6 +457,96 @@ class Scripts(unittest.TestCase):
         with self.assertRaises(LogError) as caught:
             parse_log(['{"seq": 2, "event": "a", "detail": ""}', '{"seq": 2, "event": "b"}'])
         self.assertIn("line 2: seq 2 does not follow 2", str(caught.exception))
+
+    PING = '{"jsonrpc":"2.0","id":%d,"method":"ping"}'
+    PONG = '{"jsonrpc":"2.0","id":%d,"result":{}}'
+
+    def test_an_eof_closes_where_it_was_recorded(self) -> None:
+        log = [wire(1, "send", self.PING % 1), wire(2, "recv", self.PONG % 1),
+               wire(3, "send", self.PING % 2), event(4, "eof"), event(5, "died"),
+               event(6, "retired")]
+        script = parse_log(log)
+        self.assertFalse(script.ends_in_death)
+        responder = Responder(script)
+        self.assertEqual(responder.answer((self.PING % 1).encode()),
+                         [Write((self.PONG % 1).encode() + b"\n")])
+        self.assertEqual(responder.answer((self.PING % 2).encode()), [Close()])
+
+    def test_a_log_that_records_its_end_is_not_second_guessed(self) -> None:
+        unanswered = [wire(1, "send", self.PING % 1)]
+        self.assertTrue(parse_log(unanswered).ends_in_death, "an old log: taken for a death")
+        self.assertFalse(parse_log(unanswered + [event(2, "died")]).ends_in_death)
+
+    def test_a_timed_out_request_is_planned_unanswered(self) -> None:
+        timed_out = json.dumps({"seq": 2, "event": "timed-out", "id": 1, "method": "ping"})
+        log = [wire(1, "send", self.PING % 1), timed_out, wire(3, "recv", self.PONG % 1),
+               wire(4, "send", self.PING % 2), wire(5, "recv", self.PONG % 2)]
+        script = parse_log(log)
+        self.assertEqual(script.timed_out, frozenset([0]))
+        calls, _ = plan(script)
+        self.assertEqual([call.answered for call in calls], [False, True])
+        responder = Responder(script)
+        self.assertEqual(responder.answer((self.PING % 1).encode()), [], "the answer came late")
+        self.assertEqual(len(responder.answer((self.PING % 2).encode())), 2)
+
+    def test_a_capture_that_dropped_entries_is_a_divergence(self) -> None:
+        dropped = json.dumps({"seq": 5, "event": "dropped", "detail": "3 entries", "entries": 3})
+        _, notes = plan(parse_log([wire(1, "send", self.PING % 1), dropped]))
+        self.assertEqual(notes, ["the capture lost entries before seq 5 (3 entries): the "
+                                 "recording is incomplete"])
+
+
+class EntryPoints(unittest.TestCase):
+    """``python -m mcp_client replay`` from an installed package (no checkout), and the
+    checkout's ``tools/replay.py``: the same command."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.site = tempfile.mkdtemp()  # the package alone, as pip installs it
+        shutil.copytree(os.path.join(REPO, "mcp_client"), os.path.join(cls.site, "mcp_client"),
+                        ignore=shutil.ignore_patterns("__pycache__"))
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        shutil.rmtree(cls.site)
+
+    def module(self, *args: str) -> "subprocess.CompletedProcess[str]":
+        env = dict(os.environ, PYTHONPATH=self.site)
+        return subprocess.run([sys.executable, "-m", "mcp_client", "replay", *args],
+                              capture_output=True, text=True, timeout=60, env=env,
+                              cwd=self.site)
+
+    def test_the_installed_package_replays_a_capture(self) -> None:
+        done = self.module(capture("time"))
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        self.assertEqual(done.stdout, run_replay(capture("time")).stdout)
+        self.assertIn("the client matched the recording", done.stdout)
+
+    def test_the_installed_package_serves_a_capture(self) -> None:
+        spawn = Spawn(sys.executable, ("-m", "mcp_client", "replay", "--serve", capture("demo")),
+                      env={"PYTHONPATH": self.site}, cwd=self.site)
+        options = Options(handshake_timeout=LONG, request_timeout=LONG, retire_timeout=LONG)
+        with start(spawn, options) as client:
+            self.assertEqual(client.initialize_result.server_info.name, "mcp-client-demo")
+            added = client.call_tool("add", {"a": 2, "b": 3})
+        self.assertEqual(added.structured_content, {"sum": 5})
+
+    def test_replay_after_the_double_dash_is_a_server_command(self) -> None:
+        settings = cli.parse_arguments(["--quiet-server", "--", "replay", "LOG"])
+        self.assertEqual(settings.spawn.argv(), ("replay", "LOG"))
+
+    def test_usage_and_unreadable_logs_exit_2(self) -> None:
+        self.assertEqual(self.module().returncode, 2)
+        bad = os.path.join(self.site, "bad.jsonl")
+        with open(bad, "w") as stream:
+            stream.write('{"seq": 1, "dir": "send"}\n')
+        done = self.module(bad)
+        self.assertEqual(done.returncode, 2)
+        self.assertEqual(done.stderr, "replay: line 1: a wire line needs exactly one of text "
+                                      "and base64 (strings)\n")
+        helped = self.module("--help")
+        self.assertEqual(helped.returncode, 0)
+        self.assertIn("python -m mcp_client replay", helped.stdout)
 
 
 class Serve(unittest.TestCase):

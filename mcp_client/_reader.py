@@ -1,0 +1,288 @@
+"""The reader thread: one per active client, and the only thread that ends it.
+
+:class:`Reader` drains the server's stdout through ``selectors`` into a bounded
+:class:`~mcp_client.stdio.Buffer`, decodes each line, and settles the call it
+answers (its caller is waiting on it); it answers the server's own requests
+through an :class:`~mcp_client._answers.Answerer`, skips tolerated noise, and
+drains a captured stderr into the client's :class:`~mcp_client.tail.Tail`.
+When the client is retired -- by a death it found itself, or by a latch
+elsewhere that wakes it through its wake-up pipe -- it completes the
+retirement (:meth:`Reader.finish`): fails the doomed calls, ends the server,
+reaps it, closes every descriptor and records the evidence. No signal handler
+runs in this thread (its signals are blocked), so nothing cuts that short.
+
+=============  ====================================================
+field          who touches it
+=============  ====================================================
+_buffer,       this thread only
+_noise,
+_first_noise,
+_stderr_done
+_answerer      this thread (``reply``), and its own thread
+=============  ====================================================
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import select
+import selectors
+import time
+from typing import TYPE_CHECKING, List, Optional, Tuple
+
+from . import jsonrpc, noise
+from ._answers import Answerer
+from .errors import (
+    ClientBroken,
+    FramingFault,
+    MalformedMessage,
+    MessageFault,
+    RetirementError,
+    RetirementTimedOut,
+    ServerError,
+)
+from .stdio import Buffer, frame
+from .transport import Connection, Retirement
+
+if TYPE_CHECKING:  # pragma: no cover - the host, for annotations only
+    from .client import Client
+
+__all__ = ["Reader"]
+
+log = logging.getLogger("mcp_client.client")
+#: Each line a server writes to a captured stderr, with ``extra={"server": name}``.
+server_log = logging.getLogger("mcp_client.server")
+
+#: How long a retirement waits for a broken server's stderr to reach EOF before
+#: it fails the calls, so that what the server said as it died reaches them.
+STDERR_SETTLE = 0.2
+#: Reads of stderr (stdout's size is the Buffer's to choose).
+_STDERR_READ = 64 * 1024
+
+Evidence = Tuple[Optional[Retirement], Optional[RetirementError]]
+
+
+class Reader:
+    """Reads one connection for one client, then retires it."""
+
+    def __init__(self, host: "Client", conn: Connection, wake_r: int) -> None:
+        self._host = host
+        self._conn = conn
+        self._wake_r = wake_r
+        self._buffer = Buffer()
+        self._noise = 0
+        self._first_noise: Optional[str] = None
+        self._stderr_done = False
+        self.answerer = Answerer(host._lock, conn, host._request_retirement,
+                                 lambda: host._reason is not None)
+
+    @property
+    def noise(self) -> Tuple[int, Optional[str]]:
+        """How many noise lines were skipped, and the first one as shown."""
+        return self._noise, self._first_noise
+
+    def run(self) -> None:
+        """The thread's body: read until the client is retired, then retire it."""
+        try:
+            self._drain()
+        except Exception as e:  # a bug of ours must not strand callers: die loudly
+            log.exception("reader thread failed")
+            self._host._request_retirement(ClientBroken("internal error in the reader: %r" % e))
+        finally:
+            self.finish()
+
+    # ------------------------------------------------------------------ reading
+
+    def _drain(self) -> None:
+        conn, wake_r = self._conn, self._wake_r
+        with selectors.DefaultSelector() as selector:
+            selector.register(conn.read_fd, selectors.EVENT_READ)
+            selector.register(wake_r, selectors.EVENT_READ)
+            if conn.stderr_fd is not None:  # drained always: the server never blocks on it
+                selector.register(conn.stderr_fd, selectors.EVENT_READ)
+            while self._host._reason is None:
+                for key, _ in selector.select():
+                    if key.fd == wake_r:
+                        return
+                    if key.fd == conn.stderr_fd:
+                        if not self._stderr_chunk(key.fd):
+                            selector.unregister(key.fd)
+                    elif not self._read_some():
+                        return
+
+    def _read_some(self) -> bool:
+        """Read what is there and dispatch it; ``False`` once the client must stop reading."""
+        capture, buffer = self._host._capture, self._buffer
+        try:
+            chunk = os.read(self._conn.read_fd, buffer.read_size())
+        except BlockingIOError:
+            return True
+        if not chunk:
+            if capture is not None:
+                capture.eof()
+            self._host._request_retirement(ClientBroken("server closed its stdout"))
+            return False
+        try:
+            lines = buffer.push(chunk)
+        except FramingFault as e:
+            if capture is not None:
+                capture.event("framing-fault", e.reason)
+            self._host._request_retirement(ClientBroken("framing: %s" % e.reason))
+            return False
+        for line in lines:
+            if not self._dispatch(line):
+                return False
+        if capture is not None:
+            capture.drain()  # the read's lines, recorded one by one, in one write
+        return True
+
+    def _dispatch(self, line: bytes) -> bool:
+        if self._host._capture is not None:
+            self._host._capture.line("recv", line, now=False)
+        try:
+            message = jsonrpc.decode(line)
+        except MessageFault as e:
+            return self._refuse(line, e)
+        if isinstance(message, jsonrpc.Response):
+            self._settle(message)
+        elif isinstance(message, jsonrpc.ServerRequest):
+            self._answer(message)
+        else:
+            log.debug("dropped notification %s", message.method)
+        return self._host._reason is None
+
+    def _refuse(self, line: bytes, fault: MessageFault) -> bool:
+        """Skip ``line`` if it is noise and still tolerated (``True``); else die."""
+        tolerated = self._host.options.tolerated_noise_lines
+        if not isinstance(fault, MalformedMessage):  # JSON, yet not JSON-RPC: a lie, not a log
+            reason = fault.reason
+        elif self._noise < tolerated:
+            self._skip_noise(line, tolerated)
+            return True
+        else:
+            reason = noise.refusal(fault, line, self._noise)
+        self._host._request_retirement(ClientBroken("server sent an invalid line: %s" % reason))
+        return False
+
+    def _skip_noise(self, line: bytes, tolerated: int) -> None:
+        # Recorded as a capture event too, so that a replay tolerates as many.
+        self._noise += 1
+        shown = noise.show(line)
+        if self._first_noise is None:
+            self._first_noise = shown
+        log.warning("%r skipped stdout line %d of %d tolerated, not JSON: %s",
+                    self._host, self._noise, tolerated, shown)
+        if self._host._capture is not None:
+            self._host._capture.event("noise-skipped", "%d of %d" % (self._noise, tolerated))
+
+    def _settle(self, response: jsonrpc.Response) -> None:
+        call = self._host._unregister(response.id)
+        if call is None:
+            log.debug("dropped response for unknown or late id %r", response.id)
+        elif response.error is not None:
+            call.fail(ServerError(response.error))
+        else:
+            call.settle(response.result)
+
+    def _answer(self, request: jsonrpc.ServerRequest) -> None:
+        if request.method == "ping":  # the spec's MUST: answer promptly, empty result
+            reply = jsonrpc.result_response(request.id, {})
+        else:
+            log.debug("refused server request %s", request.method)
+            reply = jsonrpc.error_response(request.id, jsonrpc.METHOD_NOT_FOUND,
+                                           "method not found: this client serves no requests")
+        data = frame(reply)
+        if self._host._capture is not None:
+            self._host._capture.line("send", data[:-1])
+        self.answerer.reply(data)
+
+    # ------------------------------------------------------------------ stderr
+
+    def read_stderr(self, deadline: float) -> bool:
+        """Read the server's stderr until its EOF or ``deadline``; whether it is still open."""
+        fd = self._conn.stderr_fd
+        if fd is None or self._stderr_done:
+            return False
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        while True:
+            if not self._stderr_chunk(fd):
+                return False
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not poller.poll(remaining * 1000.0):
+                return True
+
+    def _stderr_chunk(self, fd: int) -> bool:
+        """Take what the server's stderr holds now; ``False`` at its EOF."""
+        tail = self._host._stderr
+        while True:
+            try:
+                chunk = os.read(fd, _STDERR_READ)
+            except BlockingIOError:
+                return True
+            except OSError:  # closed under us: as good as EOF
+                chunk = b""
+            logged = server_log.isEnabledFor(logging.INFO)
+            if not chunk:
+                self._stderr_done = True
+                self._log_stderr(tail.close() if logged else [])
+                return False
+            self._log_stderr(tail.push(chunk, lines=logged))
+
+    def _log_stderr(self, lines: List[str]) -> None:
+        if lines:
+            name = self._host._server_name()
+            for line in lines:
+                server_log.info("%s: %s", name, line, extra={"server": name})
+
+    # ------------------------------------------------------------------ retirement
+
+    def finish(self) -> None:
+        """Complete the retirement: tell the doomed calls why, end the server
+        (at once, or after ``retire_grace``), reap it, close every descriptor.
+
+        The calls are failed once a broken server's stderr has had a moment to
+        say why it died (:data:`STDERR_SETTLE`), so their error carries it.
+        """
+        host, conn = self._host, self._conn
+        host._request_retirement(ClientBroken("reader stopped"))  # no-op when already latched
+        settle = STDERR_SETTLE if isinstance(host._reason, ClientBroken) else 0.0
+        self.read_stderr(time.monotonic() + settle)
+        host._fail_doomed()
+        host._close_wake()
+        os.close(self._wake_r)
+        evidence, fault = self._end_server()
+        conn.dispose_input(time.monotonic() + host.options.retire_timeout)
+        host._record_retirement(evidence, fault)
+
+    def _end_server(self) -> Evidence:
+        """Kill and reap; with a grace, first EOF and a wait for the server's own exit."""
+        conn, grace = self._conn, self._host.options.retire_grace
+        try:
+            if grace > 0:
+                exited = self._await_polite_exit(time.monotonic() + grace)
+                if exited is not None:
+                    conn.close_output()
+                    return exited, None
+            conn.kill()  # whoever gets here first kills; kill is idempotent and never waits
+            conn.close_output()  # a server blocked writing to us must not block its end
+            return conn.wait(None), None
+        except RetirementError as e:
+            conn.close_output()
+            return None, e
+
+    def _await_polite_exit(self, deadline: float) -> Optional[Retirement]:
+        """The spec's stdio shutdown: close the server's stdin and wait until
+        ``deadline`` for it to exit by itself (draining its stderr meanwhile)."""
+        conn = self._conn
+        conn.close_input()
+        while True:
+            try:
+                return conn.wait(time.monotonic())  # a look, never a wait
+            except RetirementTimedOut:
+                pass
+            if time.monotonic() >= deadline:
+                return None
+            if not self.read_stderr(min(deadline, time.monotonic() + 0.02)):
+                time.sleep(min(0.02, max(0.0, deadline - time.monotonic())))
