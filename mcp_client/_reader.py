@@ -177,7 +177,7 @@ class Reader:
             self._host._capture.event("noise-skipped", "%d of %d" % (self._noise, tolerated))
 
     def _settle(self, response: jsonrpc.Response) -> None:
-        call = self._host._unregister(response.id)
+        call = self._host._requests.take(response.id)
         if call is None:
             log.debug("dropped response for unknown or late id %r", response.id)
         elif response.error is not None:

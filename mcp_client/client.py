@@ -1,46 +1,30 @@
 """The client: one MCP server, its lifecycle, and every call made to it.
 
-The parts, each in a module of its own (the design card's shape, in threads):
-
-* :mod:`~mcp_client._calls` -- the table of pending calls and each caller's
-  waiter; whoever takes a call out of the table settles it, exactly once.
-* :mod:`~mcp_client._outbox` -- the write combiner: callers write their own
-  frames, small ones batched into atomic ``PIPE_BUF`` writes.
-* :mod:`~mcp_client._timer` -- one thread armed for the earliest deadline; a
-  caller also stops at its own deadline, so none waits past it.
-* :mod:`~mcp_client._reader` -- the reader thread: settles answers, answers the
-  server's requests (:mod:`~mcp_client._answers`), drains a captured stderr,
-  and completes every retirement.
-
-This module keeps the lifecycle, a table of allowed transitions
+This module keeps the lifecycle -- a table of allowed transitions
 (:data:`_TRANSITIONS`) with two permanent end states, ``CLOSED`` (you retired
-it) and ``BROKEN`` (it failed under you); the public calls; the constructors;
-and the exit hook. Every death path -- failed write, EOF, a line too long, not
-UTF-8, not JSON-RPC; ``stop``/``shutdown``; the owner of a ``prepare_owned``
-client going away; an unexpected error in a thread -- latches the reason and
-dooms every call in flight (:meth:`Client._request_retirement`); the reader
-then fails them with :class:`Unavailable` and retires the server.
+it) and ``BROKEN`` (it failed under you) -- the public calls, the constructors
+and the exit hook. The parts, each in a module of its own:
 
-=====================  ==========  ==================================================
-field of Client        guarded by  notes
-=====================  ==========  ==================================================
-_state, _reason        _lock       written only by transitions and the latch
-_calls, _timer         _lock       (see their modules)
-_conn, _opening        _lock       _conn set once, by the opener (``_adopt``)
-_wake_w                _lock       closed by the reader, under the lock, at its end
-_recorded              _lock       the evidence is recorded once
-_reader, _capture,     none        set before the reader starts, read after
-options, _transport                (``Thread.start`` orders them)
-_evidence,             none        written before ``_retired`` is set, read after
-_retire_fault
-=====================  ==========  ==================================================
+* :mod:`~mcp_client._requests` -- a request's path on its caller's thread,
+  through the table of pending calls and their waiters (:mod:`._calls`), the
+  write combiner (:mod:`._outbox`) and the deadline timer (:mod:`._timer`).
+* :mod:`~mcp_client._reader` -- the reader thread: settles answers, answers the
+  server's requests (:mod:`._answers`), drains a captured stderr, and
+  completes every retirement.
+* :mod:`~mcp_client._custody` -- the retirement's evidence, recorded once;
+  :mod:`~mcp_client._census` -- the active clients, and what ``fork`` changes.
+
+Every death path -- failed write, EOF, a line too long, not UTF-8, not
+JSON-RPC; ``stop``/``shutdown``; the owner of a ``prepare_owned`` client going
+away; an unexpected error in a thread -- latches the reason and dooms every
+call in flight (:meth:`Client._request_retirement`); the reader then fails
+them with :class:`Unavailable` and retires the server.
 
 Asynchronous exceptions (a signal handler raising in the main thread) can land
-after any call returns. Blocking acquisitions are ``with`` blocks; the latch
-is straight-line stores ending in the wake-up's one system call; a caller
-interrupted in :meth:`Client._start` or :meth:`Client._await` takes its call
-out of the table; and all that follows a latch runs in the reader, which no
-handler interrupts.
+after any call returns. Blocking acquisitions are ``with`` blocks; the latch is
+straight-line stores ending in the wake-up's one system call; a caller
+interrupted on a request's way takes its call out of the table; and all that
+follows a latch runs in the reader, which no handler interrupts.
 """
 
 from __future__ import annotations
@@ -53,14 +37,13 @@ import threading
 import time
 import weakref
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, TypeVar, Union
+from typing import Any, Dict, Mapping, Optional, Tuple, Union
 
 from . import _threads, protocol
-from ._calls import Call, CallTable, until
 from ._census import ACTIVE, FORKS
-from ._outbox import Outbox
+from ._custody import Custody
 from ._reader import Reader
-from ._timer import DeadlineTimer, Shot
+from ._requests import Requests, decoded
 from ._version import __version__
 from .capture import Capture, CaptureTarget, open_capture
 from .errors import (
@@ -88,8 +71,7 @@ from .errors import (
     WriteFailed,
     WriteStalled,
 )
-from .jsonrpc import notification, request
-from .jsonvalue import EncodeRefused, JsonValue
+from .jsonrpc import notification
 from .protocol import CallToolResult, ClientInfo, InitializeResult, ToolDescriptor
 from .stdio import frame
 from .tail import Tail
@@ -159,9 +141,6 @@ _TRANSITIONS: Dict[State, Tuple[State, ...]] = {
 }
 _ENDED = (State.CLOSED, State.BROKEN)
 
-#: The next page of a listing: asked for, or why it could not be.
-_Ahead = Union[Call, ClientError, EncodeRefused, None]
-
 TransportLike = Union[Transport, Spawn]
 
 
@@ -170,7 +149,22 @@ def _as_transport(target: TransportLike) -> Transport:
 
 
 class Client:
-    """One MCP server over one transport. Every method is safe from any thread."""
+    """One MCP server over one transport. Every method is safe from any thread.
+
+    ==================  ==========  ================================================
+    field               guarded by  notes
+    ==================  ==========  ================================================
+    _state, _reason     _lock       written only by transitions and the latch
+    _requests           _lock       its table, outbox and timer (see their modules)
+    _conn, _opening     _lock       ``_conn`` set once, by the opener (``_adopt``)
+    _wake_w             _lock       closed by the reader, under the lock, at its end
+    _reader,            none        set by the opener before the reader starts
+    _reader_thread,                 (``Thread.start`` orders them), read after
+    _capture
+    _stderr             none        written by the reader; read once it is retired
+    _custody            its own     (see :mod:`._custody`)
+    ==================  ==========  ================================================
+    """
 
     def __init__(self, transport: TransportLike, options: Optional[Options] = None) -> None:
         self._transport = _as_transport(transport)
@@ -178,9 +172,7 @@ class Client:
         self._lock = threading.Lock()
         self._state = State.PARKED
         self._reason: Optional[Unavailable] = None
-        self._calls = CallTable()
-        self._outbox = Outbox(self._lock, self._calls)
-        self._timer = DeadlineTimer(self._on_timer, lambda: "mcp-timer-%s" % (self.pid or id(self)))
+        self._requests = Requests(self)
         self._conn: Optional[Connection] = None
         self._opening = False  # transport.open() under way, outside the lock
         self._reader: Optional[Reader] = None
@@ -188,11 +180,8 @@ class Client:
         self._wake_w = -1
         self._generation = FORKS.generation  # a fork makes the child's copy inert
         self._owner_pid = os.getpid()
-        self._retired = threading.Event()
-        self._recorded = False
+        self._custody = Custody()
         self._stderr = Tail()  # the server's last stderr lines (the reader writes it)
-        self._evidence: Optional[Retirement] = None
-        self._retire_fault: Optional[RetirementError] = None
         self._capture: Optional[Capture] = None
         self.initialize_result: Optional[InitializeResult] = None
 
@@ -215,7 +204,7 @@ class Client:
     @property
     def in_flight(self) -> int:
         """How many calls await their answer now (for diagnostics and tests)."""
-        return len(self._calls)
+        return len(self._requests.calls)
 
     @property
     def stderr_tail(self) -> str:
@@ -337,7 +326,7 @@ class Client:
     def _handshake(self) -> InitializeResult:
         params = protocol.initialize_params(self.options.client_info)
         try:
-            raw = self._request("initialize", params, self.options.handshake_timeout)
+            raw = self._requests.request("initialize", params, self.options.handshake_timeout)
             result = protocol.decode_initialize(raw)
         except ForeignVersionFault as e:
             raise VersionUnsupported(e) from e
@@ -418,7 +407,7 @@ class Client:
             if target not in _TRANSITIONS[self._state]:
                 target = State.CLOSED  # a parked client cannot break: it only closes
             self._state, self._reason = target, reason
-            table = self._calls
+            table = self._requests.calls
             table.doomed, table.pending = table.pending, {}
             unopened = self._conn is None and not self._opening  # else the opener records it
             if self._wake_w >= 0:
@@ -430,16 +419,11 @@ class Client:
             self._record_retirement(NoResource(), None)
 
     def _await_retirement(self, deadline: float) -> Retirement:
-        if not self._retired.is_set():
+        if not self._custody.done:
             self._retire_unopened()
-        if not self._retired.wait(until(deadline)):
-            raise RetirementTimedOut("server %s not confirmed gone in time"
-                                     % self._transport.describe())
-        self._join_threads(deadline)
-        if self._retire_fault is not None:
-            raise self._retire_fault
-        assert self._evidence is not None
-        return self._evidence
+        answerer = None if self._reader is None else self._reader.answerer.last
+        threads = (self._reader_thread, self._requests.timer.thread(), answerer)
+        return self._custody.wait(deadline, threads, self._transport.describe())
 
     def _retire_unopened(self) -> None:
         # A latch interrupted (by a signal handler's exception) before it could
@@ -449,55 +433,37 @@ class Client:
         if unopened:
             self._record_retirement(NoResource(), None)
 
-    def _join_threads(self, deadline: float) -> None:
-        answerer = None if self._reader is None else self._reader.answerer.last
-        for thread in (self._reader_thread, self._timer.thread(), answerer):
-            if thread is not None and thread is not threading.current_thread():
-                thread.join(until(deadline))
-                if thread.is_alive():
-                    raise RetirementTimedOut("thread %s has not ended" % thread.name)
-
     def _record_retirement(self, evidence: Optional[Retirement],
                            fault: Optional[RetirementError]) -> None:
-        with self._lock:  # once: the opener and a late latch may both find it unopened
-            if self._recorded:
-                return
-            self._recorded = True
-        self._evidence, self._retire_fault = evidence, fault
+        self._custody.record(evidence, fault, self._retired)
+
+    def _retired(self, evidence: Optional[Retirement], fault: Optional[RetirementError]) -> None:
+        """Once, just before ``shutdown`` can see the evidence: the census, the log."""
         ACTIVE.discard(self)
         if self._capture is not None:
             if self._reason is not None:  # here, not in the latch, which stays straight-line
                 self._capture.died(self._reason)
             self._capture.event("retired", repr(evidence or fault))
             self._capture.close()
-        self._retired.set()
 
     # ------------------------------------------------------------------ for the reader
 
     def _fail_doomed(self) -> None:
         """Fail every call the latch doomed, with the reason and the stderr tail."""
-        with self._lock:
-            doomed = self._calls.take_doomed()
-            reason = self._reason
+        reason = self._reason
         assert reason is not None
         if not reason.stderr_tail:
             reason.stderr_tail = self._stderr.text()
-        for call in doomed:
-            call.fail(_fresh(reason))
+        self._requests.fail_doomed(reason, _fresh)
 
     def _close_wake(self) -> None:
         with self._lock:
             os.close(self._wake_w)
             self._wake_w = -1
-            self._timer.cancel()
 
     def _server_name(self) -> str:
         result = self.initialize_result
         return result.server_info.name if result is not None else self._transport.describe()
-
-    def _unregister(self, ident: object) -> Optional[Call]:
-        with self._lock:
-            return self._calls.take(ident)
 
     # ------------------------------------------------------------------ calls
 
@@ -506,85 +472,23 @@ class Client:
 
         One deadline covers the whole listing.
         """
-        timeout = self.options.request_timeout if timeout is None else timeout
-        deadline = time.monotonic() + timeout
-        tools: List[ToolDescriptor] = []
-        ahead: _Ahead = self._start("tools/list", protocol.tools_list_params(None),
-                                    timeout, deadline)
-        for page in range(1, self.options.max_tool_pages + 1):
-            assert isinstance(ahead, Call)
-            raw = self._await(ahead)
-            cursor = _decoded(protocol.page_cursor, raw)
-            ahead = None
-            if cursor is not None and page < self.options.max_tool_pages:
-                ahead = self._ask_ahead(cursor, timeout, deadline)
-            tools.extend(self._page_tools(raw, ahead))
-            if cursor is None:
-                return tuple(tools)
-        raise TooManyPages(self.options.max_tool_pages)
-
-    def _ask_ahead(self, cursor: str, timeout: float, deadline: float) -> _Ahead:
-        """Ask for the next page before this one is decoded, so that the server
-        works on it meanwhile. A failure to ask is kept, and raised only after
-        this page has been decoded: what a listing raises does not change."""
-        try:
-            return self._start("tools/list", protocol.tools_list_params(cursor), timeout, deadline)
-        except (ClientError, EncodeRefused) as e:
-            return e
-
-    def _page_tools(self, raw: JsonValue, ahead: _Ahead) -> Tuple[ToolDescriptor, ...]:
-        """The tools of one page; a bad page abandons the page already asked for
-        (its answer, come what may, is dropped as a late one)."""
-        try:
-            tools = _decoded(protocol.decode_tools_page, raw).tools
-        except BaseException:
-            if isinstance(ahead, Call):
-                self._unregister(ahead.id)
-            raise
-        if isinstance(ahead, Exception):
-            raise ahead
-        return tools
+        return self._requests.list_tools(self._timeout(timeout), self.options.max_tool_pages)
 
     def call_tool(self, name: str, arguments: Optional[Mapping[str, Any]] = None,
                   timeout: Optional[float] = None) -> CallToolResult:
         """Call the tool whose wire name is ``name``. ``isError`` is a result, not an exception."""
         params = protocol.call_tool_params(name, dict(arguments or {}))
-        raw = self._request("tools/call", params, self._timeout(timeout))
-        return _decoded(protocol.decode_call_tool, raw)
+        raw = self._requests.request("tools/call", params, self._timeout(timeout))
+        return decoded(protocol.decode_call_tool, raw)
 
     def ping(self, timeout: Optional[float] = None) -> None:
         """Round-trip a ``ping``; the answer must be an object (the spec's empty result)."""
-        raw = self._request("ping", None, self._timeout(timeout))
+        raw = self._requests.request("ping", None, self._timeout(timeout))
         if type(raw) is not dict:
             raise ResultMalformed(ProtocolFault("ping result is not an object"))
 
     def _timeout(self, timeout: Optional[float]) -> float:
         return self.options.request_timeout if timeout is None else timeout
-
-    def _request(self, method: str, params: JsonValue, timeout: float) -> JsonValue:
-        return self._await(self._start(method, params, timeout, time.monotonic() + timeout))
-
-    def _start(self, method: str, params: JsonValue, timeout: float, deadline: float) -> Call:
-        """Register, frame and send one request; :meth:`_await` then waits for it.
-
-        A call abandoned on the way (a refused encoding, an interrupt) leaves the
-        table at once: no answer is awaited for it, nor a deadline kept.
-        """
-        self._check_owner()
-        with self._lock:
-            if self._state is not State.READY or method == "initialize":
-                self._check_open(method == "initialize")
-            call = self._calls.mint(method, timeout, deadline)
-            self._timer.arm(deadline)
-        try:
-            data = frame(request(call.id, method, params))
-            if self._capture is not None:
-                self._capture.line("send", data[:-1])
-            self._send(data, call)
-        except BaseException:
-            self._unregister(call.id)
-            raise
-        return call
 
     def _check_open(self, handshake: bool) -> None:
         if self._reason is not None:
@@ -593,77 +497,10 @@ class Client:
         if self._state is not expected:
             raise Unavailable("client is %s, not %s" % (self._state.value, expected.value))
 
-    def _send(self, data: bytes, call: Call) -> None:
-        """Send one request's frame; a stall is the call's timeout, a failure or
-        a frame cut short the client's death.
 
-        A frame cut short by an exception from elsewhere (a signal handler's
-        ``KeyboardInterrupt``) poisons the stream just as a stall does: the
-        exception goes on to the caller, and the client dies ``ClientBroken``.
-        """
-        conn = self._conn
-        assert conn is not None
-        try:
-            self._outbox.send(conn, data, call)
-        except WriteStalled as e:
-            self._settle_timeout(call)
-            if e.written:  # a half-written frame poisons the stream for everyone
-                self._request_retirement(ClientBroken("write to the server stalled mid-frame"))
-        except WriteFailed as e:
-            self._request_retirement(ClientBroken(e.reason))
-        except BaseException as e:
-            if conn.torn:
-                self._request_retirement(ClientBroken(
-                    "a frame was cut short by %s: the stream is poisoned" % type(e).__name__))
-            raise
 
-    def _resend(self, call: Call) -> None:
-        """Send again the frame of a call the outbox gave back, pending again
-        meanwhile -- unless its deadline has passed: then it has timed out."""
-        call.reopen()
-        with self._lock:
-            self._check_open(call.method == "initialize")
-            self._calls.add(call)
-            self._timer.arm(call.deadline)
-        if time.monotonic() >= call.deadline:
-            self._settle_timeout(call)
-        else:
-            self._send(call.frame or b"", call)
 
-    def _await(self, call: Call) -> JsonValue:
-        try:
-            while True:
-                if not call.wait(until(call.deadline + _TIMER_SLACK)):
-                    self._settle_timeout(call)
-                    call.wait(None)  # settled by now: by us, or by whoever took it just before
-                if not call.unsent():
-                    return call.outcome()
-                self._resend(call)
-        except BaseException:  # interrupted: nobody awaits its answer any more
-            self._unregister(call.id)
-            raise
 
-    def _settle_timeout(self, call: Call) -> None:
-        if self._unregister(call.id) is call:
-            if self._capture is not None:  # before the caller can send anything else
-                self._capture.timed_out(call.id, call.method)
-            call.fail(CallTimedOut(call.method, call.timeout))
-
-    def _on_timer(self, shot: Shot) -> None:
-        """The timer fired: time out what is due, re-arm for what is left."""
-        try:
-            now = time.monotonic()
-            with self._lock:
-                due = self._calls.take_due(now) if self._timer.claim(shot) else []
-                if due:
-                    self._timer.arm(self._calls.earliest())
-            for call in due:
-                if self._capture is not None:
-                    self._capture.timed_out(call.id, call.method)
-                call.fail(CallTimedOut(call.method, call.timeout))
-        except Exception:  # a death path like any other: never leave callers hanging
-            log.exception("timer thread failed")
-            self._request_retirement(ClientBroken("internal error in the timer thread"))
 
 
 def _fresh(reason: Unavailable) -> Unavailable:
@@ -672,16 +509,6 @@ def _fresh(reason: Unavailable) -> Unavailable:
     fresh = type(reason)(reason.reason)
     fresh.stderr_tail = reason.stderr_tail
     return fresh
-
-
-_T = TypeVar("_T")
-
-
-def _decoded(decode: Callable[[JsonValue], _T], raw: JsonValue) -> _T:
-    try:
-        return decode(raw)
-    except ProtocolFault as e:
-        raise ResultMalformed(e) from e
 
 
 # ---------------------------------------------------------------------- constructors

@@ -195,7 +195,7 @@ class Combining(unittest.TestCase):
             others = [threading.Thread(target=caller, args=(who, LONG)) for who in "bcdefg"]
             for thread in others:
                 thread.start()
-            wait_until(lambda: client._outbox.queued() == 6)  # queued behind the holder
+            wait_until(lambda: client._requests._outbox.queued() == 6)  # queued behind the holder
             transport.stall.clear()  # the server reads again; the holder's write ends stalled
             for thread in [holder] + others:
                 thread.join(LONG)

@@ -1,0 +1,224 @@
+"""The path of one request: registered, sent, awaited, timed out.
+
+:class:`Requests` holds a client's table of pending calls
+(:class:`~mcp_client._calls.CallTable`), its write combiner
+(:class:`~mcp_client._outbox.Outbox`) and its deadline timer
+(:class:`~mcp_client._timer.DeadlineTimer`), and walks each request through
+them on its caller's thread: mint an id and register the call, frame and
+send it (a stall is the call's timeout; a failure, or a frame cut short, the
+client's death), and wait -- on the call's own waiter, until the answer, the
+timer, a retirement, or the caller's own backstop settles it.
+
+Every field of the three parts is guarded by the client's ``_lock`` (see their
+modules). A caller interrupted on the way (an exception from a signal handler)
+takes its call out of the table: no answer is awaited for it any more.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING, Callable, List, Optional, Tuple, TypeVar, Union
+
+from ._calls import Call, CallTable, until
+from ._outbox import Outbox
+from ._timer import DeadlineTimer, Shot
+from . import protocol
+from .errors import (
+    CallTimedOut,
+    ClientBroken,
+    ClientError,
+    ProtocolFault,
+    ResultMalformed,
+    TooManyPages,
+    Unavailable,
+    WriteFailed,
+    WriteStalled,
+)
+from .jsonrpc import request
+from .jsonvalue import EncodeRefused, JsonValue
+from .protocol import ToolDescriptor
+from .stdio import frame
+
+if TYPE_CHECKING:  # pragma: no cover - the host, for annotations only
+    from .client import Client
+
+__all__ = ["Requests"]
+
+log = logging.getLogger("mcp_client.client")
+
+#: A caller's own backstop beyond its deadline, should the timer thread be starved.
+TIMER_SLACK = 0.05
+
+#: The next page of a listing: asked for, or why it could not be.
+_Ahead = Union[Call, ClientError, EncodeRefused, None]
+
+
+class Requests:
+    """Every request of one client, from its id to its outcome."""
+
+    def __init__(self, host: "Client") -> None:
+        self._host = host
+        self.calls = CallTable()
+        self._outbox = Outbox(host._lock, self.calls)
+        self.timer = DeadlineTimer(self._on_timer,
+                                   lambda: "mcp-timer-%s" % (host.pid or id(host)))
+
+    def request(self, method: str, params: JsonValue, timeout: float) -> JsonValue:
+        """Send one request and return its result (or raise what settled it)."""
+        return self.wait_for(self.start(method, params, timeout, time.monotonic() + timeout))
+
+    def start(self, method: str, params: JsonValue, timeout: float, deadline: float) -> Call:
+        """Register, frame and send one request; :meth:`wait_for` then waits for it."""
+        host = self._host
+        host._check_owner()
+        with host._lock:
+            host._check_open(method == "initialize")
+            call = self.calls.mint(method, timeout, deadline)
+            self.timer.arm(deadline)
+        try:
+            data = frame(request(call.id, method, params))
+            if host._capture is not None:
+                host._capture.line("send", data[:-1])
+            self._send(data, call)
+        except BaseException:
+            self.take(call.id)
+            raise
+        return call
+
+    def wait_for(self, call: Call) -> JsonValue:
+        try:
+            while True:
+                if not call.wait(until(call.deadline + TIMER_SLACK)):
+                    self._settle_timeout(call)
+                    call.wait(None)  # settled by now: by us, or by whoever took it just before
+                if not call.unsent():
+                    return call.outcome()
+                self._resend(call)
+        except BaseException:  # interrupted: nobody awaits its answer any more
+            self.take(call.id)
+            raise
+
+    def take(self, ident: object) -> Optional[Call]:
+        """Take a call out of the table (its taker settles it)."""
+        with self._host._lock:
+            return self.calls.take(ident)
+
+    def list_tools(self, timeout: float, max_pages: int) -> Tuple[ToolDescriptor, ...]:
+        """Every page of ``tools/list`` under one deadline, each page asked for
+        before the one before it is decoded, so the server works meanwhile."""
+        deadline = time.monotonic() + timeout
+        tools: List[ToolDescriptor] = []
+        ahead: _Ahead = self.start("tools/list", protocol.tools_list_params(None),
+                                   timeout, deadline)
+        for page in range(1, max_pages + 1):
+            assert isinstance(ahead, Call)
+            raw = self.wait_for(ahead)
+            cursor = decoded(protocol.page_cursor, raw)
+            ahead = None
+            if cursor is not None and page < max_pages:
+                ahead = self._ask_ahead(cursor, timeout, deadline)
+            tools.extend(self._page_tools(raw, ahead))
+            if cursor is None:
+                return tuple(tools)
+        raise TooManyPages(max_pages)
+
+    def _ask_ahead(self, cursor: str, timeout: float, deadline: float) -> _Ahead:
+        """Ask for the next page now. A failure to ask is kept, and raised only
+        after this page has been decoded: what a listing raises does not change."""
+        try:
+            params = protocol.tools_list_params(cursor)
+            return self.start("tools/list", params, timeout, deadline)
+        except (ClientError, EncodeRefused) as e:
+            return e
+
+    def _page_tools(self, raw: JsonValue, ahead: _Ahead) -> Tuple[ToolDescriptor, ...]:
+        """The tools of one page; a bad page abandons the page already asked for
+        (its answer, come what may, is dropped as a late one)."""
+        try:
+            tools = decoded(protocol.decode_tools_page, raw).tools
+        except BaseException:
+            if isinstance(ahead, Call):
+                self.take(ahead.id)
+            raise
+        if isinstance(ahead, Exception):
+            raise ahead
+        return tools
+
+    def fail_doomed(self, reason: Unavailable, fresh: Callable[[Unavailable], Unavailable]) -> None:
+        """Fail every call a retirement's latch doomed (the reader calls it)."""
+        with self._host._lock:
+            doomed = self.calls.take_doomed()
+            self.timer.cancel()
+        for call in doomed:
+            call.fail(fresh(reason))
+
+    def _send(self, data: bytes, call: Call) -> None:
+        """A stall is the call's timeout; a failure, or a frame cut short by a
+        stall or by an exception from elsewhere (a signal handler's
+        ``KeyboardInterrupt``), poisons the stream: the client dies
+        ``ClientBroken``, and the exception goes on to the caller."""
+        host = self._host
+        conn = host._conn
+        assert conn is not None
+        try:
+            self._outbox.send(conn, data, call)
+        except WriteStalled as e:
+            self._settle_timeout(call)
+            if e.written:  # a half-written frame poisons the stream for everyone
+                host._request_retirement(ClientBroken("write to the server stalled mid-frame"))
+        except WriteFailed as e:
+            host._request_retirement(ClientBroken(e.reason))
+        except BaseException as e:
+            if conn.torn:
+                host._request_retirement(ClientBroken(
+                    "a frame was cut short by %s: the stream is poisoned" % type(e).__name__))
+            raise
+
+    def _resend(self, call: Call) -> None:
+        """Send again the frame of a call the outbox gave back, pending again
+        meanwhile -- unless its deadline has passed: then it has timed out."""
+        call.reopen()
+        with self._host._lock:
+            self._host._check_open(call.method == "initialize")
+            self.calls.add(call)
+            self.timer.arm(call.deadline)
+        if time.monotonic() >= call.deadline:
+            self._settle_timeout(call)
+        else:
+            self._send(call.frame or b"", call)
+
+    def _settle_timeout(self, call: Call) -> None:
+        if self.take(call.id) is call:
+            self._timed_out([call])
+
+    def _timed_out(self, calls: List[Call]) -> None:
+        capture = self._host._capture
+        for call in calls:
+            if capture is not None:  # before the caller can send anything else
+                capture.timed_out(call.id, call.method)
+            call.fail(CallTimedOut(call.method, call.timeout))
+
+    def _on_timer(self, shot: Shot) -> None:
+        """The timer fired: time out what is due, re-arm for what is left."""
+        try:
+            now = time.monotonic()
+            with self._host._lock:
+                due = self.calls.take_due(now) if self.timer.claim(shot) else []
+                if due:
+                    self.timer.arm(self.calls.earliest())
+            self._timed_out(due)
+        except Exception:  # a death path like any other: never leave callers hanging
+            log.exception("timer thread failed")
+            self._host._request_retirement(ClientBroken("internal error in the timer thread"))
+
+
+_T = TypeVar("_T")
+
+
+def decoded(decode: Callable[[JsonValue], _T], raw: JsonValue) -> _T:
+    """``decode(raw)``, a result's shape fault raised as :class:`ResultMalformed`."""
+    try:
+        return decode(raw)
+    except ProtocolFault as e:
+        raise ResultMalformed(e) from e
