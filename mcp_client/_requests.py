@@ -21,7 +21,9 @@ import time
 from typing import TYPE_CHECKING, Callable, List, Optional, Tuple, TypeVar, Union
 
 from ._calls import Call, CallTable, until
+from ._census import FORKS
 from ._outbox import Outbox
+from ._state import State
 from ._timer import DeadlineTimer, Shot
 from . import protocol
 from .errors import (
@@ -71,9 +73,11 @@ class Requests:
     def start(self, method: str, params: JsonValue, timeout: float, deadline: float) -> Call:
         """Register, frame and send one request; :meth:`wait_for` then waits for it."""
         host = self._host
-        host._check_owner()
+        if host._generation != FORKS.generation:
+            host._check_owner()
         with host._lock:
-            host._check_open(method == "initialize")
+            if host._state is not State.READY or method == "initialize":
+                host._check_open(method == "initialize")
             call = self.calls.mint(method, timeout, deadline)
             self.timer.arm(deadline)
         try:

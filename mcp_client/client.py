@@ -1,9 +1,9 @@
 """The client: one MCP server, its lifecycle, and every call made to it.
 
-This module keeps the lifecycle -- a table of allowed transitions
-(:data:`_TRANSITIONS`) with two permanent end states, ``CLOSED`` (you retired
-it) and ``BROKEN`` (it failed under you) -- the public calls, the constructors
-and the exit hook. The parts, each in a module of its own:
+This module keeps the lifecycle -- the moves of :mod:`._state`'s table, with
+its two permanent end states, ``CLOSED`` (you retired it) and ``BROKEN`` (it
+failed under you) -- the public calls, the constructors and the exit hook. The
+parts, each in a module of its own:
 
 * :mod:`~mcp_client._requests` -- a request's path on its caller's thread,
   through the table of pending calls and their waiters (:mod:`._calls`), the
@@ -30,20 +30,20 @@ follows a latch runs in the reader, which no handler interrupts.
 from __future__ import annotations
 
 import atexit
-import enum
 import logging
 import os
 import threading
 import time
 import weakref
 from dataclasses import dataclass
-from typing import Any, Dict, Mapping, Optional, Tuple, Union
+from typing import Any, Mapping, Optional, Tuple, Union
 
 from . import _threads, protocol
 from ._census import ACTIVE, FORKS
 from ._custody import Custody
 from ._reader import Reader
 from ._requests import Requests, decoded
+from ._state import ENDED, TRANSITIONS, State
 from ._version import __version__
 from .capture import Capture, CaptureTarget, open_capture
 from .errors import (
@@ -123,23 +123,6 @@ class Options:
     retire_grace: float = 0.0
     tolerated_noise_lines: int = 0
 
-
-class State(enum.Enum):
-    PARKED = "parked"          # prepared: no process, no thread
-    CONNECTING = "connecting"  # spawned; handshake under way
-    READY = "ready"            # calls are served
-    CLOSED = "closed"          # you retired it (permanent)
-    BROKEN = "broken"          # it failed under you (permanent)
-
-
-_TRANSITIONS: Dict[State, Tuple[State, ...]] = {
-    State.PARKED: (State.CONNECTING, State.CLOSED),
-    State.CONNECTING: (State.READY, State.CLOSED, State.BROKEN),
-    State.READY: (State.CLOSED, State.BROKEN),
-    State.CLOSED: (),
-    State.BROKEN: (),
-}
-_ENDED = (State.CLOSED, State.BROKEN)
 
 TransportLike = Union[Transport, Spawn]
 
@@ -251,7 +234,7 @@ class Client:
 
     def _move(self, target: State) -> None:
         """One transition, under ``_lock``; refused moves raise (a bug, not a server's fault)."""
-        if target not in _TRANSITIONS[self._state]:
+        if target not in TRANSITIONS[self._state]:
             raise RuntimeError("client cannot go from %s to %s" % (self._state, target))
         self._state = target
 
@@ -402,9 +385,9 @@ class Client:
         """
         target = State.BROKEN if isinstance(reason, ClientBroken) else State.CLOSED
         with self._lock:
-            if self._state in _ENDED:
+            if self._state in ENDED:
                 return
-            if target not in _TRANSITIONS[self._state]:
+            if target not in TRANSITIONS[self._state]:
                 target = State.CLOSED  # a parked client cannot break: it only closes
             self._state, self._reason = target, reason
             table = self._requests.calls

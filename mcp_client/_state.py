@@ -1,0 +1,33 @@
+"""The client's lifecycle as data: its states and the transitions allowed between them.
+
+Two permanent end states, as trio has them: ``CLOSED`` (you retired it) and
+``BROKEN`` (it failed under you); nothing leaves either. A move the table does
+not allow is a bug of ours, never a server's doing.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Dict, Tuple
+
+__all__ = ["State", "TRANSITIONS", "ENDED"]
+
+
+class State(enum.Enum):
+    PARKED = "parked"          # prepared: no process, no thread
+    CONNECTING = "connecting"  # spawned; handshake under way
+    READY = "ready"            # calls are served
+    CLOSED = "closed"          # you retired it (permanent)
+    BROKEN = "broken"          # it failed under you (permanent)
+
+
+TRANSITIONS: Dict[State, Tuple[State, ...]] = {
+    State.PARKED: (State.CONNECTING, State.CLOSED),
+    State.CONNECTING: (State.READY, State.CLOSED, State.BROKEN),
+    State.READY: (State.CLOSED, State.BROKEN),
+    State.CLOSED: (),
+    State.BROKEN: (),
+}
+
+#: The permanent states: the retirement has been latched.
+ENDED = (State.CLOSED, State.BROKEN)
