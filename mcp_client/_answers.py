@@ -41,7 +41,7 @@ ANSWER_TIMEOUT = 5.0
 class Answerer:
     """Writes one client's answers to its server's requests."""
 
-    def __init__(self, lock: threading.Lock, conn: Connection,
+    def __init__(self, lock: "threading.RLock", conn: Connection,
                  retire: Callable[[Unavailable], None], retired: Callable[[], bool]) -> None:
         self._lock = lock
         self._conn = conn

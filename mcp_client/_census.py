@@ -28,7 +28,7 @@ class ActiveSet(Generic[_C]):
     """A set guarded by its own lock (``_lock``: ``_members``)."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # a signal handler may stop a client inside add()
         self._members: Set[_C] = set()
 
     def add(self, member: _C) -> None:
@@ -46,7 +46,7 @@ class ActiveSet(Generic[_C]):
     def forget(self) -> None:
         """In a forked child: none of these is ours. A new lock, since a parent's
         thread may have held the old one at the fork."""
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._members = set()
 
 

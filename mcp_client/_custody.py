@@ -32,7 +32,7 @@ class Custody:
     """One client's retirement evidence."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # a signal handler may record inside record()
         self._recorded = False
         self._evidence: Optional[Retirement] = None
         self._fault: Optional[RetirementError] = None

@@ -42,7 +42,7 @@ __all__ = ["Outbox"]
 class Outbox:
     """Frames on their way to one connection."""
 
-    def __init__(self, lock: threading.Lock, calls: CallTable) -> None:
+    def __init__(self, lock: "threading.RLock", calls: CallTable) -> None:
         self._lock = lock
         self._calls = calls
         self._queue: Deque[Call] = collections.deque()

@@ -152,7 +152,9 @@ class Client:
     def __init__(self, transport: TransportLike, options: Optional[Options] = None) -> None:
         self._transport = _as_transport(transport)
         self.options = options or Options()
-        self._lock = threading.Lock()
+        # Re-entrant for one reason: a signal handler that calls stop() may run
+        # in the main thread while that thread holds it (see Client.stop).
+        self._lock = threading.RLock()
         self._state = State.PARKED
         self._reason: Optional[Unavailable] = None
         self._requests = Requests(self)
@@ -355,8 +357,11 @@ class Client:
     def stop(self) -> None:
         """Ask for retirement and return at once; in-flight calls fail :class:`ClientClosed`.
 
-        Never blocks. In a process that inherited the client through ``fork`` it
-        does nothing: the server is the parent's.
+        Never blocks, and safe in a signal handler, even one that lands while
+        the main thread is inside the client (its lock is re-entrant for that);
+        ``shutdown`` there would wait for a reader that needs the lock back. In
+        a process that inherited the client through ``fork`` it does nothing:
+        the server is the parent's.
         """
         if not self._inherited():
             self._request_retirement(ClientClosed("client was stopped"))
