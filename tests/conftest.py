@@ -10,9 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import threading
-import time
-from typing import Callable, Iterator, List, Set
+from typing import Iterator, List
 
 import pytest
 
@@ -23,17 +21,7 @@ if HERE not in sys.path:  # tests import `support`, `servers`, and the fake `cap
     sys.path.insert(0, HERE)
 
 from procs import PROC, client_threads, open_fds, process_stats  # noqa: E402
-from support import LONG  # noqa: E402
-
-_PROC = PROC
-
-
-def _open_fds() -> Set[int]:
-    return open_fds()
-
-
-def _client_threads() -> List[threading.Thread]:
-    return client_threads()
+from support import wait_until  # noqa: E402
 
 
 def _group_members(pgid: int) -> List[int]:
@@ -59,16 +47,6 @@ def _reap_leftover(pid: int) -> None:
         pass
 
 
-def _wait_until(check: Callable[[], bool], timeout: float = LONG) -> bool:
-    deadline = time.monotonic() + timeout
-    while True:
-        if check():
-            return True
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-
-
 @pytest.fixture(autouse=True)
 def no_leaks(monkeypatch: pytest.MonkeyPatch) -> Iterator[List[int]]:
     spawned: List[int] = []
@@ -79,18 +57,18 @@ def no_leaks(monkeypatch: pytest.MonkeyPatch) -> Iterator[List[int]]:
         spawned.append(popen.pid)  # type: ignore[attr-defined]
 
     monkeypatch.setattr(transport.ProcessConnection, "__init__", spy)
-    fds_before = _open_fds()
+    fds_before = open_fds()
     yield spawned
     monkeypatch.undo()
-    assert _wait_until(lambda: not _client_threads()), (
-        "client threads left running: %s" % [t.name for t in _client_threads()])
+    assert wait_until(lambda: not client_threads()), (
+        "client threads left running: %s" % [t.name for t in client_threads()])
     for pid in spawned:
         if not _reaped(pid):
             _reap_leftover(pid)
             pytest.fail("child %d was not reaped (a zombie or still running)" % pid)
-        if _PROC:
-            assert _wait_until(lambda: not _group_members(pid)), (
+        if PROC:
+            assert wait_until(lambda: not _group_members(pid)), (
                 "process group %d still has members %s" % (pid, _group_members(pid)))
-    if _PROC:
-        assert _wait_until(lambda: _open_fds() <= fds_before), (
-            "file descriptors left open: %s" % sorted(_open_fds() - fds_before))
+    if PROC:
+        assert wait_until(lambda: open_fds() <= fds_before), (
+            "file descriptors left open: %s" % sorted(open_fds() - fds_before))

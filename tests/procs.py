@@ -1,4 +1,4 @@
-"""What this process holds, read from ``/proc``: shared by the leak check and the stress tests."""
+"""What this process holds, read from ``/proc``: for the leak check and the tests of bounds."""
 
 from __future__ import annotations
 
@@ -31,3 +31,12 @@ def process_stats() -> Iterator[Tuple[int, List[str]]]:
                 yield int(entry), stat.read().rsplit(")", 1)[1].split()
         except OSError:  # it ended while we looked
             continue
+
+
+def rss_bytes() -> int:
+    """This process's resident memory (``VmRSS``)."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024  # reported in kB
+    raise AssertionError("no VmRSS in /proc/self/status")

@@ -1,4 +1,4 @@
-"""Shared test helpers: named timeouts, scripted servers, and in-process peers."""
+"""Shared test helpers: named timeouts, the test servers, waiting, results, in-process peers."""
 
 from __future__ import annotations
 
@@ -6,31 +6,72 @@ import json
 import math
 import os
 import sys
-from typing import Any, Callable, Dict, Optional
+import time
+from typing import Any, Callable, Dict, List, Optional, Union
 
 from mcp_client import ChannelTransport, Options, Spawn
 from mcp_client.jsonvalue import JsonValue
+from mcp_client.protocol import CallToolResult, Text
 from mcp_client.transport import ChannelPeer
+
+from servers import scripted
 
 #: A deadline a test expects to pass (a timeout it provokes on purpose).
 SHORT = 0.3
 #: A deadline a test never expects to reach; generous for loaded machines.
 LONG = 15.0
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPTED = os.path.join(HERE, "servers", "scripted.py")
+SERVERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "servers")
+#: The scripts in ``tests/servers``, each documented in its docstring (``scripted.py``'s
+#: catalogue is the docstring of ``tests/servers/__init__.py``); all but the last are servers.
+SCRIPTS = ("scripted", "reliability", "diagnostics", "stress", "trickle", "jail_probe",
+           "jail_harness")
 
 OPTIONS = Options(handshake_timeout=LONG, request_timeout=LONG, retire_timeout=LONG)
 
 
-def scripted(behaviour: str, *args: str) -> Spawn:
-    """A scripted server process (see ``tests/servers``) running ``behaviour``."""
-    return Spawn(sys.executable, (SCRIPTED, behaviour) + args)
+def server_argv(name: str, *args: str) -> List[str]:
+    """The argv of a test server under this interpreter, for raw pipes and the command line.
+
+    ``name`` is one of :data:`SCRIPTS`, followed by that script's arguments
+    (``"reliability", "slow_reader", "0.5"``; ``"trickle"``), or else a behaviour of
+    ``scripted.py`` followed by its arguments (``"good", "--pages", "3"``).
+    """
+    if name in SCRIPTS:
+        return [sys.executable, os.path.join(SERVERS, name + ".py"), *args]
+    if name not in scripted.BEHAVIOURS:
+        raise ValueError("%r is neither a script in tests/servers nor a behaviour of scripted.py"
+                         % name)
+    return [sys.executable, os.path.join(SERVERS, "scripted.py"), name, *args]
 
 
-def python_server(code: str) -> Spawn:
-    """A throwaway server: ``python -c code``."""
-    return Spawn(sys.executable, ("-c", code))
+def server(name: str, *args: str, env: Optional[Dict[str, str]] = None,
+           cwd: Optional[str] = None) -> Spawn:
+    """The test server :func:`server_argv` names, as a ``Spawn``."""
+    argv = server_argv(name, *args)
+    return Spawn(argv[0], tuple(argv[1:]), env=env, cwd=cwd)
+
+
+def wait_until(check: Callable[[], bool], timeout: float = LONG) -> bool:
+    """Poll ``check`` until it holds (``True``) or ``timeout`` seconds pass (``False``)."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.005)
+    return True
+
+
+def text_of(result: Union[CallToolResult, Dict[str, Any]]) -> str:
+    """The text of a tool's answer, which must be one text block and nothing else:
+    a ``CallToolResult``, or a raw ``tools/call`` response read off a pipe."""
+    if isinstance(result, dict):
+        [block] = result["result"]["content"]
+        assert block["type"] == "text", block
+        return str(block["text"])
+    [text] = result.content
+    assert isinstance(text, Text), result
+    return text.text
 
 
 INIT_RESULT: Dict[str, JsonValue] = {

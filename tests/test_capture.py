@@ -4,6 +4,8 @@ What is proved here:
 - ``read_log`` is total: any text gives entries or ``LogError`` (never another
   exception), and it reads back exactly what the writer wrote, for any lines
   and events.
+- The writer writes each entry as ``json.dumps`` would, however long its line;
+  many callers' lines land in one log in order (a request before its answer).
 - A capture never holds up a call: with the log going to a pipe nobody reads
   (a FIFO, a pipe's file object), calls to a real server process complete by
   their deadlines, the queue stays within its bound (memory does not grow
@@ -19,6 +21,7 @@ What is proved here:
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import os
@@ -45,8 +48,9 @@ from mcp_client.capture import (
 )
 from mcp_client.errors import CallTimedOut, ClientBroken, LogError, TransportFailed
 
+from procs import rss_bytes
 from strategies import property_settings
-from support import LONG, SHORT, scripted
+from support import LONG, SHORT, channel, server, wait_until
 
 PROPERTY = property_settings(300)
 MIB = 1024 * 1024
@@ -60,14 +64,6 @@ def entries_of(text: str) -> List[LogEntry]:
 
 def events_of(text: str) -> List[Event]:
     return [entry for entry in entries_of(text) if isinstance(entry, Event)]
-
-
-def rss_bytes() -> int:
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    raise AssertionError("no VmRSS")
 
 
 class Drain:
@@ -207,6 +203,53 @@ def call_big(client: Any, count: int, size: int, timeout: float) -> List[str]:
     return problems
 
 
+class Capturing(unittest.TestCase):
+    """The writer's entries are what ``json.dumps`` writes; many callers, one ordered log."""
+
+    def test_entries_are_what_json_dumps_writes_however_long(self) -> None:
+        for data in [b'{"a":"\xc3\xa9\\n"}', b"\xff\xfe", "\t\x01\u2028\U0001F600\"\\".encode(),
+                     b'"' * 70000, ("\u00e9" * 40000).encode()]:
+            with self.subTest(size=len(data)):
+                log = io.StringIO()
+                capture = open_capture(log)
+                assert capture is not None
+                capture.line("recv", data)
+                capture.close()  # the writer thread writes the entry; close lets it finish
+                entry: Dict[str, Any] = {"dir": "recv", "seq": 1}
+                try:
+                    entry["text"] = data.decode("utf-8")
+                except UnicodeDecodeError:
+                    entry["base64"] = base64.b64encode(data).decode("ascii")
+                expected = json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n"
+                self.assertEqual(log.getvalue(), expected)
+
+    def test_many_callers_one_log_in_order(self) -> None:
+        log = io.StringIO()
+        with start(channel(), options(log)) as client:
+            def caller(n: int) -> None:
+                for k in range(25):
+                    client.call_tool("echo", {"n": n, "k": k})
+
+            threads = [threading.Thread(target=caller, args=(n,)) for n in range(16)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(LONG)
+        entries = [json.loads(line) for line in log.getvalue().splitlines()]
+        self.assertEqual([e["seq"] for e in entries], list(range(1, len(entries) + 1)))
+        sent: Dict[Any, int] = {}
+        answered = 0
+        for index, entry in enumerate(entries):
+            message = json.loads(entry["text"]) if "text" in entry else {}
+            if entry.get("dir") == "send" and "id" in message:
+                sent[message["id"]] = index
+            elif entry.get("dir") == "recv" and "id" in message:
+                self.assertLess(sent[message["id"]], index, "a request is logged before its answer")
+                answered += 1
+        self.assertEqual(answered, 16 * 25 + 1)  # and the handshake
+        self.assertEqual(entries[-1]["event"], "retired")
+
+
 @unittest.skipUnless(os.path.exists("/proc/self/status"), "needs Linux /proc")
 class PipeNobodyReads(unittest.TestCase):
     """A capture into a pipe nobody reads: calls go on, memory stays bounded."""
@@ -225,7 +268,7 @@ class PipeNobodyReads(unittest.TestCase):
         reader = os.open(self.fifo, os.O_RDONLY | os.O_NONBLOCK)  # there, but not reading yet
         self.addCleanup(os.close, reader)
         drain = Drain(reader)
-        client = start(scripted("good"), options(self.fifo))
+        client = start(server("good"), options(self.fifo))
         try:
             before = rss_bytes()
             # 24 MiB of lines each way through a 1 MiB queue into a 64 KiB pipe.
@@ -249,7 +292,7 @@ class PipeNobodyReads(unittest.TestCase):
         self.addCleanup(os.close, read_end)
         stream = os.fdopen(write_end, "w", encoding="utf-8")
         self.addCleanup(stream.close)
-        client = start(scripted("good"), options(stream))
+        client = start(server("good"), options(stream))
         try:
             problems = call_big(client, 8, 256 * 1024, timeout=5.0)
         finally:
@@ -267,16 +310,18 @@ class PipeNobodyReads(unittest.TestCase):
 
     def test_a_stream_that_fails_ends_the_capture_not_the_calls(self) -> None:
         reader = os.open(self.fifo, os.O_RDONLY | os.O_NONBLOCK)
-        client = start(scripted("good"), options(self.fifo))
+        client = start(server("good"), options(self.fifo))
         try:
             with self.assertLogs("mcp_client.capture", "WARNING") as logged:
                 os.close(reader)  # EPIPE from now on
                 for number in range(3):
                     client.call_tool("echo", {"n": number})
-                deadline = time.monotonic() + LONG
-                while not logged.records and time.monotonic() < deadline:
+
+                def logged_yet() -> bool:
                     client.ping()
-                    time.sleep(0.01)
+                    return bool(logged.records)
+
+                wait_until(logged_yet)
             client.ping()
         finally:
             client.shutdown()
@@ -325,7 +370,7 @@ class Targets(unittest.TestCase):
         self.refuse_writer_threads()
         with tempfile.TemporaryDirectory() as directory:
             target = os.path.join(directory, "wire.jsonl")
-            client = prepare(scripted("good"), Options(retire_timeout=2.0, capture=target))
+            client = prepare(server("good"), Options(retire_timeout=2.0, capture=target))
             with self.assertRaises(TransportFailed) as caught:
                 client.connect()
             self.assertIn("cannot open the capture log", str(caught.exception))
@@ -348,7 +393,7 @@ class Targets(unittest.TestCase):
 class SessionEnd(unittest.TestCase):
     def session(self, behaviour: str, work: Any) -> List[Event]:
         log = io.StringIO()
-        client = start(scripted(behaviour), options(log))
+        client = start(server(behaviour), options(log))
         try:
             work(client)
         finally:

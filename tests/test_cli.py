@@ -18,7 +18,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 import unittest
 from typing import Dict, List, Optional
 from unittest import mock
@@ -27,8 +26,8 @@ from mcp_client import Client, cli, demo_server
 from mcp_client.errors import RetirementTimedOut
 from mcp_client.transport import Retirement
 
-from servers import SCRIPT, alive
-from support import LONG
+from servers import alive
+from support import server_argv, wait_until
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPLAY = os.path.join(REPO, "tools", "replay.py")
@@ -58,13 +57,6 @@ def environment(**extra: str) -> Dict[str, str]:
     return env
 
 
-DIAGNOSTICS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "servers", "diagnostics.py")
-
-
-def scripted(behaviour: str, *args: str) -> List[str]:
-    return ["--", sys.executable, SCRIPT, behaviour, *args]
-
-
 class CliCase(unittest.TestCase):
     def setUp(self) -> None:
         directory = tempfile.TemporaryDirectory()
@@ -79,15 +71,14 @@ class CliCase(unittest.TestCase):
     def wrapped(self, behaviour: str, *args: str) -> List[str]:
         """A scripted server started through the pid wrapper; see :meth:`assert_server_gone`."""
         self.pidfile = os.path.join(self.dir, "server.pid")
-        return ["--", sys.executable, "-c", PID_WRAPPER, self.pidfile, SCRIPT, behaviour, *args]
+        return ["--", sys.executable, "-c", PID_WRAPPER, self.pidfile,
+                *server_argv(behaviour, *args)[1:]]
 
     def assert_server_gone(self) -> None:
         with open(self.pidfile) as stream:
             pids = [int(pid) for pid in stream.read().split()]
         self.assertEqual(len(pids), 2)
-        deadline = time.monotonic() + LONG  # SIGKILL is delivered, not instant
-        while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_until(lambda: not any(alive(pid) for pid in pids))  # SIGKILL is not instant
         self.assertEqual([pid for pid in pids if alive(pid)], [], "outlived the command")
 
     def assert_failed(self, done: "subprocess.CompletedProcess[str]", what: str) -> str:
@@ -183,10 +174,10 @@ class ExitCodes(CliCase):
         self.assert_server_gone()
 
     def test_a_server_that_exits_at_once_fails_the_handshake(self) -> None:
-        self.assert_failed(self.cli(*scripted("exit_immediately")), "handshake")
+        self.assert_failed(self.cli("--", *server_argv("exit_immediately")), "handshake")
 
     def test_version(self) -> None:
-        done = self.cli(*scripted("wrong_version"))
+        done = self.cli("--", *server_argv("wrong_version"))
         self.assertIn("'1999-01-01'", self.assert_failed(done, "version"))
 
     def test_listing(self) -> None:
@@ -214,11 +205,12 @@ class ExitCodes(CliCase):
         self.assert_server_gone()
 
     def test_call_timeout(self) -> None:
-        done = self.cli("--timeout", "0.3", "--call", "echo", "{}", *scripted("never_answer"))
+        done = self.cli("--timeout", "0.3", "--call", "echo", "{}",
+                        "--", *server_argv("never_answer"))
         self.assertIn("CallTimedOut: tools/call got no answer", self.assert_failed(done, "call"))
 
     def test_json_reports_a_failure_too(self) -> None:
-        done = self.cli("--json", *scripted("handshake_error"))
+        done = self.cli("--json", "--", *server_argv("handshake_error"))
         self.assert_failed(done, "handshake")
         report = json.loads(done.stdout)
         self.assertIs(report["ok"], False)
@@ -285,21 +277,21 @@ class Options(CliCase):
         cwd = os.path.join(self.dir, "server-home")
         os.mkdir(cwd)
         done = self.cli("--env", "GREETING=hello=world", "--cwd", cwd, "--", sys.executable,
-                        "-c", check, cwd, SCRIPT, "good",
+                        "-c", check, cwd, *server_argv("good")[1:],
                         env=environment(MCP_CLI_TEST_SECRET="do not leak"))
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertIn("server    scripted 1.0\n", done.stdout)
 
     def test_server_stderr_is_captured_not_mixed_in(self) -> None:
-        chatty = self.cli(*scripted("stderr_noise", "4096"))
+        chatty = self.cli("--", *server_argv("stderr_noise", "4096"))
         self.assertEqual(chatty.returncode, 0, chatty.stderr)
         self.assertEqual(chatty.stderr, "")  # kept for a failure; a success prints none of it
-        quiet = self.cli("--quiet-server", *scripted("stderr_noise", "4096"))
+        quiet = self.cli("--quiet-server", "--", *server_argv("stderr_noise", "4096"))
         self.assertEqual(quiet.returncode, 0, quiet.stderr)
         self.assertEqual(quiet.stderr, "")
 
     def test_the_tail_is_printed_under_a_failure_unless_quiet(self) -> None:
-        dying = ["--", sys.executable, DIAGNOSTICS, "traceback_before_init"]
+        dying = ["--", *server_argv("diagnostics", "traceback_before_init")]
         loud = self.cli(*dying)
         self.assertEqual(loud.returncode, cli.EXIT_CODES["handshake"], loud.stderr)
         lines = loud.stderr.splitlines()
@@ -347,7 +339,7 @@ class Capture(CliCase):
     def test_a_failed_session_is_captured_to_its_death(self) -> None:
         log = os.path.join(self.dir, "wire.jsonl")
         done = self.cli("--strict", "--capture", log, "--call", "echo", "{}",
-                        *scripted("invalid_utf8"))
+                        "--", *server_argv("invalid_utf8"))
         self.assert_failed(done, "call")
         replayed = subprocess.run([sys.executable, REPLAY, log], capture_output=True, text=True,
                                   timeout=60, env=environment())

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import io
 import json
 import threading
 import time
 import unittest
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 from mcp_client import (
     ChannelClosed,
@@ -40,7 +41,8 @@ from mcp_client.errors import (
 from mcp_client.protocol import SUPPORTED_VERSIONS, Text
 from mcp_client.transport import ChannelPeer, Connection, Transport
 
-from support import INIT_RESULT, LONG, OPTIONS, SHORT, answer, channel
+import hostile
+from support import INIT_RESULT, LONG, OPTIONS, SHORT, answer, channel, wait_until
 
 
 def _never(request: Dict[str, Any], peer: ChannelPeer) -> None:
@@ -315,43 +317,23 @@ class ServerTraffic(unittest.TestCase):
             self.assertTrue(client.call_tool("x", {}).is_error)
 
 
+@hostile.each("_dies_on")
 class DeathPaths(unittest.TestCase):
-    def _dies_on(self, reply: bytes, expected: str) -> None:
-        def hostile(request: Dict[str, Any], peer: ChannelPeer) -> None:
-            peer.write(reply)
+    def _dies_on(self, line: hostile.Hostile) -> None:
+        """A peer answers the call with the hostile ``line`` (``tests/hostile.py``)."""
+        def answer_with_it(request: Dict[str, Any], peer: ChannelPeer) -> None:
+            peer.write(line.answer(request["id"]) + b"\n")
 
-        client = start(channel({"tools/call": hostile}), OPTIONS)
+        client = start(channel({"tools/call": answer_with_it}), OPTIONS)
         with self.assertRaises(ClientBroken) as caught:
             client.call_tool("x", {})
-        self.assertIn(expected, caught.exception.reason)
+        self.assertTrue(caught.exception.reason.startswith(line.death), caught.exception.reason)
+        self.assertIn(line.reason, caught.exception.reason)
         with self.assertRaises(ClientBroken) as again:
             client.ping()
         self.assertEqual(again.exception.reason, caught.exception.reason, "the reason is latched")
         self.assertIs(client.state, State.BROKEN)
         self.assertEqual(client.shutdown(), ChannelClosed())
-
-    def test_garbage_line(self) -> None:
-        self._dies_on(b"this is not json\n", "not JSON")
-
-    def test_invalid_utf8(self) -> None:
-        self._dies_on(b'{"jsonrpc":"2.0","id":2,"result":"\xff\xfe"}\n', "UTF-8")
-
-    def test_batch(self) -> None:
-        self._dies_on(b'[{"jsonrpc":"2.0","id":2,"result":{}}]\n', "batch")
-
-    def test_null_id_error(self) -> None:
-        self._dies_on(b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}\n',
-                      "id None")
-
-    def test_float_id(self) -> None:
-        self._dies_on(b'{"jsonrpc":"2.0","id":2.0,"result":{}}\n', "id 2.0")
-
-    def test_deep_nesting(self) -> None:
-        self._dies_on(b'{"jsonrpc":"2.0","id":2,"result":' + b"[" * 100000 + b"]" * 100000
-                      + b"}\n", "nesting")
-
-    def test_line_too_long(self) -> None:
-        self._dies_on(b"x" * (17 * 1024 * 1024), "framing")
 
     def test_failed_write(self) -> None:
         release, closed = threading.Event(), threading.Event()
@@ -385,6 +367,12 @@ class DeathPaths(unittest.TestCase):
 
 
 class Deadlines(unittest.TestCase):
+    def test_an_infinite_timeout_is_no_overflow(self) -> None:
+        with start(channel(), OPTIONS) as client:
+            result = client.call_tool("echo", {"a": 1}, timeout=float("inf"))
+            self.assertEqual(result.content, (Text('{"a": 1}'),))
+            client.ping(timeout=1e12)
+
     def test_timeout_leaves_the_client_usable_and_drops_the_late_answer(self) -> None:
         late: List[Dict[str, Any]] = []
 
@@ -439,8 +427,7 @@ class Deadlines(unittest.TestCase):
         threads = [threading.Thread(target=caller) for _ in range(8)]
         for thread in threads:
             thread.start()
-        while client.in_flight < 8:  # all eight are on the wire
-            time.sleep(0.005)
+        self.assertTrue(wait_until(lambda: client.in_flight == 8))  # all eight are on the wire
         client.stop()
         for thread in threads:
             thread.join(LONG)
@@ -504,6 +491,57 @@ class Listing(unittest.TestCase):
             self.assertIn("tools[1].inputSchema", caught.exception.fault.reason)
 
 
+def paged(pages: List[Dict[str, Any]], seen: List[Optional[str]]) -> Any:
+    def tools_list(request: Dict[str, Any], peer: ChannelPeer) -> None:
+        cursor = (request.get("params") or {}).get("cursor")
+        seen.append(cursor)
+        answer(peer, request, pages[min(int(cursor or 0), len(pages) - 1)])
+    return tools_list
+
+
+def page(names: List[str], next_cursor: Optional[str]) -> Dict[str, Any]:
+    body: Dict[str, Any] = {"tools": [{"name": n, "inputSchema": {}} for n in names]}
+    if next_cursor is not None:
+        body["nextCursor"] = next_cursor
+    return body
+
+
+class Prefetch(unittest.TestCase):
+    """``list_tools`` asks for the next page before decoding the current one: a bad
+    page abandons that request cleanly, and no request goes past ``max_tool_pages``."""
+
+    def test_pages_in_order(self) -> None:
+        seen: List[Optional[str]] = []
+        pages = [page(["a", "b"], "1"), page(["c"], "2"), page(["d"], None)]
+        with start(channel({"tools/list": paged(pages, seen)}), OPTIONS) as client:
+            self.assertEqual([t.name for t in client.list_tools()], ["a", "b", "c", "d"])
+            self.assertEqual(seen, [None, "1", "2"])
+
+    def test_a_bad_page_abandons_the_page_asked_for_ahead(self) -> None:
+        seen: List[Optional[str]] = []
+        liar = page(["c"], "2")
+        del liar["tools"][0]["inputSchema"]
+        pages = [page(["a"], "1"), liar, page(["d"], None)]
+        with start(channel({"tools/list": paged(pages, seen)}), OPTIONS) as client:
+            with self.assertRaises(ResultMalformed) as caught:
+                client.list_tools()
+            self.assertIn("tools[0].inputSchema", caught.exception.fault.reason)
+            self.assertEqual(client.in_flight, 0, "the page asked for ahead is no one's now")
+            client.ping()  # its late answer was dropped; the channel stays open
+            self.assertEqual(seen, [None, "1", "2"])
+            self.assertIs(client.state, State.READY)
+
+    def test_no_request_past_max_tool_pages(self) -> None:
+        seen: List[Optional[str]] = []
+        endless = [page(["t%d" % i], str(i + 1)) for i in range(10)]
+        options = dataclasses.replace(OPTIONS, max_tool_pages=3)
+        with start(channel({"tools/list": paged(endless, seen)}), options) as client:
+            with self.assertRaises(TooManyPages):
+                client.list_tools()
+            client.ping()  # any request sent before it has been read by now
+            self.assertEqual(seen, [None, "1", "2"])
+
+
 class Arguments(unittest.TestCase):
     def test_non_json_arguments_are_refused_before_the_wire(self) -> None:
         with start(channel(), OPTIONS) as client:
@@ -531,8 +569,7 @@ class Owned(unittest.TestCase):
 
         thread = threading.Thread(target=caller)
         thread.start()
-        while not client.in_flight:
-            time.sleep(0.005)
+        self.assertTrue(wait_until(lambda: client.in_flight == 1))
         del owner
         gc.collect()
         thread.join(LONG)

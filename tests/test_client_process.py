@@ -16,7 +16,7 @@ import time
 import unittest
 from typing import Dict, List
 
-from mcp_client import Exited, Options, Spawn, State, prepare, start
+from mcp_client import Exited, Options, State, prepare, start
 from mcp_client.errors import (
     CallTimedOut,
     ClientBroken,
@@ -27,23 +27,12 @@ from mcp_client.errors import (
     ToolsNotDeclared,
     VersionUnsupported,
 )
-from mcp_client.protocol import Text
 
-from servers import alive, command
-from support import LONG, OPTIONS, SHORT
+import hostile
+from servers import alive
+from support import LONG, OPTIONS, SHORT, server, server_argv, text_of, wait_until
 
 MIB = 1024 * 1024
-
-
-def server(behaviour: str, *args: str) -> Spawn:
-    argv = command(behaviour, *args)
-    return Spawn(argv[0], tuple(argv[1:]))
-
-
-def text_of(result_content: tuple) -> str:  # type: ignore[type-arg]
-    block = result_content[0]
-    assert isinstance(block, Text), block
-    return block.text
 
 
 class Handshakes(unittest.TestCase):
@@ -82,65 +71,51 @@ class Handshakes(unittest.TestCase):
 
     def test_notifications_and_ping_before_the_answer(self) -> None:
         with start(server("notify_before_init"), OPTIONS) as client:
-            answer = json.loads(text_of(client.call_tool("probe", {}).content))
+            answer = json.loads(text_of(client.call_tool("probe", {})))
         self.assertEqual(answer, {"ping": {"result": {}}})
 
     def test_stderr_noise_is_not_protocol(self) -> None:
         with start(server("stderr_noise", str(MIB)), OPTIONS) as client:
-            self.assertEqual(text_of(client.call_tool("echo", {"a": 1}).content), '{"a":1}')
+            self.assertEqual(text_of(client.call_tool("echo", {"a": 1})), '{"a":1}')
 
 
+@hostile.each("_dies", scripted=True)
 class Lines(unittest.TestCase):
-    def _dies(self, behaviour: str, *args: str) -> ClientBroken:
-        client = start(server(behaviour, *args), OPTIONS)
+    """Each hostile line (``tests/hostile.py``) from its scripted server is a death."""
+
+    def _dies(self, line: hostile.Hostile) -> None:
+        client = start(server(*line.behaviour), OPTIONS)
         with self.assertRaises(ClientBroken) as caught:
             client.call_tool("echo", {})
         with self.assertRaises(ClientBroken):
             client.ping()
         self.assertEqual(client.shutdown(), Exited(-9))
-        return caught.exception
+        self.assertTrue(caught.exception.reason.startswith(line.death), caught.exception.reason)
+        self.assertIn(line.reason, caught.exception.reason)
 
     def test_fifteen_mib_line_succeeds(self) -> None:
         with start(server("huge_line", str(15 * MIB)), OPTIONS) as client:
-            self.assertGreater(len(text_of(client.call_tool("echo", {}).content)), 15 * MIB - 200)
+            self.assertGreater(len(text_of(client.call_tool("echo", {}))), 15 * MIB - 200)
             client.ping()
-
-    def test_seventeen_mib_line_is_a_framing_fault(self) -> None:
-        self.assertIn("framing", self._dies("huge_line", str(17 * MIB)).reason)
-
-    def test_deep_nesting(self) -> None:
-        self.assertIn("nesting", self._dies("deep_nesting").reason)
-
-    def test_invalid_utf8(self) -> None:
-        self.assertIn("UTF-8", self._dies("invalid_utf8").reason)
-
-    def test_batch(self) -> None:
-        self.assertIn("batch", self._dies("batch").reason)
-
-    def test_null_id_error(self) -> None:
-        self.assertIn("id None", self._dies("null_id_error").reason)
-
-    def test_float_id(self) -> None:
-        self.assertIn("not an integer", self._dies("float_id").reason)
 
 
 class Ids(unittest.TestCase):
     def test_duplicate_response_is_dropped(self) -> None:
         with start(server("duplicate_response"), OPTIONS) as client:
-            self.assertEqual(text_of(client.call_tool("echo", {}).content), "first")
-            self.assertEqual(text_of(client.call_tool("echo", {}).content), "first")
+            self.assertEqual(text_of(client.call_tool("echo", {})), "first")
+            self.assertEqual(text_of(client.call_tool("echo", {})), "first")
             self.assertIs(client.state, State.READY)
 
     def test_unknown_ids_are_dropped(self) -> None:
         with start(server("unknown_ids"), OPTIONS) as client:
-            self.assertEqual(text_of(client.call_tool("echo", {"n": 1}).content), '{"n":1}')
+            self.assertEqual(text_of(client.call_tool("echo", {"n": 1})), '{"n":1}')
             client.ping()
 
     def test_out_of_order_answers_reach_their_callers(self) -> None:
         results: Dict[int, str] = {}
         with start(server("out_of_order", "4"), OPTIONS) as client:
             def call(n: int) -> None:
-                results[n] = text_of(client.call_tool("echo", {"n": n}).content)
+                results[n] = text_of(client.call_tool("echo", {"n": n}))
 
             threads = [threading.Thread(target=call, args=(n,)) for n in range(4)]
             for thread in threads:
@@ -151,7 +126,7 @@ class Ids(unittest.TestCase):
 
     def test_server_requests_are_answered(self) -> None:
         with start(server("server_requests"), OPTIONS) as client:
-            answers = json.loads(text_of(client.call_tool("echo", {}).content))
+            answers = json.loads(text_of(client.call_tool("echo", {})))
         self.assertEqual(answers["ping"], {"result": {}})
         self.assertEqual(answers["sampling/createMessage"]["error"]["code"], -32601)
 
@@ -178,10 +153,7 @@ class Deaths(unittest.TestCase):
                 grandchild = int(handle.read())
         self.assertTrue(alive(grandchild))
         self.assertEqual(client.shutdown(), Exited(-9))
-        deadline = time.monotonic() + LONG
-        while alive(grandchild) and time.monotonic() < deadline:
-            time.sleep(0.01)
-        self.assertFalse(alive(grandchild))
+        self.assertTrue(wait_until(lambda: not alive(grandchild)))
 
     def test_stop_while_calls_are_in_flight(self) -> None:
         client = start(server("never_answer"), OPTIONS)
@@ -196,8 +168,7 @@ class Deaths(unittest.TestCase):
         threads = [threading.Thread(target=call) for _ in range(5)]
         for thread in threads:
             thread.start()
-        while client.in_flight < 5:
-            time.sleep(0.005)
+        self.assertTrue(wait_until(lambda: client.in_flight == 5))
         client.stop()
         for thread in threads:
             thread.join(LONG)
@@ -274,17 +245,15 @@ class InterpreterExit(unittest.TestCase):
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         with tempfile.TemporaryDirectory() as where:
             pidfile = os.path.join(where, "grandchild")
-            argv = command("fork_grandchild", pidfile)
+            argv = server_argv("fork_grandchild", pidfile)
             done = subprocess.run([sys.executable, "-c", _EXIT_WITHOUT_SHUTDOWN] + argv,
                                   cwd=root, capture_output=True, text=True, timeout=LONG)
             self.assertEqual(done.returncode, 0, done.stderr)
             with open(pidfile) as handle:
                 grandchild = int(handle.read())
-        server = int(done.stdout)
-        deadline = time.monotonic() + LONG
-        while (alive(server) or alive(grandchild)) and time.monotonic() < deadline:
-            time.sleep(0.01)
-        self.assertFalse(alive(server), "the server outlived the interpreter that started it")
+        pid = int(done.stdout)
+        wait_until(lambda: not alive(pid) and not alive(grandchild))
+        self.assertFalse(alive(pid), "the server outlived the interpreter that started it")
         self.assertFalse(alive(grandchild), "its process group was not retired")
 
 

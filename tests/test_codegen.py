@@ -55,7 +55,7 @@ def tools(count: int, description: str = "") -> List[ToolDescriptor]:
     return [tool("tool_%03d" % index, description) for index in range(count)]
 
 
-class LimitsTest(unittest.TestCase):
+class Limits(unittest.TestCase):
     def test_constants(self) -> None:
         self.assertEqual((MAX_TOOLS, MAX_SURFACE_BYTES), (256, 64 * 1024))
         self.assertEqual((codegen.MAX_DESCRIPTION_CHARS, codegen.MAX_NOTE_CHARS), (400, 120))
@@ -90,7 +90,7 @@ class LimitsTest(unittest.TestCase):
         self.assertTrue(line.endswith("  # " + "日" * (MAX_DESCRIPTION_CHARS - 3) + "..."))
 
 
-class CollisionTest(unittest.TestCase):
+class Collisions(unittest.TestCase):
     def test_identical_names_are_refused_naming_both(self) -> None:
         with self.assertRaises(ToolNameCollision) as caught:
             generate("s", [tool("search"), tool("other"), tool("search")])
@@ -122,7 +122,7 @@ class CollisionTest(unittest.TestCase):
         self.assertIn("def t2(q: str) -> Any:", generated.source)
 
 
-class DeterminismTest(unittest.TestCase):
+class Determinism(unittest.TestCase):
     def test_same_listing_same_bytes(self) -> None:
         listing = [tool("b", "second"), tool("a", "first"), tool("getThing", "x\ny")]
         self.assertEqual(generate("srv", listing), generate("srv", list(listing)))
@@ -166,7 +166,7 @@ def checked(test: unittest.TestCase, listing: List[ToolDescriptor], **kwargs: An
     return generated
 
 
-class ResultTypeTest(unittest.TestCase):
+class ResultTypes(unittest.TestCase):
     def test_a_tool_with_an_output_schema_returns_its_type(self) -> None:
         generated = checked(self, [tool("now", output=TIME)])
         self.assertIn('NowResult = TypedDict("NowResult", {"timezone": str, "is_dst": bool})\n',
@@ -274,7 +274,7 @@ class ResultTypeTest(unittest.TestCase):
         self.assertGreater(len('"k0000"?: str, ') * 200, MAX_SHAPE_CHARS)
 
 
-class ClaimsTest(unittest.TestCase):
+class Claims(unittest.TestCase):
     def test_hints_are_shown_as_claims_in_a_fixed_order(self) -> None:
         hints = {"openWorldHint": False, "idempotentHint": True, "destructiveHint": False,
                  "readOnlyHint": True, "unknownHint": True, "title": 3}
@@ -315,7 +315,7 @@ class ClaimsTest(unittest.TestCase):
         self.assertIn('title "%s..."' % ("x" * (MAX_NOTE_CHARS - 3)), long_title)
 
 
-class SurfaceBudgetTest(unittest.TestCase):
+class SurfaceBudget(unittest.TestCase):
     """Each rung of the budget is taken only when the one before does not fit."""
 
     def listing(self, description: str, params: int, output: object = None,
@@ -362,7 +362,7 @@ class SurfaceBudgetTest(unittest.TestCase):
         self.assertEqual(caught.exception.limit, MAX_SURFACE_BYTES)
 
 
-class SeamContractTest(unittest.TestCase):
+class SeamContract(unittest.TestCase):
     """The fake cap answers as the header says, and generated functions return that."""
 
     def answer(self, result: CallToolResult) -> Any:
@@ -397,7 +397,7 @@ class SeamContractTest(unittest.TestCase):
                 assert_conforms(self, bad, result_type)
 
 
-class TruncateTest(unittest.TestCase):
+class Truncate(unittest.TestCase):
     def test_short_text_is_kept(self) -> None:
         self.assertEqual(truncate("abc", 3), "abc")
 
@@ -411,7 +411,7 @@ class TruncateTest(unittest.TestCase):
         self.assertEqual(truncate("abcdef", 0), "")
 
 
-class SanitizeTest(unittest.TestCase):
+class Sanitize(unittest.TestCase):
     def test_line_breaks_become_spaces(self) -> None:
         for brk in ("\n", "\r", "\r\n", "\x0b", "\x0c", "\x85", "\u2028", "\u2029", "\t"):
             self.assertEqual(sanitize("one" + brk + "two", 400), "one two", repr(brk))
@@ -449,7 +449,7 @@ class SanitizeTest(unittest.TestCase):
         clean.encode("utf-8")  # no surrogate survives: the source must encode
 
 
-class WrapTest(unittest.TestCase):
+class Wrap(unittest.TestCase):
     # What the generator wraps is sanitized or its own: words and single spaces.
     @settings(max_examples=300, deadline=None)
     @given(st.lists(st.text("ab", min_size=1, max_size=8), max_size=8).map(" ".join),
@@ -465,7 +465,7 @@ class WrapTest(unittest.TestCase):
             self.assertGreater(len(line) + 1 + len(following.split(" ")[0]), width)
 
 
-class EscapeTest(unittest.TestCase):
+class Escape(unittest.TestCase):
     def test_examples(self) -> None:
         cases = {
             'a"b': 'a\\"b', "a\\b": "a\\\\b", "\n": "\\x0a", "\x00": "\\x00",
@@ -494,7 +494,7 @@ FRAGMENTS = [
 ]
 
 
-class ScanForAtTest(unittest.TestCase):
+class ScanForAt(unittest.TestCase):
     def test_at_in_comment_lines_is_inert_whatever_they_hold(self) -> None:
         source = '# @decorator\n# "quoted" @x \'\'\' """ f"{a@b}" \\\nx = 1\n'
         self.assertIsNone(scan_for_at(source))
@@ -577,7 +577,7 @@ class ScanForAtTest(unittest.TestCase):
         self.assertTrue(codegen._inert_by_lines(generate("s@rv", listing).source))
 
 
-class DescribeTest(unittest.TestCase):
+class Describe(unittest.TestCase):
     def test_one_sanitized_line(self) -> None:
         error = ToolNameCollision("a\u202e\nb", "a\u202e\nb", "x")
         text = describe(error)

@@ -44,7 +44,7 @@ def listing(server: str) -> Tuple[protocol.ToolDescriptor, ...]:
     return protocol.decode_tools_page(raw).tools
 
 
-class GoldenTest(unittest.TestCase):
+class Golden(unittest.TestCase):
     def check(self, server: str) -> codegen.Generated:
         tools = listing(server)
         generated = codegen.generate(server, tools)

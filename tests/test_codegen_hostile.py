@@ -66,7 +66,7 @@ def hostile_params() -> Dict[str, Any]:
     return {text: {"type": "string", "description": text} for text in HOSTILE_TEXTS}
 
 
-class CorpusTestCase(unittest.TestCase):
+class CorpusCase(unittest.TestCase):
     def generate_checked(self, server: str, tools: Sequence[ToolDescriptor],
                          **kwargs: Any) -> Generated:
         generated = generate(server, tools, **kwargs)
@@ -79,7 +79,7 @@ class CorpusTestCase(unittest.TestCase):
         return [node.name for node in tree.body if isinstance(node, ast.FunctionDef)]
 
 
-class HostileNamesTest(CorpusTestCase):
+class HostileNames(CorpusCase):
     def test_every_hostile_name_generates_a_distinct_function(self) -> None:
         tools = [ToolDescriptor(n, typed({"q": {"type": "string"}})) for n in HOSTILE_NAMES]
         generated = self.generate_checked("srv", tools)
@@ -121,7 +121,7 @@ class HostileNamesTest(CorpusTestCase):
         self.assertNotIn("coding: raw", "\n".join(lines[:2]))
 
 
-class HostileTextTest(CorpusTestCase):
+class HostileText(CorpusCase):
     def test_hostile_descriptions_and_parameters(self) -> None:
         tools = [ToolDescriptor("tool%d" % index, typed(hostile_params(), ["\r@evil = 1"]),
                                 title=text, description=text)
@@ -152,7 +152,7 @@ class HostileTextTest(CorpusTestCase):
         self.assertEqual(generated.surface, "cap.mcp.srv.t() -> Any\n")
 
 
-class HostileSchemaTest(CorpusTestCase):
+class HostileSchema(CorpusCase):
     def test_schemas_that_are_not_objects_take_the_whole_value(self) -> None:
         tools = [ToolDescriptor("t%d" % index, schema)
                  for index, schema in enumerate([[], "object", None, 5, True, {"type": "array"}])]
@@ -208,7 +208,7 @@ def record(properties: Dict[str, Any], **extra: Any) -> Dict[str, Any]:
 INNER = record({"x": {"type": "integer"}})
 
 
-class HostileOutputSchemaTest(CorpusTestCase):
+class HostileOutputSchema(CorpusCase):
     def result_type(self, generated: Generated, name: str) -> Any:
         module = load_generated(generated.module_name, generated.source)
         return getattr(module, name)
@@ -345,7 +345,7 @@ tools = st.builds(ToolDescriptor, name=names, input_schema=schemas,
                   output_schema=output_schemas, annotations=st.one_of(st.none(), hints))
 
 
-class CagePropertyTest(unittest.TestCase):
+class CageProperty(unittest.TestCase):
     @settings(max_examples=150, deadline=None)
     @given(hostile_text, st.lists(tools, max_size=6))
     def test_any_listing_is_refused_for_a_collision_or_caged(

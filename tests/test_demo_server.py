@@ -65,7 +65,7 @@ class DemoCase(unittest.TestCase):
         self.fail("pagination did not end")
 
 
-class HandshakeTest(DemoCase):
+class Handshake(DemoCase):
     def test_answers_initialize_with_the_requested_version(self) -> None:
         result = self.server.handshake("2025-06-18")["result"]
         self.assertEqual(result["protocolVersion"], "2025-06-18")
@@ -125,7 +125,7 @@ class HandshakeTest(DemoCase):
         self.assertErrorCode(self.server.read_message(), -32602)
 
 
-class LifecycleTest(DemoCase):
+class Lifecycle(DemoCase):
     def test_exits_cleanly_at_eof(self) -> None:
         self.server.handshake()
         self.server.close_stdin()
@@ -158,7 +158,7 @@ class LifecycleTest(DemoCase):
         self.assertIn(b"page-size", completed.stderr)
 
 
-class ListingTest(DemoCase):
+class Listing(DemoCase):
     def test_lists_every_tool_in_one_page_by_default(self) -> None:
         self.server.handshake()
         page = self.server.call("tools/list")["result"]
@@ -186,7 +186,7 @@ class ListingTest(DemoCase):
                 self.assertErrorCode(self.server.call("tools/list", {"cursor": cursor}), -32602)
 
 
-class PaginationTest(DemoCase):
+class Pagination(DemoCase):
     options = ["--page-size", "2"]
 
     def test_pages_hold_every_tool_once_in_order(self) -> None:
@@ -209,7 +209,7 @@ class PaginationTest(DemoCase):
         self.assertEqual(pages, [2, 2, 1])
 
 
-class ToolsTest(DemoCase):
+class Tools(DemoCase):
     def setUp(self) -> None:
         super().setUp()
         self.server.handshake()
@@ -288,7 +288,7 @@ class ToolsTest(DemoCase):
         self.assertIn("records", response["error"]["message"])
 
 
-class ValidationTest(unittest.TestCase):
+class Validation(unittest.TestCase):
     """The schema subset checker, in-process."""
 
     def test_names_the_path_of_the_first_violation(self) -> None:

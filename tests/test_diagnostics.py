@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 import tempfile
 import time
 import tracemalloc
@@ -19,37 +18,23 @@ import unittest
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import property_settings
-from support import LONG, OPTIONS
+from support import LONG, OPTIONS, server, text_of
 
 from mcp_client import (
     Exited,
     Options,
     ProcessTransport,
-    Spawn,
     prepare,
     start,
 )
 from mcp_client.errors import ClientBroken, HandshakeFailed, Unavailable
-from mcp_client.protocol import Text
 from mcp_client.tail import LINE_BYTES, TAIL_BYTES, Tail
+from mcp_client.transport import CAPTURE
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-DIAGNOSTICS = os.path.join(HERE, "servers", "diagnostics.py")
 MIB = 1024 * 1024
 
 
-def captured(behaviour: str, *args: str) -> ProcessTransport:
-    spawn = Spawn(sys.executable, (DIAGNOSTICS, behaviour) + args)
-    return ProcessTransport(spawn, stderr="capture")
-
-
-def text(result: object) -> str:
-    block = result.content[0]  # type: ignore[attr-defined]
-    assert isinstance(block, Text)
-    return block.text
-
-
-class TailTest(unittest.TestCase):
+class TailRing(unittest.TestCase):
     """The ring itself: bounded, last lines kept, every byte shown safely."""
 
     def test_keeps_the_last_lines_within_the_budget(self) -> None:
@@ -88,10 +73,11 @@ class TailTest(unittest.TestCase):
         self.assertTrue(all(line.isprintable() for line in tail.text().split("\n")))
 
 
-class StderrInErrorsTest(unittest.TestCase):
+class StderrInErrors(unittest.TestCase):
 
     def test_a_traceback_before_the_handshake_explains_the_failure(self) -> None:
-        client = prepare(captured("traceback_before_init"), OPTIONS)
+        transport = ProcessTransport(server("diagnostics", "traceback_before_init"), stderr=CAPTURE)
+        client = prepare(transport, OPTIONS)
         with self.assertRaises(HandshakeFailed) as caught:
             client.connect()
         message = str(caught.exception)
@@ -101,7 +87,8 @@ class StderrInErrorsTest(unittest.TestCase):
         self.assertEqual(client.shutdown(), Exited(1))
 
     def test_a_death_mid_call_carries_what_it_wrote(self) -> None:
-        client = start(captured("stderr_then_die"), OPTIONS)
+        transport = ProcessTransport(server("diagnostics", "stderr_then_die"), stderr=CAPTURE)
+        client = start(transport, OPTIONS)
         with self.assertRaises(Unavailable) as caught:
             client.call_tool("echo", {}, timeout=LONG)
         self.assertIsInstance(caught.exception, ClientBroken)
@@ -113,7 +100,7 @@ class StderrInErrorsTest(unittest.TestCase):
         self.assertEqual(client.shutdown(), Exited(3))
 
     def test_not_captured_means_empty(self) -> None:
-        client = start(Spawn(sys.executable, (DIAGNOSTICS, "stderr_then_die")), OPTIONS)
+        client = start(server("diagnostics", "stderr_then_die"), OPTIONS)
         with self.assertRaises(Unavailable) as caught:
             client.call_tool("echo", {}, timeout=LONG)
         self.assertEqual(caught.exception.stderr_tail, "")
@@ -121,7 +108,8 @@ class StderrInErrorsTest(unittest.TestCase):
         self.assertEqual(client.shutdown(), Exited(3))
 
     def test_lines_reach_the_server_logger(self) -> None:
-        client = start(captured("stderr_then_die"), OPTIONS)
+        transport = ProcessTransport(server("diagnostics", "stderr_then_die"), stderr=CAPTURE)
+        client = start(transport, OPTIONS)
         with self.assertLogs("mcp_client.server", logging.INFO) as logs:
             with self.assertRaises(Unavailable):
                 client.call_tool("echo", {}, timeout=LONG)
@@ -131,19 +119,21 @@ class StderrInErrorsTest(unittest.TestCase):
         self.assertTrue(all(getattr(r, "server", None) == "scripted" for r in logs.records))
 
 
-class StderrFloodTest(unittest.TestCase):
+class StderrFlood(unittest.TestCase):
     """100 MB of stderr while calls run: the calls work, memory stays bounded,
     and the tail is the true end of what was written."""
 
     def test_flood(self) -> None:
-        client = start(captured("stderr_flood"), OPTIONS)
+        transport = ProcessTransport(server("diagnostics", "stderr_flood"), stderr=CAPTURE)
+        client = start(transport, OPTIONS)
         tracemalloc.start()
         try:
-            self.assertEqual(text(client.call_tool("flood", {"mb": 100})), "started")
+            self.assertEqual(text_of(client.call_tool("flood", {"mb": 100})), "started")
             deadline = time.monotonic() + 8 * LONG
             calls = 0
-            while text(client.call_tool("flooded", {})) != "yes":
-                self.assertEqual(text(client.call_tool("echo", {"n": calls})), '{"n":%d}' % calls)
+            while text_of(client.call_tool("flooded", {})) != "yes":
+                echoed = text_of(client.call_tool("echo", {"n": calls}))
+                self.assertEqual(echoed, '{"n":%d}' % calls)
                 calls += 1
                 self.assertLess(time.monotonic(), deadline, "the flood never ended")
             evidence = client.shutdown()
@@ -160,20 +150,20 @@ class StderrFloodTest(unittest.TestCase):
         self.assertEqual(last[-3], "flood line %d" % (final - 1))
 
 
-class GraceTest(unittest.TestCase):
+class Grace(unittest.TestCase):
 
     def test_a_server_that_flushes_on_eof_is_given_the_time(self) -> None:
         with tempfile.TemporaryDirectory() as folder:
             state = os.path.join(folder, "state")
-            spawn = Spawn(sys.executable, (DIAGNOSTICS, "eof_flush", state))
-            client = start(spawn, Options(retire_grace=LONG, retire_timeout=LONG))
+            client = start(server("diagnostics", "eof_flush", state),
+                           Options(retire_grace=LONG, retire_timeout=LONG))
             self.assertEqual(client.shutdown(), Exited(0))
             with open(state) as written:
                 self.assertEqual(written.read(), "flushed")
 
     def test_a_server_that_ignores_eof_is_killed_when_the_grace_ends(self) -> None:
-        spawn = Spawn(sys.executable, (DIAGNOSTICS, "ignore_eof"))
-        client = start(spawn, Options(retire_grace=0.5, retire_timeout=LONG))
+        client = start(server("diagnostics", "ignore_eof"),
+                       Options(retire_grace=0.5, retire_timeout=LONG))
         begun = time.monotonic()
         self.assertEqual(client.shutdown(), Exited(-9))
         taken = time.monotonic() - begun
@@ -181,8 +171,8 @@ class GraceTest(unittest.TestCase):
         self.assertLess(taken, LONG)
 
     def test_stop_never_blocks_on_the_grace(self) -> None:
-        spawn = Spawn(sys.executable, (DIAGNOSTICS, "ignore_eof"))
-        client = start(spawn, Options(retire_grace=LONG, retire_timeout=LONG))
+        client = start(server("diagnostics", "ignore_eof"),
+                       Options(retire_grace=LONG, retire_timeout=LONG))
         begun = time.monotonic()
         client.stop()
         self.assertLess(time.monotonic() - begun, 0.5 * LONG)

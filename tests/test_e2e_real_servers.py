@@ -30,10 +30,10 @@ import unittest
 from types import ModuleType
 from typing import Any, Dict, List, Tuple
 
-from mcp_client import Client, Exited, Options, Spawn, codegen, start
-from mcp_client.protocol import CallToolResult, Text
+from mcp_client import Client, Exited, Spawn, codegen, start
+from mcp_client.protocol import CallToolResult
 
-from support import LONG
+from support import OPTIONS, text_of
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -45,7 +45,6 @@ from cap.internal import mcp as seam  # noqa: E402
 from cap.mcp import load_generated  # noqa: E402
 from codegen_checks import assert_conforms  # noqa: E402
 
-OPTIONS = Options(handshake_timeout=LONG, request_timeout=LONG, retire_timeout=LONG)
 TOO_OLD = sys.version_info < (3, 10)
 TOO_OLD_REASON = ("mcp-server-time and mcp-server-git need Python >= 3.10; the test extra "
                   "does not install them on %d.%d" % sys.version_info[:2])
@@ -65,12 +64,6 @@ def require(module: str, distribution: str) -> None:
     if importlib.util.find_spec(module) is None:
         raise AssertionError("%s is not installed; `pip install -e '.[test]'` installs it"
                              % distribution)
-
-
-def text_of(result: CallToolResult) -> str:
-    blocks = [block.text for block in result.content if isinstance(block, Text)]
-    assert blocks, result
-    return "\n".join(blocks)
 
 
 class RealServerCase(unittest.TestCase):

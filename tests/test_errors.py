@@ -89,7 +89,7 @@ def class_tree() -> Dict[str, List[str]]:
     return tree
 
 
-class TestDiagram(unittest.TestCase):
+class Diagram(unittest.TestCase):
 
     def setUp(self) -> None:
         assert errors.__doc__ is not None
@@ -128,7 +128,7 @@ class TestDiagram(unittest.TestCase):
         self.assertEqual(sorted(children + [self.root]), sorted(self.tree))
 
 
-class TestTestsImportErrorsFromOnePlace(unittest.TestCase):
+class ErrorsImportedFromOnePlace(unittest.TestCase):
     """Every test takes its errors from ``mcp_client.errors``: one name, one place,
     whichever module re-exports it (``from mcp_client import Unavailable`` too)."""
 
@@ -147,7 +147,7 @@ class TestTestsImportErrorsFromOnePlace(unittest.TestCase):
         self.assertEqual(strays, [])
 
 
-class TestReason(unittest.TestCase):
+class Reason(unittest.TestCase):
     """Four bases share one ``reason`` constructor; what it gives is unchanged."""
 
     BASES: Tuple[Type[McpClientError], ...] = (Fault, Unavailable, StartError, ChannelError)
@@ -175,7 +175,7 @@ class TestReason(unittest.TestCase):
             self.assertNotIn("__init__", vars(cls), cls.__name__)
 
 
-class TestVersionNames(unittest.TestCase):
+class VersionNames(unittest.TestCase):
     """The fault and the start error are no longer each other's anagram."""
 
     def test_not_anagrams(self) -> None:
@@ -200,7 +200,7 @@ class TestVersionNames(unittest.TestCase):
                 getattr(module, "NoSuchError")
 
 
-class TestVersionModule(unittest.TestCase):
+class VersionModule(unittest.TestCase):
 
     def test_the_package_reexports_it(self) -> None:
         self.assertEqual(mcp_client.__version__, _version.__version__)

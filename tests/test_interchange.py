@@ -43,7 +43,7 @@ class Weekday(enum.IntEnum):
     MONDAY = 1
 
 
-class RoundTripTest(unittest.TestCase):
+class RoundTrip(unittest.TestCase):
     def test_example(self) -> None:
         value = {"items": [1, -2.5, "x", None, True, {"b c": [], "é": {}}], "n": MAX_MSGPACK_INT}
         self.assertEqual(to_json(value), value)
@@ -78,7 +78,7 @@ class RoundTripTest(unittest.TestCase):
         self.assertEqual(to_json(to_msgpack(value)), value)
 
 
-class RefusalTest(unittest.TestCase):
+class Refusals(unittest.TestCase):
     def assert_refused(self, convert: Callable[[object], object], value: object,
                        path: str, reason: str) -> None:
         with self.assertRaises(InterchangeFault) as caught:
@@ -145,7 +145,7 @@ class RefusalTest(unittest.TestCase):
         self.assert_refused(to_json, value, "$.a[1]", "binary data has no JSON form")
 
 
-class PathTest(unittest.TestCase):
+class Paths(unittest.TestCase):
     def path_of(self, value: object) -> str:
         with self.assertRaises(InterchangeFault) as caught:
             to_json(value)
@@ -202,7 +202,7 @@ def plant(path: List[Any], leaf: object) -> object:
     return value
 
 
-class PropertiesTest(unittest.TestCase):
+class Properties(unittest.TestCase):
     @settings(max_examples=200, deadline=None)
     @given(steps(), st.sampled_from([b"", math.nan, 2**64, (1,), "\ud800", {3: 1}]))
     def test_one_bad_leaf_refuses_the_whole_value_and_names_its_path(

@@ -27,23 +27,20 @@ import tempfile
 import threading
 import time
 import unittest
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Dict, List, Optional
 from unittest import mock
 
 from mcp_client import (
-    DEFAULT_HIDDEN, Client, Exited, Jail, Options, ProcessTransport, Spawn,
+    DEFAULT_HIDDEN, Client, Exited, Jail, ProcessTransport, Spawn,
     cli, demo_server, jailer, start,
 )
 from mcp_client.errors import CallTimedOut, TransportFailed, Unavailable
 
 from servers import alive
-from support import LONG, SCRIPTED, SHORT
+from support import LONG, OPTIONS, SHORT, server, server_argv, text_of, wait_until
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-PROBE = os.path.join(HERE, "servers", "jail_probe.py")
-HARNESS = os.path.join(HERE, "servers", "jail_harness.py")
-OPTIONS = Options(handshake_timeout=LONG, request_timeout=LONG, retire_timeout=LONG)
 MIB = 1024 * 1024
 
 
@@ -67,15 +64,6 @@ skip_without_jail = unittest.skipIf(NO_JAIL is not None, NO_JAIL or "")
 
 
 # ----------------------------------------------------------------------------- helpers
-
-
-def wait_until(check: Callable[[], bool], timeout: float = LONG) -> bool:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
 
 
 def proc_pids() -> List[int]:
@@ -137,14 +125,13 @@ class JailCase(unittest.TestCase):
         return path
 
     def jailed(self, jail: Jail, spawn: Optional[Spawn] = None, **transport: Any) -> Client:
-        client = start(ProcessTransport(spawn or Spawn(sys.executable, (PROBE,)), jail=jail,
-                                        **transport), OPTIONS)
+        client = start(ProcessTransport(spawn or server("jail_probe"), jail=jail, **transport),
+                       OPTIONS)
         self.addCleanup(client.shutdown)
         return client
 
     def probe(self, client: Client, tool: str, **arguments: Any) -> Dict[str, Any]:
-        result = client.call_tool(tool, arguments)
-        answer: Dict[str, Any] = json.loads(getattr(result.content[0], "text"))
+        answer: Dict[str, Any] = json.loads(text_of(client.call_tool(tool, arguments)))
         return answer
 
 
@@ -156,7 +143,7 @@ class Basics(JailCase):
     def test_the_demo_server_works_jailed_and_retirement_is_sigkill(self) -> None:
         client = self.jailed(Jail(), Spawn(sys.executable, (demo_server.__file__,)))
         self.assertEqual(client.initialize_result.server_info.name, "mcp-client-demo")
-        self.assertEqual(getattr(client.call_tool("add", {"a": 2, "b": 3}).content[0], "text"), "5")
+        self.assertEqual(text_of(client.call_tool("add", {"a": 2, "b": 3})), "5")
         self.assertTrue(any(t.name == "mcp-jail-%d" % client.pid for t in threading.enumerate()))
         self.assertEqual(client.shutdown(), Exited(-9))
 
@@ -181,7 +168,7 @@ class Basics(JailCase):
 
     def test_a_server_that_closes_stdout_but_lives_is_seen_at_the_deadline(self) -> None:
         # The price of exact evidence: bwrap's copy of stdout keeps it open.
-        client = self.jailed(Jail(), Spawn(sys.executable, (SCRIPTED, "close_stdout")))
+        client = self.jailed(Jail(), server("close_stdout"))
         with self.assertRaises(CallTimedOut):
             client.call_tool("echo", {}, timeout=SHORT)
         self.assertEqual(client.shutdown(), Exited(-9))
@@ -218,7 +205,7 @@ class Filesystem(JailCase):
             stream.write("PRIVATE KEY")
         with open(os.path.join(home, ".netrc"), "w") as stream:
             stream.write("machine example.com password hunter2")
-        spawn = Spawn(sys.executable, (PROBE,), env={"HOME": home})
+        spawn = server("jail_probe", env={"HOME": home})
         client = self.jailed(Jail(), spawn)
         self.assertIn("No such file", self.probe(client, "read", path=secret)["error"])
         netrc = self.probe(client, "read", path=os.path.join(home, ".netrc"))
@@ -317,7 +304,7 @@ class Lifetime(JailCase):
 
     def test_a_harness_killed_by_sigkill_takes_its_jails_with_it(self) -> None:
         work = self.visible_dir()
-        harness = subprocess.Popen([sys.executable, HARNESS, work], stdout=subprocess.PIPE,
+        harness = subprocess.Popen(server_argv("jail_harness", work), stdout=subprocess.PIPE,
                                    text=True)
         try:
             assert harness.stdout is not None
@@ -411,13 +398,13 @@ class NeverSilentlyUnjailed(JailCase):
         empty = self.visible_dir()
         with mock.patch.dict(os.environ, {"PATH": empty}):
             with self.assertRaisesRegex(TransportFailed, "bubblewrap.*apt-get install bubblewrap"):
-                start(ProcessTransport(Spawn(sys.executable, (PROBE,)), jail=Jail()), OPTIONS)
+                start(ProcessTransport(server("jail_probe"), jail=Jail()), OPTIONS)
 
     def test_a_limit_this_machine_cannot_enforce(self) -> None:
         with mock.patch.object(jailer, "_cgroup_mounts", lambda: {}):
             with self.assertRaisesRegex(TransportFailed, "pids cgroup.*max_processes"):
-                start(ProcessTransport(Spawn(sys.executable, (PROBE,)),
-                                       jail=Jail(max_processes=4)), OPTIONS)
+                start(ProcessTransport(server("jail_probe"), jail=Jail(max_processes=4)),
+                      OPTIONS)
 
     def test_user_namespaces_off(self) -> None:
         # A harness inside a sandbox that forbids new user namespaces: its jail
@@ -429,9 +416,9 @@ class NeverSilentlyUnjailed(JailCase):
         script = ("import sys; sys.path.insert(0, %r)\n"
                   "from mcp_client import Jail, ProcessTransport, Spawn, TransportFailed, start\n"
                   "try:\n"
-                  "    start(ProcessTransport(Spawn(sys.executable, (%r,)), jail=Jail()))\n"
+                  "    start(ProcessTransport(%r, jail=Jail()))\n"
                   "except TransportFailed as e:\n"
-                  "    print('TransportFailed:', e)\n" % (REPO, PROBE))
+                  "    print('TransportFailed:', e)\n" % (REPO, server("jail_probe")))
         done = subprocess.run([bwrap, "--unshare-user", "--disable-userns", "--unshare-pid",
                                "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
                                "--tmpfs", "/tmp", "--", sys.executable, "-c", script],
@@ -467,7 +454,7 @@ class RealServers(JailCase):
         self.assertIn("get_current_time", [tool.name for tool in client.list_tools()])
         result = client.call_tool("get_current_time", {"timezone": "Asia/Tokyo"})
         self.assertFalse(result.is_error)
-        self.assertIn("+09:00", getattr(result.content[0], "text"))
+        self.assertIn("+09:00", text_of(result))
         self.assertEqual(client.shutdown(), Exited(-9))
 
     def test_mcp_server_git_on_a_temporary_repository(self) -> None:
@@ -480,21 +467,22 @@ class RealServers(JailCase):
             stream.write("written outside the jail\n")
         spawn = Spawn(sys.executable, ("-m", "mcp_server_git", "--repository", repo), env=GIT_ENV)
         reader = self.jailed(Jail(), spawn)  # read-only: it can look, not commit
-        self.assertIn("First, outside", self.text(reader, "git_log", repo_path=repo))
-        self.assertIn("notes.txt", self.text(reader, "git_status", repo_path=repo))
+        self.assertIn("First, outside", self.call_text(reader, "git_log", repo_path=repo))
+        self.assertIn("notes.txt", self.call_text(reader, "git_status", repo_path=repo))
         self.assertTrue(reader.call_tool("git_add", {"repo_path": repo, "files": ["notes.txt"]})
                         .is_error)
         writer = self.jailed(Jail(writable=(repo,)), spawn)
-        self.text(writer, "git_add", repo_path=repo, files=["notes.txt"])
-        self.text(writer, "git_commit", repo_path=repo, message="Second, from the jail")
+        self.call_text(writer, "git_add", repo_path=repo, files=["notes.txt"])
+        self.call_text(writer, "git_commit", repo_path=repo, message="Second, from the jail")
         log = subprocess.run(["git", "log", "-1", "--format=%an|%s"], cwd=repo, env=env,
                              capture_output=True, text=True, check=True).stdout
         self.assertEqual(log, "Jail Tester|Second, from the jail\n")
 
-    def text(self, client: Client, tool: str, **arguments: Any) -> str:
+    def call_text(self, client: Client, tool: str, **arguments: Any) -> str:
+        """Call ``tool``, which must succeed; its text."""
         result = client.call_tool(tool, arguments)
         self.assertFalse(result.is_error, result)
-        return str(getattr(result.content[0], "text"))
+        return text_of(result)
 
 
 # ----------------------------------------------------------------------------- the command line

@@ -13,11 +13,17 @@ What is proved here:
 - The bounds sit exactly where the module says: depth MAX_DEPTH in, MAX_DEPTH+1
   out, on both sides; MAX_INT_DIGITS digits in, one more out, whatever
   ``sys.int_max_str_digits`` says.
+- The fast paths (measured in ``tools/bench*.py``) say what the plain code they replace
+  says: ``_too_deep`` (a walk by ``gc`` referents) what ``depth() > MAX_DEPTH``
+  says, at the boundary, for leaf dicts that CPython untracks, and after a
+  collection has untracked what it could; ``parse`` what the strict path says;
+  ``encode`` (one reused C encoder) what ``json.dumps`` writes.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import math
 import sys
@@ -29,7 +35,7 @@ from hypothesis import strategies as st
 
 from mcp_client import jsonvalue
 from mcp_client.errors import CorruptionReport, EncodeRefused
-from mcp_client.jsonvalue import MAX_DEPTH, MAX_INT_DIGITS, dump, encode, parse
+from mcp_client.jsonvalue import MAX_DEPTH, MAX_INT_DIGITS, _too_deep, depth, dump, encode, parse
 from support import same
 from strategies import json_values, property_settings
 
@@ -46,8 +52,6 @@ TOKENS = ["{", "}", "[", "]", ",", ":", " ", "\n", "\r", "\t", '"a"', '"\\u00e9"
           "1e400", "-1e400", "true", "false", "null", "NaN", "Infinity", "-Infinity", "\ufeff",
           "\x00", "\u00e9", "/", '"\\n"', "9" * 30]
 TOKEN_SOUP = st.lists(st.sampled_from(TOKENS), max_size=30).map("".join)
-
-
 
 
 def nested(levels: int, kind: str = "array") -> str:
@@ -343,6 +347,86 @@ class Properties(unittest.TestCase):
             return
         self.assertTrue(oracle_accepts, "accepted what json.loads refuses or bounds forbid")
         self.assertTrue(same(value, expected))
+
+
+# ----------------------------------------------------------------------------- the fast paths
+
+# More leaves, shorter text: what the fast paths are held to the plain code on.
+FAST_PATH_VALUES = json_values(40, width=4, text=8, keys=4)
+
+
+def chain(levels: int, leaf: Any, kinds: str) -> Any:
+    """``levels`` containers deep around ``leaf``, cycling through ``kinds`` ("l"/"d")."""
+    value = leaf
+    for level in range(levels):
+        value = [value] if kinds[level % len(kinds)] == "l" else {"k": value}
+    return value
+
+
+class Depth(unittest.TestCase):
+    def _agrees(self, value: Any) -> None:
+        self.assertEqual(_too_deep(value), depth(value) > MAX_DEPTH, depth(value))
+
+    def test_boundary_chains_with_every_kind_of_leaf(self) -> None:
+        leaves = [1, "s", None, [], {}, {"a": 1}, [1, 2], {"a": {}}, {"a": []}]
+        for levels in (0, 1, 2, MAX_DEPTH - 2, MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1):
+            for leaf in leaves:
+                for kinds in ("l", "d", "ld", "dl", "lld"):
+                    with self.subTest(levels=levels, leaf=leaf, kinds=kinds):
+                        self._agrees(chain(levels, leaf, kinds))
+
+    def test_after_a_collection_untracks_what_it_can(self) -> None:
+        values = [chain(levels, {"a": 1, "b": "c"}, kinds)
+                  for levels in (MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1) for kinds in ("d", "ld")]
+        gc.collect()
+        for value in values:
+            self._agrees(value)
+
+    def test_wide_and_shallow(self) -> None:
+        self._agrees({"tools": [{"name": str(i), "schema": {"p": {"type": "x"}}}
+                                for i in range(1000)]})
+
+    @PROPERTY
+    @given(FAST_PATH_VALUES, st.integers(0, MAX_DEPTH + 2), st.sampled_from(["l", "d", "ld"]))
+    def test_any_value_at_any_depth(self, value: Any, levels: int, kinds: str) -> None:
+        self._agrees(chain(levels, value, kinds))
+
+
+def strict(text: str) -> Any:
+    """What the strict path says: the value, or the refusal's reason."""
+    try:
+        return ("value", jsonvalue._parse(text, jsonvalue._DECODER.decode))
+    except CorruptionReport as e:
+        return ("refused", e.reason)
+
+
+def fast(text: str) -> Any:
+    try:
+        return ("value", parse(text))
+    except CorruptionReport as e:
+        return ("refused", e.reason)
+
+
+class Parsing(unittest.TestCase):
+    @PROPERTY
+    @given(st.lists(st.sampled_from(TOKENS + ["9" * (MAX_INT_DIGITS + 1)]), max_size=30)
+           .map("".join))
+    def test_the_fast_path_says_what_the_strict_one_says(self, text: str) -> None:
+        self.assertEqual(repr(fast(text)), repr(strict(text)))
+
+    @PROPERTY
+    @given(FAST_PATH_VALUES, st.sampled_from(["", " ", "\n", " \t\r\n "]))
+    def test_values_with_whitespace_around(self, value: Any, space: str) -> None:
+        text = space + json.dumps(value) + space
+        self.assertEqual(repr(fast(text)), repr(strict(text)))
+
+
+class Encoding(unittest.TestCase):
+    @PROPERTY
+    @given(FAST_PATH_VALUES)
+    def test_what_json_dumps_would_write(self, value: Any) -> None:
+        expected = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        self.assertEqual(encode(value), expected.encode("utf-8"))
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ def zeros(_: str) -> str:
     return "0" * 64
 
 
-class Sha256DigestTest(unittest.TestCase):
+class Sha256Digest(unittest.TestCase):
     def test_fips_180_test_vector(self) -> None:
         self.assertEqual(
             sha256_digest("abc"),
@@ -49,7 +49,7 @@ class Sha256DigestTest(unittest.TestCase):
         self.assertEqual(sha256_digest("\ud800"), expected)
 
 
-class MangleExamplesTest(unittest.TestCase):
+class MangleExamples(unittest.TestCase):
     def test_canonical_names_are_kept(self) -> None:
         for text in ("create_issue", "git_status", "a", "read_file2", "a" * 32):
             self.assertEqual(mangle(text, sha256_digest), text)
@@ -112,7 +112,7 @@ class MangleExamplesTest(unittest.TestCase):
         self.assertEqual(mangle("ok", lambda _: "XYZ"), "ok")  # unaltered: digest unused
 
 
-class ReservedTest(unittest.TestCase):
+class Reserved(unittest.TestCase):
     def test_reserved_covers_this_interpreters_producible_names(self) -> None:
         # mangle only produces [a-z][a-z0-9_]*, so those members are the ones
         # that matter; a new Python adding such a name must fail here.
@@ -129,7 +129,7 @@ class ReservedTest(unittest.TestCase):
         self.assertTrue({"internal", "arguments"} <= RESERVED)
 
 
-class FirstCollisionTest(unittest.TestCase):
+class FirstCollision(unittest.TestCase):
     def test_distinct_names_have_none(self) -> None:
         self.assertIsNone(first_collision(["createIssue", "create_issue", "x"], sha256_digest))
 
@@ -147,7 +147,7 @@ class FirstCollisionTest(unittest.TestCase):
         self.assertEqual(found, Collision("x-y", "x y", "x_y_00000000"))
 
 
-class ManglePropertiesTest(unittest.TestCase):
+class MangleProperties(unittest.TestCase):
     @settings(max_examples=300, deadline=None)
     @given(st.text(max_size=60))
     def test_output_is_a_safe_identifier(self, text: str) -> None:

@@ -27,24 +27,22 @@ from hypothesis import strategies as st
 from mcp_client import (
     Exited,
     Options,
-    Spawn,
     State,
     prepare,
     start,
 )
 from mcp_client import cli, noise
 from mcp_client.errors import (
-    BadMessage, ClientBroken, CorruptionReport, HandshakeFailed, MalformedMessage,
+    BadMessage, ClientBroken, CorruptionReport, HandshakeFailed, LineTooLong, MalformedMessage,
 )
 from mcp_client.jsonrpc import decode
 from mcp_client.jsonvalue import parse
-from mcp_client.protocol import Text
 from mcp_client.stdio import MAX_LINE_BYTES
 
-from servers import SCRIPT, command
+import hostile
 from servers.scripted import NOISE_BANNER
 from strategies import property_settings
-from support import LONG
+from support import LONG, server, server_argv, text_of
 
 PROPERTY = property_settings(300)
 MIB = 1024 * 1024
@@ -52,11 +50,6 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BANNER_SHOWN = "\\x1b[1mweather-wrapper\\x1b[0m v0.3: starting the server on stdio"
 #: What ``noisy`` prints in a session of connect, list_tools, call_tool and ping.
 SESSION_NOISE = 2 + 3
-
-
-def server(behaviour: str, *args: str) -> Spawn:
-    argv = command(behaviour, *args)
-    return Spawn(argv[0], tuple(argv[1:]))
 
 
 def tolerant(lines: int, **more: Any) -> Options:
@@ -178,10 +171,20 @@ class WhatIsNoise(unittest.TestCase):
 
     def test_examples(self) -> None:
         self.assertIsInstance(malformed(b"[Mock SDK Server] Executing add tool"), MalformedMessage)
-        self.assertIn("UTF-8", malformed(b'{"jsonrpc":"2.0","id":1,"result":"\xff"}').reason)
         for line in [b'{"hello": 1}', b"[]", b"42", b'"a log line as a JSON string"']:
             with self.subTest(line=line), self.assertRaises(BadMessage):
                 decode(line)
+        # The hostile lines (tests/hostile.py) that reach the decoder: invalid UTF-8 and
+        # deep nesting are noise, a batch or a bad id are not.
+        for hostile_line in hostile.LINES:
+            if hostile_line.fault is LineTooLong:
+                continue  # the framing refuses it first
+            with self.subTest(line=hostile_line.key):
+                if hostile_line.fault is MalformedMessage:
+                    self.assertIn(hostile_line.reason, malformed(hostile_line.line).reason)
+                else:
+                    with self.assertRaises(BadMessage):
+                        decode(hostile_line.line)
 
     @PROPERTY
     @given(st.binary(max_size=300) | st.text(max_size=300).map(str.encode))
@@ -213,12 +216,6 @@ def recorded(entry: Dict[str, Any]) -> bytes:
     if "base64" in entry:
         return base64.b64decode(entry["base64"])
     return str(entry["text"]).encode("utf-8")
-
-
-def text_of(content: Any) -> str:
-    block = content[0]
-    assert isinstance(block, Text), block
-    return block.text
 
 
 def refused(case: unittest.TestCase, behaviour: str, *args: str,
@@ -262,7 +259,7 @@ class Tolerant(unittest.TestCase):
         with self.assertLogs("mcp_client", logging.WARNING) as logs:
             with start(server("noisy"), options) as client:
                 self.assertEqual([tool.name for tool in client.list_tools()], ["echo", "echo_1"])
-                self.assertEqual(text_of(client.call_tool("echo", {"a": 1}).content), '{"a":1}')
+                self.assertEqual(text_of(client.call_tool("echo", {"a": 1})), '{"a":1}')
                 client.ping()
                 self.assertEqual(client.noise_skipped, SESSION_NOISE)
                 self.assertEqual(client.first_noise, BANNER_SHOWN)
@@ -328,7 +325,7 @@ class Tolerant(unittest.TestCase):
     def test_binary_garbage_at_the_cap_is_skipped(self) -> None:
         with self.assertLogs("mcp_client", logging.WARNING) as logs:
             with start(server("binary_noise", str(MAX_LINE_BYTES)), tolerant(1)) as client:
-                self.assertEqual(text_of(client.call_tool("echo", {}).content), "{}")
+                self.assertEqual(text_of(client.call_tool("echo", {})), "{}")
                 first = client.first_noise
         self.assertEqual(len(logs.records), 1)
         assert first is not None
@@ -351,7 +348,7 @@ class Command(unittest.TestCase):
                               text=True, timeout=60, env=env, cwd=tempfile.gettempdir())
 
     def test_noise_is_tolerated_with_one_warning_line(self) -> None:
-        done = self.cli("--call", "echo", "{}", "--", sys.executable, SCRIPT, "noisy")
+        done = self.cli("--call", "echo", "{}", "--", *server_argv("noisy"))
         self.assertEqual(done.returncode, cli.EXIT_OK, done.stderr)
         self.assertEqual(done.stderr.splitlines(), [
             'mcp_client: warning: skipped 4 lines the server wrote to stdout that are not JSON, '
@@ -359,7 +356,7 @@ class Command(unittest.TestCase):
         self.assertIn("call echo: isError=false", done.stdout)
 
     def test_strict_refuses_the_first_line(self) -> None:
-        done = self.cli("--strict", "--", sys.executable, SCRIPT, "noisy")
+        done = self.cli("--strict", "--", *server_argv("noisy"))
         self.assertEqual(done.returncode, cli.EXIT_HANDSHAKE, done.stderr)
         lines = done.stderr.splitlines()
         self.assertEqual(len(lines), 1, done.stderr)
@@ -368,6 +365,6 @@ class Command(unittest.TestCase):
 
     def test_strict_refuses_a_log_line_before_an_answer(self) -> None:
         done = self.cli("--strict", "--call", "echo", "{}", "--",
-                        sys.executable, SCRIPT, "noisy", "--banner", "0")
+                        *server_argv("noisy", "--banner", "0"))
         self.assertEqual(done.returncode, cli.EXIT_LISTING, done.stderr)
         self.assertIn("[Mock SDK Server] Executing tools/list", done.stderr)

@@ -1,18 +1,29 @@
-"""The write combiner on its own, against a fake connection (no pipes, no threads of ours)."""
+"""The write combiner: on its own against a fake connection (no pipes, no threads of
+ours), then through a client, under load and stalls.
+
+Small frames are combined into batched writes: under load every caller still
+gets its own answer; a writer that stalls hands the queued frames back to their
+callers, who send them themselves once the server reads again.
+"""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 import unittest
-from typing import List, Optional
+from typing import Any, Dict, List, Optional
 
-from support import LONG
-
+from mcp_client import State, start
 from mcp_client._calls import CallTable
 from mcp_client._outbox import Outbox
-from mcp_client.errors import WriteStalled
-from mcp_client.transport import ATOMIC_WRITE_BYTES, Connection, Retirement
+from mcp_client.errors import CallTimedOut, WriteStalled
+from mcp_client.protocol import Text
+from mcp_client.transport import (
+    ATOMIC_WRITE_BYTES, ChannelPeer, Connection, Retirement, Transport,
+)
+
+from support import LONG, OPTIONS, SHORT, answer, channel, wait_until
 
 
 class FakeConnection(Connection):
@@ -53,8 +64,7 @@ def frame_of(n: int, size: int = 40) -> bytes:
     return body + b"x" * (size - len(body) - 1) + b"\n"
 
 
-class OutboxTest(unittest.TestCase):
-
+class Sending(unittest.TestCase):
     def setUp(self) -> None:
         self.lock = threading.Lock()
         self.calls = CallTable()
@@ -136,6 +146,122 @@ class OutboxTest(unittest.TestCase):
             self.assertTrue(call.wait(0))  # type: ignore[attr-defined]
             self.assertTrue(call.unsent())  # type: ignore[attr-defined]
             self.assertNotIn(call.id, self.calls)  # type: ignore[attr-defined]
+
+
+class StallingTransport(Transport):
+    """Another transport, whose writes, while ``stall`` is set, wait out their
+    deadline and write nothing (a server that does not read its input)."""
+
+    def __init__(self, inner: Transport) -> None:
+        self.inner = inner
+        self.stall = threading.Event()
+        self.stalled = threading.Event()  # a write is stalling now
+
+    def describe(self) -> str:
+        return self.inner.describe()
+
+    def open(self) -> Connection:
+        conn = self.inner.open()
+        write = conn.write
+
+        def stalling(data: bytes, deadline: float) -> None:
+            if self.stall.is_set():
+                self.stalled.set()
+                time.sleep(max(0.0, deadline - time.monotonic()))
+                raise WriteStalled(0)
+            write(data, deadline)
+
+        conn.write = stalling  # type: ignore[method-assign]
+        return conn
+
+
+class Combining(unittest.TestCase):
+    def test_every_caller_gets_its_own_answer(self) -> None:
+        failures: List[str] = []
+        with start(channel(), OPTIONS) as client:
+            def caller(n: int) -> None:
+                for k in range(40):
+                    arguments = {"caller": n, "call": k}
+                    result = client.call_tool("echo", arguments)
+                    if result.content != (Text(json.dumps(arguments, sort_keys=True)),):
+                        failures.append("%d/%d got %r" % (n, k, result.content))
+
+            threads = [threading.Thread(target=caller, args=(n,)) for n in range(32)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(LONG)
+            self.assertEqual(failures, [])
+            self.assertEqual(client.in_flight, 0)
+
+    def test_a_stalled_writer_hands_the_queue_back(self) -> None:
+        transport = StallingTransport(channel())
+        outcomes: Dict[str, Any] = {}
+        with start(transport, OPTIONS) as client:
+            def caller(who: str, timeout: float) -> None:
+                try:
+                    outcomes[who] = client.call_tool("echo", {"who": who}, timeout=timeout)
+                except Exception as e:  # recorded and asserted on below
+                    outcomes[who] = e
+
+            transport.stall.set()
+            holder = threading.Thread(target=caller, args=("holder", SHORT))
+            holder.start()
+            transport.stalled.wait(LONG)  # the holder has the turn and is stuck in it
+            others = [threading.Thread(target=caller, args=(who, LONG)) for who in "bcdefg"]
+            for thread in others:
+                thread.start()
+            # queued behind the holder:
+            self.assertTrue(wait_until(lambda: client._requests._outbox.queued() == 6))
+            transport.stall.clear()  # the server reads again; the holder's write ends stalled
+            for thread in [holder] + others:
+                thread.join(LONG)
+            self.assertIsInstance(outcomes["holder"], CallTimedOut)
+            for who in "bcdefg":
+                self.assertEqual(outcomes[who].content, (Text('{"who": "%s"}' % who),))
+            self.assertIs(client.state, State.READY)
+            self.assertEqual(client.in_flight, 0)
+            client.ping()
+
+
+class RealStalls(unittest.TestCase):
+    def test_a_server_that_stops_reading_for_a_while(self) -> None:
+        """Frames just under PIPE_BUF fill the pipe while the peer sleeps: short
+        deadlines expire on time, long ones are answered once it reads again."""
+        resume = threading.Event()
+
+        def sleepy(request: Dict[str, Any], peer: ChannelPeer) -> None:
+            if request["params"]["arguments"].get("pause"):
+                resume.wait(1.0)  # reads nothing meanwhile
+            answer(peer, request, {"content": [{"type": "text", "text": str(request["id"])}]})
+
+        outcomes: Dict[int, Any] = {}
+        with start(channel({"tools/call": sleepy}), OPTIONS) as client:
+            def caller(n: int) -> None:
+                timeout = SHORT if n % 2 == 0 else LONG
+                started = time.monotonic()
+                try:
+                    client.call_tool("x", {"pad": "p" * 3900, "pause": n == 0}, timeout=timeout)
+                    outcomes[n] = "answered"
+                except CallTimedOut:
+                    outcomes[n] = "timed out"
+                if time.monotonic() - started > timeout + 0.5:
+                    outcomes[n] = "waited past its deadline"
+
+            # the short ones first: one of them is likely to be the writer that
+            # finds the pipe full, and to hand the queue behind it back
+            order = sorted(range(48), key=lambda n: n % 2)
+            threads = [threading.Thread(target=caller, args=(n,)) for n in order]
+            threads[0].start()
+            time.sleep(0.05)  # the peer is asleep on the first call now
+            for thread in threads[1:]:
+                thread.start()
+            for thread in threads:
+                thread.join(LONG)
+            self.assertIs(client.state, State.READY)
+            client.ping()
+        self.assertEqual(sorted(set(outcomes.values()) - {"answered", "timed out"}), [])
+        self.assertTrue(all(outcomes[n] == "answered" for n in range(48) if n % 2))
 
 
 if __name__ == "__main__":

@@ -108,10 +108,6 @@ CALL_DECODED = CallToolResult(
 )
 
 
-def line_for(result: Any, ident: Any = 1) -> bytes:
-    return encode({"jsonrpc": "2.0", "id": ident, "result": result})
-
-
 # ------------------------------------------------------------------ invariants
 
 

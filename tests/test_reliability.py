@@ -16,12 +16,11 @@ import time
 import unittest
 from typing import Any, Dict, List
 
-from support import LONG, OPTIONS, SHORT
+from support import LONG, OPTIONS, SHORT, server, text_of
 
 from mcp_client import (
     Exited,
     ProcessTransport,
-    Spawn,
     State,
     _threads,
     client as client_module,
@@ -29,25 +28,10 @@ from mcp_client import (
 )
 from mcp_client._calls import Call
 from mcp_client.errors import CallTimedOut, ClientBroken, TransportFailed, Unavailable
-from mcp_client.protocol import CallToolResult, Text
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-RELIABILITY = os.path.join(HERE, "servers", "reliability.py")
-SCRIPTED = os.path.join(HERE, "servers", "scripted.py")
 
 MIB = 1024 * 1024
-
-
-def server(behaviour: str, *args: str) -> Spawn:
-    if behaviour in ("slow_reader", "ping_in_stall"):
-        return Spawn(sys.executable, (RELIABILITY, behaviour) + args)
-    return Spawn(sys.executable, (SCRIPTED, behaviour) + args)
-
-
-def text_of(result: CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, Text)
-    return block.text
 
 
 class Interrupted(Exception):
@@ -63,7 +47,7 @@ def _raise_interrupted(signum: int, frame: Any) -> None:
         raise Interrupted()
 
 
-class SignalTestCase(unittest.TestCase):
+class SignalCase(unittest.TestCase):
     """Restores SIGALRM and its timer however a test ends."""
 
     def setUp(self) -> None:
@@ -74,7 +58,7 @@ class SignalTestCase(unittest.TestCase):
         signal.signal(signal.SIGALRM, self.previous)
 
 
-class ForkTest(unittest.TestCase):
+class Fork(unittest.TestCase):
     """Item 1: a forked child finds its inherited client inert, and leaves the
     parent's server, pipes and client alone."""
 
@@ -96,11 +80,11 @@ class ForkTest(unittest.TestCase):
         self.assertEqual(report["parent_evidence"], repr(Exited(-9)))
 
 
-class HugeDeadlineTest(unittest.TestCase):
+class HugeDeadline(unittest.TestCase):
     """Item 2: any positive timeout works, when the write must wait for room."""
 
     def test_month_long_and_infinite_timeouts_wait_for_room(self) -> None:
-        with start(server("slow_reader", "0.5"), OPTIONS) as client:
+        with start(server("reliability", "slow_reader", "0.5"), OPTIONS) as client:
             for timeout in (30 * 86400.0, float("inf")):
                 result = client.call_tool("size", {"blob": "x" * (4 * MIB)}, timeout=timeout)
                 self.assertEqual(text_of(result), str(4 * MIB))
@@ -108,11 +92,11 @@ class HugeDeadlineTest(unittest.TestCase):
             self.assertEqual(text_of(client.call_tool("echo", {"n": 1})), '{"n":1}')
 
 
-class InterruptedWriteTest(SignalTestCase):
+class InterruptedWrite(SignalCase):
     """Item 3: an exception cutting a large frame short poisons the stream."""
 
     def test_a_frame_cut_short_breaks_the_client(self) -> None:
-        client = start(server("slow_reader", "2.0"), OPTIONS)
+        client = start(server("reliability", "slow_reader", "2.0"), OPTIONS)
         try:
             signal.setitimer(signal.ITIMER_REAL, 0.2)
             with self.assertRaises(Interrupted):
@@ -127,7 +111,7 @@ class InterruptedWriteTest(SignalTestCase):
             self.assertEqual(client.shutdown(), Exited(-9))
 
 
-class InterruptStormTest(SignalTestCase):
+class InterruptStorm(SignalCase):
     """Item 4: exceptions raised every millisecond into a loop of calls leave
     the client working or broken with a typed error, never wedged."""
 
@@ -170,7 +154,7 @@ class InterruptStormTest(SignalTestCase):
         return interrupted
 
 
-class ServerPingDuringUploadTest(unittest.TestCase):
+class ServerPingDuringUpload(unittest.TestCase):
     """Item 5: the reader never blocks on a write while answers wait to be read."""
 
     def test_an_answer_is_read_while_an_upload_is_stuck(self) -> None:
@@ -182,7 +166,7 @@ class ServerPingDuringUploadTest(unittest.TestCase):
             except Exception as e:  # recorded for the assertions below
                 outcomes[label] = e
 
-        with start(server("ping_in_stall", "3.0"), OPTIONS) as client:
+        with start(server("reliability", "ping_in_stall", "3.0"), OPTIONS) as client:
             later = threading.Thread(target=call, args=("later", "later", {"delay": 1.0}, 2.5))
             later.start()
             stall = threading.Thread(target=call, args=("stall", "stall", {}, LONG))
@@ -200,7 +184,7 @@ class ServerPingDuringUploadTest(unittest.TestCase):
             self.assertEqual(text_of(client.call_tool("answers", {})), "p")
 
 
-class ThreadStartFailureTest(unittest.TestCase):
+class ThreadStartFailure(unittest.TestCase):
     """Item 7: no thread to be had is a typed failure or a fallback, never a
     raw ``RuntimeError``, and shutdown still returns its evidence."""
 
@@ -238,7 +222,7 @@ class ThreadStartFailureTest(unittest.TestCase):
         self.assertEqual(client.shutdown(), Exited(-9))
 
 
-class KillNeverWaitsForTheReaperTest(unittest.TestCase):
+class KillNeverWaitsForTheReaper(unittest.TestCase):
     """Item 8: ``kill`` goes through while another thread waits to reap."""
 
     def test_kill_while_waiting(self) -> None:
@@ -257,7 +241,7 @@ class KillNeverWaitsForTheReaperTest(unittest.TestCase):
         conn.dispose_input(time.monotonic() + LONG)
 
 
-class SettledOnceTest(unittest.TestCase):
+class SettledOnce(unittest.TestCase):
     """Item 9: a second settlement is loud and changes nothing."""
 
     def test_second_settlement_raises_and_keeps_the_first(self) -> None:
@@ -271,7 +255,7 @@ class SettledOnceTest(unittest.TestCase):
         self.assertEqual(call.outcome(), {"first": True})
 
 
-class SignalRoutingTest(unittest.TestCase):
+class SignalRouting(unittest.TestCase):
     """Item 11: the client's threads block asynchronous signals, so the kernel
     delivers SIGTERM to the main thread, whose wait it interrupts at once."""
 
@@ -320,12 +304,12 @@ class SignalRoutingTest(unittest.TestCase):
         code = (
             "import signal, sys, time\n"
             "sys.path.insert(0, %r)\n"
-            "from support import scripted\n"
+            "from support import server\n"
             "from mcp_client import start, Options\n"
             "def bye(signum, frame):\n"
             "    raise SystemExit(42)\n"
             "signal.signal(signal.SIGTERM, bye)\n"
-            "client = start(scripted('never_answer'), Options(request_timeout=120))\n"
+            "client = start(server('never_answer'), Options(request_timeout=120))\n"
             "print('waiting', flush=True)\n"
             "try:\n"
             "    client.call_tool('echo', {})\n"

@@ -12,6 +12,7 @@ by ``tools/replay.py --serve`` to our own client in a child process.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import os
 import re
@@ -26,13 +27,11 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from mcp_client import (
     Exited,
-    Options,
     Spawn,
     start,
 )
 from mcp_client import cli
 from mcp_client.errors import CallTimedOut, ClientBroken, LogError, ServerError, Unavailable
-from mcp_client.protocol import Text
 from mcp_client.replay import (
     Close,
     Overflow,
@@ -45,9 +44,9 @@ from mcp_client.replay import (
 )
 from mcp_client.replay_run import drive, load
 
-from servers import SCRIPT
+import hostile
 from servers.pipes import Pipe
-from support import LONG, SHORT
+from support import LONG, OPTIONS, SHORT, server, text_of
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPLAY = os.path.join(REPO, "tools", "replay.py")
@@ -185,7 +184,8 @@ class ShippedCaptures(unittest.TestCase):
     def test_the_hostile_capture_holds_the_exact_invalid_bytes(self) -> None:
         packed = [item["base64"] for item in entries("invalid_utf8") if "base64" in item]
         self.assertEqual(len(packed), 1)
-        self.assertIn(b"bad \xff\xfe \xc3 bytes", base64.b64decode(packed[0]))
+        # The answer to the session's fourth request (after tools/list and ping).
+        self.assertEqual(base64.b64decode(packed[0]), hostile.INVALID_UTF8.answer(4))
 
     def test_the_client_answers_to_server_requests_are_in_the_log(self) -> None:
         answers = [message(item) for item in entries("server_requests")
@@ -202,9 +202,7 @@ class FreshCaptures(unittest.TestCase):
         directory = tempfile.TemporaryDirectory()
         self.addCleanup(directory.cleanup)
         path = os.path.join(directory.name, "wire.jsonl")
-        options = Options(handshake_timeout=LONG, request_timeout=LONG, retire_timeout=LONG,
-                          capture=path)
-        with start(Spawn(sys.executable, (SCRIPT, behaviour) + args), options) as client:
+        with start(server(behaviour, *args), dataclasses.replace(OPTIONS, capture=path)) as client:
             session(client)
         return path
 
@@ -525,8 +523,7 @@ class EntryPoints(unittest.TestCase):
     def test_the_installed_package_serves_a_capture(self) -> None:
         spawn = Spawn(sys.executable, ("-m", "mcp_client", "replay", "--serve", capture("demo")),
                       env={"PYTHONPATH": self.site}, cwd=self.site)
-        options = Options(handshake_timeout=LONG, request_timeout=LONG, retire_timeout=LONG)
-        with start(spawn, options) as client:
+        with start(spawn, OPTIONS) as client:
             self.assertEqual(client.initialize_result.server_info.name, "mcp-client-demo")
             added = client.call_tool("add", {"a": 2, "b": 3})
         self.assertEqual(added.structured_content, {"sum": 5})
@@ -555,9 +552,6 @@ class Serve(unittest.TestCase):
     def serve(self, name: str) -> Spawn:
         return Spawn(sys.executable, (REPLAY, "--serve", capture(name)))
 
-    def options(self) -> Options:
-        return Options(handshake_timeout=LONG, request_timeout=LONG, retire_timeout=LONG)
-
     def recorded_result(self, name: str, ident: int) -> Any:
         for item in entries(name):
             if item.get("dir") == "recv" and message(item).get("id") == ident:
@@ -565,7 +559,7 @@ class Serve(unittest.TestCase):
         raise AssertionError("no recorded answer to id %d" % ident)
 
     def test_a_real_server_capture_answers_our_client(self) -> None:
-        client = start(self.serve("time"), self.options())
+        client = start(self.serve("time"), OPTIONS)
         try:
             self.assertEqual(client.initialize_result.server_info.name, "mcp-time")
             names = [tool.name for tool in client.list_tools()]
@@ -582,7 +576,7 @@ class Serve(unittest.TestCase):
         self.assertIsInstance(evidence, Exited)
 
     def test_a_hostile_capture_kills_our_client_the_same_way(self) -> None:
-        client = start(self.serve("invalid_utf8"), self.options())
+        client = start(self.serve("invalid_utf8"), OPTIONS)
         try:
             client.list_tools()
             client.ping()
@@ -594,7 +588,7 @@ class Serve(unittest.TestCase):
         self.assertIsInstance(evidence, Exited)
 
     def test_a_recorded_exit_closes_the_stream(self) -> None:
-        client = start(self.serve("exit_mid_call"), self.options())
+        client = start(self.serve("exit_mid_call"), OPTIONS)
         try:
             client.list_tools()
             client.ping()
@@ -606,14 +600,12 @@ class Serve(unittest.TestCase):
         self.assertIsInstance(evidence, Exited)
 
     def test_server_requests_are_replayed_and_answered(self) -> None:
-        with start(self.serve("server_requests"), self.options()) as client:
+        with start(self.serve("server_requests"), OPTIONS) as client:
             result = client.call_tool("echo", {"n": 1})
-        block = result.content[0]
-        assert isinstance(block, Text)
-        self.assertEqual(json.loads(block.text)["ping"], {"result": {}})
+        self.assertEqual(json.loads(text_of(result))["ping"], {"result": {}})
 
     def test_an_unrecorded_tool_call_is_an_error_not_a_hang(self) -> None:
-        with start(self.serve("demo"), self.options()) as client:
+        with start(self.serve("demo"), OPTIONS) as client:
             with self.assertRaises(ServerError) as caught:
                 client.call_tool("reverse-text", {"text": "abc"})
         self.assertEqual(caught.exception.rpc_error.code, -32603)

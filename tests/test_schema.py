@@ -36,7 +36,7 @@ def nested(key: str, depth: int, leaf: JsonValue) -> JsonValue:
     return schema
 
 
-class TopLevelTest(unittest.TestCase):
+class TopLevel(unittest.TestCase):
     def test_not_an_object_is_whole_value(self) -> None:
         for schema in ([], "object", None, 3, True, [{"type": "object"}]):
             self.assertEqual(plan(schema), WholeValue("inputSchema is not an object"))
@@ -84,7 +84,7 @@ class TopLevelTest(unittest.TestCase):
         )))
 
 
-class NoParameterDroppedTest(unittest.TestCase):
+class NoParameterDropped(unittest.TestCase):
     def test_required_without_property_schema_becomes_structured(self) -> None:
         result = plan({"type": "object", "properties": {"a": {"type": "string"}},
                        "required": ["ghost", "a", "ghost"]})
@@ -109,7 +109,7 @@ class NoParameterDroppedTest(unittest.TestCase):
         self.assertEqual([p.description for p in result.params], ["the a", None])
 
 
-class ParamTypeTest(unittest.TestCase):
+class ParamTypes(unittest.TestCase):
     def test_primitive_kinds(self) -> None:
         for kind in KINDS:
             self.assertEqual(one({"type": kind}), Simple(kind))
@@ -172,7 +172,7 @@ class ParamTypeTest(unittest.TestCase):
         self.assertEqual(one(schema), Simple("string"))
 
 
-class HostileSchemaTest(unittest.TestCase):
+class HostileSchema(unittest.TestCase):
     def test_ref_loop_in_defs_costs_nothing(self) -> None:
         loop = {"A": {"$ref": "#/$defs/B"}, "B": {"$ref": "#/$defs/A"}}
         schema = {"type": "object", "$defs": loop,
@@ -216,7 +216,7 @@ TIME_RESULT = Record(tuple(Field(name, BOOLEAN if name == "is_dst" else STRING, 
                            for name in ("timezone", "datetime", "day_of_week", "is_dst")), False)
 
 
-class OutputTopLevelTest(unittest.TestCase):
+class OutputTopLevel(unittest.TestCase):
     def test_the_real_time_server(self) -> None:
         tools = {tool["name"]: tool["outputSchema"] for tool in TIME_TOOLS}
         self.assertEqual(plan_output(tools["get_current_time"]), TIME_RESULT)
@@ -284,7 +284,7 @@ class OutputTopLevelTest(unittest.TestCase):
             self.assertEqual(plan_output(schema), WholeValue(reason))
 
 
-class OutputFieldTest(unittest.TestCase):
+class OutputFields(unittest.TestCase):
     def test_kinds_and_nullability(self) -> None:
         for kind in KINDS:
             self.assertEqual(field({"type": kind}), Simple(kind))
@@ -348,7 +348,7 @@ class OutputFieldTest(unittest.TestCase):
             self.assertIsInstance(field(schema), Structured, schema)
 
 
-class OutputBoundsTest(unittest.TestCase):
+class OutputBounds(unittest.TestCase):
     def test_a_ref_loop_ends_at_the_depth_bound(self) -> None:
         node = {"type": "object", "properties": {"next": {"$ref": "#/$defs/Node"},
                                                  "value": {"type": "integer"}}}
@@ -418,7 +418,7 @@ def expected_names(properties: Dict[str, JsonValue], required: List[str]) -> Lis
     return list(properties) + [n for n in dict.fromkeys(required) if n not in properties]
 
 
-class PlanPropertiesTest(unittest.TestCase):
+class PlanProperties(unittest.TestCase):
     @settings(max_examples=300, deadline=None)
     @given(json_values())
     def test_total_on_any_json(self, schema: JsonValue) -> None:
@@ -438,7 +438,7 @@ class PlanPropertiesTest(unittest.TestCase):
                 self.assertIn(param.type.kind, KINDS)
 
 
-class OutputPropertiesTest(unittest.TestCase):
+class OutputProperties(unittest.TestCase):
     @settings(max_examples=300, deadline=None)
     @given(json_values())
     def test_total_on_any_json(self, schema: JsonValue) -> None:

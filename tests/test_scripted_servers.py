@@ -13,13 +13,14 @@ import os
 import re
 import signal
 import tempfile
-import time
 import unittest
 from typing import Any, Dict
 
+import hostile
 import servers
-from servers import alive, command, scripted
-from servers.pipes import DEFAULT_TIMEOUT, Pipe
+from servers import alive, scripted
+from servers.pipes import Pipe
+from support import server_argv, text_of, wait_until
 
 Message = Dict[str, Any]
 
@@ -28,7 +29,7 @@ MIB = 1024 * 1024
 
 class ScriptedCase(unittest.TestCase):
     def start(self, behaviour: str, *args: str, **options: Any) -> Pipe:
-        pipe = Pipe(command(behaviour, *args), **options)
+        pipe = Pipe(server_argv(behaviour, *args), **options)
         self.addCleanup(pipe.kill)
         return pipe
 
@@ -41,12 +42,6 @@ class ScriptedCase(unittest.TestCase):
     def send_call(self, pipe: Pipe, arguments: Any = None, name: str = "echo") -> Any:
         return pipe.request("tools/call", {"name": name, "arguments": arguments or {}})
 
-    def text_of(self, response: Message) -> str:
-        [block] = response["result"]["content"]
-        self.assertEqual(block["type"], "text")
-        text: str = block["text"]
-        return text
-
     def assertStillServing(self, pipe: Pipe) -> None:
         self.assertEqual(pipe.call("ping")["result"], {})
 
@@ -56,7 +51,7 @@ class ScriptedCase(unittest.TestCase):
         self.assertEqual(pipe.wait(), status)
 
 
-class CatalogueTest(unittest.TestCase):
+class Catalogue(unittest.TestCase):
     def test_every_behaviour_is_documented_once(self) -> None:
         documented = re.findall(r"^``(\w+)", servers.__doc__ or "", re.MULTILINE)
         self.assertEqual(sorted(documented), sorted(scripted.BEHAVIOURS))
@@ -74,7 +69,7 @@ class CatalogueTest(unittest.TestCase):
                 self.assertEqual(json.loads(line)["id"], 7)
 
 
-class GoodTest(ScriptedCase):
+class Good(ScriptedCase):
     def test_handshake(self) -> None:
         pipe = self.start("good")
         result = pipe.handshake("2025-03-26")["result"]
@@ -90,7 +85,7 @@ class GoodTest(ScriptedCase):
         ident = self.send_call(pipe, {"b": [1, "é"], "a": None}, name="echo_1")
         response = pipe.read_message()
         self.assertEqual(response["id"], ident)
-        self.assertEqual(self.text_of(response), '{"a":null,"b":[1,"\\u00e9"]}')
+        self.assertEqual(text_of(response), '{"a":null,"b":[1,"\\u00e9"]}')
 
     def test_errors(self) -> None:
         pipe = self.handshaken("good")
@@ -145,7 +140,7 @@ class HandshakeOddities(ScriptedCase):
         pipe.send({"jsonrpc": "2.0", "id": ping["id"], "result": {}})
         pipe.notify("notifications/initialized")
         self.send_call(pipe)
-        self.assertEqual(json.loads(self.text_of(pipe.read_message())), {"ping": {"result": {}}})
+        self.assertEqual(json.loads(text_of(pipe.read_message())), {"ping": {"result": {}}})
 
     def test_wrong_version(self) -> None:
         result = self.start("wrong_version").handshake()["result"]
@@ -170,48 +165,29 @@ class HandshakeOddities(ScriptedCase):
         self.assertExits(self.start("exit_immediately"), 7)
 
 
+@hostile.each("_writes", scripted=True)
 class BadLines(ScriptedCase):
-    def test_huge_line(self) -> None:
-        for size in (1000000, 17 * MIB):
-            with self.subTest(size=size):
-                pipe = self.handshaken("huge_line", str(size))
-                ident = self.send_call(pipe)
-                line = pipe.read_line()
-                self.assertEqual(len(line), size)
-                self.assertEqual(json.loads(line)["id"], ident)
+    def _writes(self, line: hostile.Hostile) -> None:
+        """The behaviour answers a call with exactly the hostile ``line`` (``tests/hostile.py``)."""
+        pipe = self.handshaken(*line.behaviour)
+        ident = self.send_call(pipe)
+        self.assertEqual(pipe.read_line(), line.answer(ident))
 
-    def test_deep_nesting(self) -> None:
-        pipe = self.handshaken("deep_nesting")
-        self.send_call(pipe)
-        line = pipe.read_line()
-        self.assertIn(b"[" * 100000 + b"]" * 100000, line)
-        self.assertEqual(line.count(b"["), 100000 + 1)  # + the content array
-        self.assertTrue(line.endswith(b"}}}"))
-
-    def test_invalid_utf8(self) -> None:
-        pipe = self.handshaken("invalid_utf8")
-        self.send_call(pipe)
-        with self.assertRaises(UnicodeDecodeError):
-            pipe.read_line().decode("utf-8")
-
-    def test_batch(self) -> None:
-        pipe = self.handshaken("batch")
-        ident = self.send_call(pipe, {"x": 1})
-        [response] = json.loads(pipe.read_line())
-        self.assertEqual(response["id"], ident)
-
-    def test_null_id_error(self) -> None:
-        pipe = self.handshaken("null_id_error")
-        self.send_call(pipe)
-        self.assertEqual(pipe.read_message(), {"jsonrpc": "2.0", "id": None,
-                                               "error": {"code": -32700, "message": "Parse error"}})
-
-    def test_float_id(self) -> None:
-        pipe = self.handshaken("float_id")
+    def test_huge_line_of_another_size(self) -> None:
+        pipe = self.handshaken("huge_line", "1000000")
         ident = self.send_call(pipe)
         line = pipe.read_line()
-        self.assertIn(b'"id":%d.0,' % ident, line)
-        self.assertIsInstance(json.loads(line)["id"], float)
+        self.assertEqual(len(line), 1000000)
+        self.assertEqual(json.loads(line)["id"], ident)
+
+    def test_the_lines_are_what_their_names_say(self) -> None:
+        with self.assertRaises(UnicodeDecodeError):
+            hostile.INVALID_UTF8.line.decode("utf-8")
+        self.assertIsInstance(json.loads(hostile.BATCH.line), list)
+        self.assertIsNone(json.loads(hostile.NULL_ID.line)["id"])
+        self.assertIsInstance(json.loads(hostile.FLOAT_ID.line)["id"], float)
+        self.assertEqual(hostile.DEEP_NESTING.line.count(b"["), 100000 + 1)  # + the content array
+        self.assertEqual(len(hostile.HUGE_LINE.line), 17 * MIB)
 
 
 class OddResponses(ScriptedCase):
@@ -220,7 +196,7 @@ class OddResponses(ScriptedCase):
         ident = self.send_call(pipe)
         first, second = pipe.read_message(), pipe.read_message()
         self.assertEqual((first["id"], second["id"]), (ident, ident))
-        self.assertEqual((self.text_of(first), self.text_of(second)), ("first", "second"))
+        self.assertEqual((text_of(first), text_of(second)), ("first", "second"))
         self.assertStillServing(pipe)
 
     def test_unknown_ids(self) -> None:
@@ -229,14 +205,14 @@ class OddResponses(ScriptedCase):
         ids = [pipe.read_message()["id"] for _ in range(2)]
         self.assertEqual(ids, [scripted.UNKNOWN_INT_ID, scripted.UNKNOWN_STR_ID])
         response = pipe.read_message()
-        self.assertEqual((response["id"], self.text_of(response)), (ident, '{"n":1}'))
+        self.assertEqual((response["id"], text_of(response)), (ident, '{"n":1}'))
 
     def test_out_of_order(self) -> None:
         pipe = self.handshaken("out_of_order", "3")
         idents = [self.send_call(pipe, {"n": n}) for n in range(3)]
         answers = [pipe.read_message() for _ in range(3)]
         self.assertEqual([answer["id"] for answer in answers], idents[::-1])
-        self.assertEqual([self.text_of(answer) for answer in answers],
+        self.assertEqual([text_of(answer) for answer in answers],
                          ['{"n":2}', '{"n":1}', '{"n":0}'])
 
     def test_slow_answers_fast_calls_first(self) -> None:
@@ -244,7 +220,7 @@ class OddResponses(ScriptedCase):
         self.send_call(pipe, {"tag": "slow"})  # the default delay: far past this test
         fast = self.send_call(pipe, {"tag": "fast", "delay": 0})
         response = pipe.read_message()
-        self.assertEqual((response["id"], self.text_of(response)),
+        self.assertEqual((response["id"], text_of(response)),
                          (fast, '{"delay":0,"tag":"fast"}'))
         self.assertStillServing(pipe)
 
@@ -265,7 +241,7 @@ class OddResponses(ScriptedCase):
         pipe.send({"jsonrpc": "2.0", "id": ping["id"], "result": {}})
         response = pipe.read_message()
         self.assertEqual(response["id"], ident)
-        self.assertEqual(json.loads(self.text_of(response)),
+        self.assertEqual(json.loads(text_of(response)),
                          {"ping": {"result": {}}, "sampling/createMessage": {"error": error}})
 
     def test_loop_cursor(self) -> None:
@@ -286,7 +262,7 @@ class OddResponses(ScriptedCase):
             pipe = self.start("stderr_noise", stderr=stderr)
             pipe.handshake()
             self.send_call(pipe, {"q": 1})
-            self.assertEqual(self.text_of(pipe.read_message()), '{"q":1}')
+            self.assertEqual(text_of(pipe.read_message()), '{"q":1}')
             pipe.close_stdin()
             self.assertExits(pipe, 0)
             self.assertGreaterEqual(os.fstat(stderr.fileno()).st_size, MIB)
@@ -334,23 +310,13 @@ class Deaths(ScriptedCase):
             with open(pidfile) as handle:  # written before the handshake answer
                 pid = int(handle.read())
         self.send_call(pipe)
-        self.assertEqual(self.text_of(pipe.read_message()), str(pid))
+        self.assertEqual(text_of(pipe.read_message()), str(pid))
         self.assertNotEqual(pid, pipe.process.pid)
         self.assertTrue(alive(pid))
         self.assertEqual(os.getpgid(pid), pipe.process.pid)
         pipe.kill()
-        self.assertTrue(_eventually(lambda: not alive(pid)), "grandchild %d survived" % pid)
-
-
-def _eventually(check: Any) -> bool:
-    """Poll ``check`` until it holds or the generous deadline passes (SIGKILL is
-    asynchronous: the grandchild is gone soon after killpg, not at once)."""
-    deadline = time.monotonic() + DEFAULT_TIMEOUT
-    while not check():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
+        # SIGKILL is asynchronous: the grandchild is gone soon after killpg, not at once.
+        self.assertTrue(wait_until(lambda: not alive(pid)), "grandchild %d survived" % pid)
 
 
 if __name__ == "__main__":

@@ -9,21 +9,18 @@ child interpreter (a deadlock would hang the test runner itself).
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import unittest
 
-from support import LONG
-
-HERE = os.path.dirname(os.path.abspath(__file__))
+from support import LONG, server
 
 HARNESS = """
-import os, signal, sys
+import os, signal
 from mcp_client import Options, Spawn, start
 from mcp_client.errors import ClientClosed
 
-client = start(Spawn(sys.executable, (%r, "good")), Options(retire_timeout=%r))
+client = start(%r, Options(retire_timeout=%r))
 signal.signal(signal.SIGALRM, lambda signum, frame: client.stop())
 with client._lock:  # the handler runs as soon as os.kill returns: inside the lock
     os.kill(os.getpid(), signal.SIGALRM)
@@ -33,10 +30,10 @@ try:
 except ClientClosed as e:
     print("ClientClosed:", e)
 print(client.shutdown())
-""" % (os.path.join(HERE, "servers", "scripted.py"), LONG)
+""" % (server("good"), LONG)
 
 
-class StopFromASignalHandlerTest(unittest.TestCase):
+class StopFromASignalHandler(unittest.TestCase):
 
     def test_stop_inside_the_clients_own_lock(self) -> None:
         done = subprocess.run([sys.executable, "-c", HARNESS], capture_output=True, text=True,

@@ -14,29 +14,23 @@ import json
 import os
 import random
 import signal
-import sys
 import threading
 import time
 import unittest
 from typing import Any, Dict, List, Optional, Set, Tuple
 
-from procs import PROC, client_threads, open_fds, process_stats
-from support import LONG, OPTIONS, scripted
+from procs import PROC, client_threads, open_fds, process_stats, rss_bytes
+from support import LONG, OPTIONS, server, text_of
 
 from mcp_client import (
     Client,
     Exited,
-    Spawn,
     State,
     start,
 )
 from mcp_client.errors import CallTimedOut, ClientBroken
-from mcp_client.protocol import CallToolResult, Text
+from mcp_client.protocol import CallToolResult
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-STRESS = os.path.join(HERE, "servers", "stress.py")
-
-_PROC = PROC
 NO_PROC = "needs Linux /proc (descriptors, children and RSS are read there)"
 
 #: How far past its deadline a call may end before it counts as wedged. Not a
@@ -45,12 +39,6 @@ WEDGE_SLACK = 2.0
 #: A timeout no call of test 2 may come near: waiting for it would be obvious.
 HELD_TIMEOUT = 60.0
 MIB = 1024 * 1024
-
-
-def text_of(result: CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, Text), block
-    return block.text
 
 
 def seed() -> int:
@@ -68,14 +56,6 @@ def children() -> Set[int]:
     return {pid for pid, fields in process_stats() if int(fields[1]) == me}
 
 
-def rss_bytes() -> int:
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024  # reported in kB
-    raise AssertionError("no VmRSS in /proc/self/status")
-
-
 def live_clients() -> int:
     return sum(1 for obj in gc.get_objects() if isinstance(obj, Client))
 
@@ -87,7 +67,7 @@ def join_all(threads: List[threading.Thread], deadline: float) -> List[str]:
     return [thread.name for thread in threads if thread.is_alive()]
 
 
-class ConcurrentCallsTest(unittest.TestCase):
+class ConcurrentCalls(unittest.TestCase):
     """16 callers share one client; each call has its own latency and timeout."""
 
     THREADS = 16
@@ -116,7 +96,7 @@ class ConcurrentCallsTest(unittest.TestCase):
                 with record:
                     outcomes.append((token, delay, timeout, time.monotonic() - began, outcome))
 
-        client = start(scripted("slow"), OPTIONS)
+        client = start(server("slow"), OPTIONS)
         try:
             threads = [threading.Thread(target=caller, args=(plan,), name="caller-%d" % n,
                                         daemon=True) for n, plan in enumerate(plans)]
@@ -161,7 +141,7 @@ class ConcurrentCallsTest(unittest.TestCase):
         self.assertEqual(evidence, Exited(-9))
 
 
-class DeathWithCallsInFlightTest(unittest.TestCase):
+class DeathWithCallsInFlight(unittest.TestCase):
     """50 calls are in flight when the server is killed: all end at once."""
 
     CALLS = 50
@@ -180,7 +160,7 @@ class DeathWithCallsInFlightTest(unittest.TestCase):
             with record:
                 outcomes[n] = (time.monotonic(), outcome)
 
-        client = start(Spawn(sys.executable, (STRESS, "hold")), OPTIONS)
+        client = start(server("stress", "hold"), OPTIONS)
         evidence: Optional[object] = None
         try:
             threads = [threading.Thread(target=caller, args=(n,), name="held-%d" % n,
@@ -222,8 +202,8 @@ class DeathWithCallsInFlightTest(unittest.TestCase):
         self.assertEqual(evidence, Exited(-9))
 
 
-@unittest.skipUnless(_PROC, NO_PROC)
-class ManyCyclesTest(unittest.TestCase):
+@unittest.skipUnless(PROC, NO_PROC)
+class ManyCycles(unittest.TestCase):
     """150 start/list/call/shutdown cycles leave nothing behind."""
 
     WARM_UP = 5
@@ -231,7 +211,7 @@ class ManyCyclesTest(unittest.TestCase):
     RSS_BOUND = 32 * MIB
 
     def cycle(self, n: int) -> None:
-        client = start(scripted("good"), OPTIONS)
+        client = start(server("good"), OPTIONS)
         try:
             self.assertEqual([tool.name for tool in client.list_tools()], ["echo", "echo_1"])
             self.assertEqual(text_of(client.call_tool("echo", {"cycle": n})), '{"cycle":%d}' % n)
@@ -259,7 +239,7 @@ class ManyCyclesTest(unittest.TestCase):
         self.assertLess(grown, self.RSS_BOUND, "RSS grew %.1f MiB" % (grown / MIB))
 
 
-class ManyClientsAtOnceTest(unittest.TestCase):
+class ManyClientsAtOnce(unittest.TestCase):
     """40 clients alive at once, each with its own server and reader."""
 
     CLIENTS = 40
@@ -273,7 +253,7 @@ class ManyClientsAtOnceTest(unittest.TestCase):
         def starter(count: int) -> None:
             for _ in range(count):
                 try:
-                    client = start(scripted("good"), OPTIONS)
+                    client = start(server("good"), OPTIONS)
                 except BaseException as e:  # judged below
                     with record:
                         errors.append(e)

@@ -6,15 +6,14 @@ import json
 import os
 import sys
 import tempfile
-import time
 import unittest
 
 from mcp_client import Exited, ProcessTransport, Spawn, start
 from mcp_client.errors import TransportFailed
-from mcp_client.protocol import Text
 from mcp_client.transport import SAFE_ENV_KEYS, child_environment
 
-from support import LONG, OPTIONS
+from servers import alive
+from support import OPTIONS, text_of, wait_until
 
 # A minimal well-behaved server whose one tool reports facts about its own process.
 _INTROSPECTIVE = r"""
@@ -42,17 +41,7 @@ _FORKING = _INTROSPECTIVE.replace(
 
 def _facts(spawn: Spawn, transport: ProcessTransport = None):  # type: ignore[assignment]
     with start(transport or spawn, OPTIONS) as client:
-        block = client.call_tool("facts", {}).content[0]
-        assert isinstance(block, Text)
-        return json.loads(block.text), client
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open("/proc/%d/stat" % pid) as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+        return json.loads(text_of(client.call_tool("facts", {}))), client
 
 
 class Environment(unittest.TestCase):
@@ -96,15 +85,11 @@ class ProcessGroups(unittest.TestCase):
     def test_grandchild_is_gone_after_shutdown(self) -> None:
         spawn = Spawn(sys.executable, ("-c", _FORKING))
         client = start(spawn, OPTIONS)
-        block = client.call_tool("facts", {}).content[0]
-        assert isinstance(block, Text)
-        grandchild = json.loads(block.text)["grandchild"]
-        self.assertTrue(_alive(grandchild))
+        grandchild = json.loads(text_of(client.call_tool("facts", {})))["grandchild"]
+        self.assertTrue(alive(grandchild))
         self.assertEqual(client.shutdown(), Exited(-9))
-        deadline = time.monotonic() + LONG
-        while _alive(grandchild) and time.monotonic() < deadline:
-            time.sleep(0.01)
-        self.assertFalse(_alive(grandchild), "the grandchild survived its group's retirement")
+        self.assertTrue(wait_until(lambda: not alive(grandchild)),
+                        "the grandchild survived its group's retirement")
 
 
 class Failures(unittest.TestCase):

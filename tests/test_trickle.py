@@ -14,16 +14,15 @@ client is shut down cleanly (the leak check of ``conftest.py`` applies).
 from __future__ import annotations
 
 import os
-import sys
 import time
 import unittest
 from typing import List
 
-from mcp_client import Exited, Options, Spawn, State, start
+from mcp_client import Exited, State, start
 
-from support import LONG
+from procs import rss_bytes
+from support import OPTIONS, server
 
-TRICKLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "servers", "trickle.py")
 #: How long the server trickles while memory is watched.
 SECONDS = 3.0
 MIB = 1024 * 1024
@@ -34,14 +33,6 @@ MAPPINGS_GROWTH_LIMIT = 2000
 #: The least the server must have written for the test to mean anything (the
 #: old client took ~100 KB in 3.5 s; the fixed one takes megabytes).
 MIN_TRICKLED = 50 * 1000
-
-
-def rss_bytes() -> int:
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    raise AssertionError("no VmRSS in /proc/self/status")
 
 
 def mappings() -> int:
@@ -61,8 +52,7 @@ def written_by(pid: int) -> int:
 @unittest.skipUnless(os.path.exists("/proc/self/maps"), "needs Linux /proc")
 class Trickle(unittest.TestCase):
     def test_a_trickled_line_keeps_memory_and_mappings_bounded(self) -> None:
-        options = Options(handshake_timeout=LONG, request_timeout=LONG, retire_timeout=LONG)
-        client = start(Spawn(sys.executable, (TRICKLE,)), options)
+        client = start(server("trickle"), OPTIONS)
         try:
             pid = client.pid
             assert pid is not None

@@ -17,7 +17,7 @@ from typing import Dict
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, HERE)
 
-from support import scripted  # noqa: E402
+from support import server, text_of  # noqa: E402
 
 from mcp_client import Options, start  # noqa: E402
 from mcp_client.errors import ClientInherited  # noqa: E402
@@ -42,7 +42,7 @@ def child_report(client: object) -> Dict[str, object]:
 
 
 def main() -> None:
-    client = start(scripted("good"), Options(retire_timeout=30.0))
+    client = start(server("good"), Options(retire_timeout=30.0))
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -62,7 +62,7 @@ def main() -> None:
     print(json.dumps({
         "child": child, "child_status": status, "child_seconds": child_seconds,
         "parent_state_after_child": state_after_child,
-        "parent_answer": answer.content[0].text,  # type: ignore[union-attr]
+        "parent_answer": text_of(answer),
         "parent_evidence": repr(evidence),
     }))
 

@@ -1,8 +1,13 @@
-"""Scripted MCP servers for the client's tests, and helpers to start them.
+"""MCP servers for the client's tests (standard library only); ``support.server`` starts them.
 
-Every behaviour is one run of ``scripted.py`` (standard library only)::
+Besides ``scripted.py``, whose catalogue is the rest of this docstring, the scripts here
+document their own behaviours: ``reliability.py``, ``diagnostics.py`` and ``stress.py``
+are each its correct server with one handler replaced, while ``trickle.py`` and the
+script ``jail_probe.py`` are servers of their own (the jail tests also run the harness
+in ``jail_harness.py``, and ``pipes.py`` drives any server on raw pipes). Each behaviour
+of ``scripted.py`` is one run of it::
 
-    [sys.executable, SCRIPT, BEHAVIOUR, *ARGS]      # == command(BEHAVIOUR, *ARGS)
+    support.server(BEHAVIOUR, *ARGS)      # [sys.executable, scripted.py, BEHAVIOUR, *ARGS]
 
 Each is the correct server below with one thing changed at one point. Unless
 noted, the server exits with status 0 when its stdin reaches EOF. Echo tools
@@ -45,18 +50,8 @@ server does; what the client is expected to do):
 from __future__ import annotations
 
 import os
-import sys
-from typing import List
 
-__all__ = ["SCRIPT", "command", "alive"]
-
-#: Absolute path of the script, so a command works from any working directory.
-SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripted.py")
-
-
-def command(behaviour: str, *args: str) -> List[str]:
-    """The argv that runs one behaviour under this interpreter."""
-    return [sys.executable, SCRIPT, behaviour, *args]
+__all__ = ["alive"]
 
 
 def alive(pid: int) -> bool:

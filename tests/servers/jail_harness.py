@@ -16,16 +16,18 @@ import threading
 import time
 from typing import Any, Dict
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))  # the repository
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [os.path.dirname(TESTS), TESTS]  # the repository, and the tests' helpers
 
-from mcp_client import Jail, ProcessTransport, Spawn, start  # noqa: E402
+from mcp_client import Jail, ProcessTransport, start  # noqa: E402
+
+from support import server, text_of  # noqa: E402
 
 
 def main() -> None:
     workdir = sys.argv[1]
     held: Dict[str, Any] = {}
-    spawn = Spawn(sys.executable, (os.path.join(HERE, "jail_probe.py"),))
+    spawn = server("jail_probe")
 
     def connect() -> None:
         held["client"] = start(ProcessTransport(spawn, jail=Jail(writable=(workdir,))))
@@ -35,7 +37,7 @@ def main() -> None:
     opener.join()  # that thread is gone now; the jail must not have gone with it
     client = held["client"]
     answer = client.call_tool("daemon", {"pidfile": os.path.join(workdir, "daemon.pid")})
-    daemon = json.loads(getattr(answer.content[0], "text"))["pid"]
+    daemon = json.loads(text_of(answer))["pid"]
     print(json.dumps({"bwrap": client.pid, "daemon": daemon}), flush=True)
     time.sleep(300)
 

@@ -92,16 +92,6 @@ class Pipe:
         self.notify("notifications/initialized")
         return response
 
-    def no_output_within(self, seconds: float) -> bool:
-        """True if nothing at all arrives on stdout for ``seconds`` (EOF counts as output)."""
-        if self._lines or self._eof:
-            return False
-        try:
-            self._fill(seconds)
-        except TimeoutError:
-            return True
-        return False
-
     def _fill(self, timeout: float) -> None:
         with selectors.DefaultSelector() as selector:
             selector.register(self._stdout_fd, selectors.EVENT_READ)
