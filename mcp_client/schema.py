@@ -264,6 +264,11 @@ def _declared_type(schema: Dict[str, JsonValue], depth: int) -> ParamType:
         declared = others[0]
     if declared == "array":
         return _array_type(schema.get("items"), depth)
+    return _simple(declared)
+
+
+def _simple(declared: JsonValue) -> "Union[Simple, Structured]":
+    """A declared ``type`` that is one simple kind, or why it is not one."""
     for kind in KINDS:
         if declared == kind:
             return Simple(kind)
@@ -445,12 +450,7 @@ class _OutputReader:
             return Array(self._type(schema.get("items"), depth + 1))
         if declared == "object":
             return self._nested(schema, depth)
-        for kind in KINDS:
-            if declared == kind:
-                return Simple(kind)
-        if declared is None:
-            return Structured("no type given")
-        return Structured("type %s" % _show(declared))
+        return _simple(declared)
 
     def _nested(self, schema: Dict[str, JsonValue], depth: int) -> ResultType:
         refusal = _object_refusal(schema)

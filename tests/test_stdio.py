@@ -88,6 +88,23 @@ def traceback_length(error: BaseException) -> int:
     return count
 
 
+
+def against_the_reference(case: unittest.TestCase, buffer: Buffer, chunks: List[bytes],
+                          limit: int = 8) -> None:
+    """Push ``chunks``; after each, every completed line (its ``\\r`` off) must
+    fit the cap, and the unfinished tail may hold one byte of slack."""
+    pending = b""
+    for chunk in chunks:
+        pieces = (pending + chunk).split(b"\n")
+        pending = pieces.pop()
+        lines = [piece[:-1] if piece.endswith(b"\r") else piece for piece in pieces]
+        if any(len(line) > limit for line in lines) or len(pending) > limit + 1:
+            refuses(case, buffer, [chunk], limit)
+            return
+        case.assertEqual(buffer.push(chunk), [line for line in lines if line.strip()])
+        case.assertEqual(buffer.pending_bytes, len(pending))
+
+
 class Frame(unittest.TestCase):
     def test_compact_json_and_one_newline(self) -> None:
         self.assertEqual(frame({"jsonrpc": "2.0", "id": 1, "method": "ping"}),
@@ -238,16 +255,8 @@ class Cap(unittest.TestCase):
     def test_any_chunks_against_a_capped_reference(self, chunks: List[bytes]) -> None:
         # The reference: after each chunk, every completed line (its "\r" off)
         # must fit the cap, and the unfinished tail may hold one byte of slack.
-        limit, buffer, pending = 8, Buffer(8), b""
-        for chunk in chunks:
-            pieces = (pending + chunk).split(b"\n")
-            pending = pieces.pop()
-            lines = [piece[:-1] if piece.endswith(b"\r") else piece for piece in pieces]
-            if any(len(line) > limit for line in lines) or len(pending) > limit + 1:
-                refuses(self, buffer, [chunk], limit)
-                return
-            self.assertEqual(buffer.push(chunk), [line for line in lines if line.strip()])
-            self.assertEqual(buffer.pending_bytes, len(pending))
+        against_the_reference(self, Buffer(8), chunks)
+
 
     def test_refusing_again_does_not_grow_the_traceback(self) -> None:
         buffer = Buffer(self.LIMIT)
@@ -293,15 +302,7 @@ class Pieces(unittest.TestCase):
     @given(st.lists(st.binary(max_size=12).map(lambda b: bytes(b"ab \r\n"[x % 5] for x in b)),
                     max_size=10), st.integers(1, 9))
     def test_the_cap_holds_for_any_keep_threshold(self, chunks: List[bytes], keep: int) -> None:
-        limit, buffer, pending = 8, Buffer(8, keep_from=keep), b""
-        for chunk in chunks:
-            pieces = (pending + chunk).split(b"\n")
-            pending = pieces.pop()
-            lines = [piece[:-1] if piece.endswith(b"\r") else piece for piece in pieces]
-            if any(len(line) > limit for line in lines) or len(pending) > limit + 1:
-                refuses(self, buffer, [chunk], limit)
-                return
-            self.assertEqual(buffer.push(chunk), [line for line in lines if line.strip()])
+        against_the_reference(self, Buffer(8, keep_from=keep), chunks)
 
     def held_while_pushing(self, chunks: List[bytes]) -> int:
         """Bytes Python allocated, and still holds, while ``chunks`` were pushed
