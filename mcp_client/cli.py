@@ -34,7 +34,9 @@ first).
 Jail options (see :mod:`mcp_client.jail`): ``--jail`` runs the server inside
 bubblewrap -- no network, the filesystem read-only, credential places under
 ``$HOME`` hidden, a private ``/tmp``; without bwrap it fails (exit 3) rather
-than run the server bare. With it: ``--allow-write DIR`` (repeatable),
+than run the server bare. With it: ``--allow-read DIR`` (repeatable; shows
+a path the jail would cover, such as one under ``/tmp``, read-only),
+``--allow-write DIR`` (repeatable),
 ``--allow-net``, ``--hide PATH`` (repeatable; added to the default list),
 ``--memory BYTES`` (``512M``, ``2G``: an address-space limit per process),
 ``--cpu-seconds N`` and ``--max-processes N``. Any of them without ``--jail``
@@ -281,6 +283,9 @@ def _jail_arguments(parser: argparse.ArgumentParser) -> None:
     jail.add_argument("--jail", action="store_true",
                       help="run the server in a jail: no network, read-only filesystem, "
                       "credentials hidden, private /tmp")
+    jail.add_argument("--allow-read", action="append", default=[], metavar="DIR",
+                      help="show DIR read-only even where the jail covers it (under /tmp); "
+                      "repeatable")
     jail.add_argument("--allow-write", action="append", default=[], metavar="DIR",
                       help="let the jailed server write under DIR; repeatable")
     jail.add_argument("--allow-net", action="store_true", help="let the jailed server use the network")
@@ -312,7 +317,8 @@ def count_argument(text: str) -> int:
 
 def _jail(parsed: argparse.Namespace) -> Optional[Jail]:
     given = [flag for flag, value in (
-        ("--allow-write", parsed.allow_write), ("--allow-net", parsed.allow_net),
+        ("--allow-read", parsed.allow_read), ("--allow-write", parsed.allow_write),
+        ("--allow-net", parsed.allow_net),
         ("--hide", parsed.hide), ("--memory", parsed.memory),
         ("--cpu-seconds", parsed.cpu_seconds), ("--max-processes", parsed.max_processes)) if value]
     if not parsed.jail:
@@ -321,6 +327,7 @@ def _jail(parsed: argparse.Namespace) -> Optional[Jail]:
         return None
     try:
         return Jail(network=parsed.allow_net,
+                    readable=tuple(os.path.abspath(path) for path in parsed.allow_read),
                     writable=tuple(os.path.abspath(path) for path in parsed.allow_write),
                     hidden=DEFAULT_HIDDEN + tuple(os.path.abspath(path) for path in parsed.hide),
                     memory_bytes=parsed.memory, cpu_seconds=parsed.cpu_seconds,

@@ -14,7 +14,9 @@ The jail, from outside in:
 * **Filesystem**: the host's ``/`` read-only; a new ``/proc``; a minimal
   read-only ``/dev`` with a private ``/dev/shm``; a private, empty ``/tmp``
   (both tmpfs capped at ``memory_bytes`` when it is set, so a tmpfs is no way
-  around it); each ``writable`` path bound read-write; each ``hidden`` path
+  around it); each ``readable`` path bound read-only over that (for a server
+  whose code lives under ``/tmp``: a CI checkout, a virtualenv made there);
+  each ``writable`` path bound read-write; each ``hidden`` path
   covered -- a directory by an empty read-only one, a file by ``/dev/null``
   (it reads empty; writes to it vanish).
   Later entries win: a hidden path inside a writable one stays hidden.
@@ -98,11 +100,14 @@ _HOSTNAME = "jail"
 class Jail:
     """What a jailed server may reach; every default is the safe one.
 
-    ``writable`` and ``hidden`` take absolute paths or ``~/...`` (a home); limits
+    ``readable``, ``writable`` and ``hidden`` take absolute paths or ``~/...`` (a
+    home); ``readable`` matters only where the jail would otherwise cover a path
+    (its private ``/tmp``, a hidden one): everything else is readable already. Limits
     are positive integers or ``None`` for no limit. See the module docstring.
     """
 
     network: bool = False
+    readable: Tuple[str, ...] = ()
     writable: Tuple[str, ...] = ()
     hidden: Tuple[str, ...] = DEFAULT_HIDDEN
     memory_bytes: Optional[int] = None
@@ -114,7 +119,7 @@ class Jail:
     def __post_init__(self) -> None:
         if not isinstance(self.network, bool):
             raise TypeError("Jail.network must be a bool, not %r" % (self.network,))
-        for name in ("writable", "hidden"):  # frozen: the tuple is made once, here
+        for name in ("readable", "writable", "hidden"):  # frozen: the tuples are made once, here
             object.__setattr__(self, name, _paths(name, getattr(self, name)))
         for name in _LIMIT_FIELDS:
             _check_limit(name, getattr(self, name))
@@ -205,7 +210,7 @@ def expand(path: str, homes: Sequence[str]) -> Tuple[str, ...]:
 def paths_to_probe(jail: Jail, homes: Sequence[str]) -> Tuple[str, ...]:
     """Every path whose real path and kind :func:`plan` will ask :class:`Host` for."""
     found: List[str] = []
-    for path in jail.writable:
+    for path in jail.readable + jail.writable:
         found += expand(path, homes[:1])
     for path in jail.hidden:
         found += expand(path, homes)
@@ -269,9 +274,11 @@ _SHOWS_HOST = ("host", "bind")
 def _mounts(jail: Jail, host: Host) -> List[Mount]:
     mounts: List[Mount] = [("host", "/"), ("dev", "/dev"), ("tmpfs", "/dev/shm"),
                            ("remount-ro", "/dev"), ("proc", "/proc"), ("tmpfs", "/tmp")]
+    for path in jail.readable:
+        mounts += [("host", real) for real in _present(path, host, "readable")]
     for path in jail.writable:
-        mounts += [("bind", real) for real in _writable(path, host)]
-    for path in jail.hidden:  # after the writable ones: hiding wins
+        mounts += [("bind", real) for real in _present(path, host, "writable")]
+    for path in jail.hidden:  # after the others: hiding wins
         for probed in expand(path, host.homes):
             real, kind = host.paths.get(probed, (probed, MISSING))
             if kind == MISSING or not _visible(real, mounts):
@@ -281,11 +288,11 @@ def _mounts(jail: Jail, host: Host) -> List[Mount]:
     return mounts
 
 
-def _writable(path: str, host: Host) -> List[str]:
+def _present(path: str, host: Host, how: str) -> List[str]:
     found = [host.paths.get(p, (p, MISSING)) for p in expand(path, host.homes[:1])]
     present = [real for real, kind in found if kind != MISSING]
     if not present:
-        raise TransportFailed("the jail cannot bind %s writable: it does not exist" % path)
+        raise TransportFailed("the jail cannot bind %s %s: it does not exist" % (path, how))
     return present
 
 
@@ -312,7 +319,8 @@ def _require_visible(mounts: Sequence[Mount], spawn: "Spawn", host: Host) -> Non
         if not _visible(path, mounts):
             raise TransportFailed(
                 "%s, %s, would not be visible in the jail (/tmp is private and hidden paths "
-                "are empty; a writable path is bound as it is)" % (what, path))
+                "are empty; name it in Jail.readable, or --allow-read, to show it read-only)"
+                % (what, path))
 
 
 def _mount_args(mounts: Sequence[Mount], size: Optional[int]) -> List[str]:

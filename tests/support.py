@@ -9,7 +9,7 @@ import sys
 import time
 from typing import Any, Callable, Dict, List, Optional, Union
 
-from mcp_client import ChannelTransport, Options, Spawn
+from mcp_client import ChannelTransport, Jail, Options, Spawn
 from mcp_client.jsonvalue import JsonValue
 from mcp_client.protocol import CallToolResult, Text
 from mcp_client.transport import ChannelPeer
@@ -135,3 +135,25 @@ def same(a: Any, b: Any) -> bool:
     if type(a) is dict:
         return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
     return bool(a == b)
+
+
+# ----------------------------------------------------------------------------- jails
+
+#: What a jailed test server needs that a jail's private /tmp would cover: the
+#: checkout (its scripts) and this interpreter, when a CI run puts them there.
+JAIL_READABLE = tuple(dict.fromkeys(
+    path for path in map(os.path.realpath, (
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))), sys.prefix,
+        sys.base_prefix, os.path.dirname(sys.executable)))
+    if path == "/tmp" or path.startswith("/tmp/")))
+
+
+def jail_for_tests(**fields: Any) -> Jail:
+    """``Jail(**fields)``, showing :data:`JAIL_READABLE` too (nothing, outside /tmp)."""
+    fields["readable"] = JAIL_READABLE + tuple(fields.get("readable", ()))
+    return Jail(**fields)
+
+
+def jail_read_flags() -> List[str]:
+    """The CLI's ``--allow-read`` flags for :data:`JAIL_READABLE`."""
+    return [flag for path in JAIL_READABLE for flag in ("--allow-read", path)]

@@ -37,7 +37,10 @@ from mcp_client import (
 from mcp_client.errors import CallTimedOut, TransportFailed, Unavailable
 
 from servers import alive
-from support import LONG, OPTIONS, SHORT, server, server_argv, text_of, wait_until
+from support import (
+    JAIL_READABLE, LONG, OPTIONS, SHORT, jail_for_tests, jail_read_flags, server, server_argv,
+    text_of, wait_until,
+)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -141,14 +144,14 @@ class JailCase(unittest.TestCase):
 @skip_without_jail
 class Basics(JailCase):
     def test_the_demo_server_works_jailed_and_retirement_is_sigkill(self) -> None:
-        client = self.jailed(Jail(), Spawn(sys.executable, (demo_server.__file__,)))
+        client = self.jailed(jail_for_tests(), Spawn(sys.executable, (demo_server.__file__,)))
         self.assertEqual(client.initialize_result.server_info.name, "mcp-client-demo")
         self.assertEqual(text_of(client.call_tool("add", {"a": 2, "b": 3})), "5")
         self.assertTrue(any(t.name == "mcp-jail-%d" % client.pid for t in threading.enumerate()))
         self.assertEqual(client.shutdown(), Exited(-9))
 
     def test_inside_no_capability_a_filter_and_namespaces_of_its_own(self) -> None:
-        client = self.jailed(Jail())
+        client = self.jailed(jail_for_tests())
         status = self.probe(client, "status")
         self.assertEqual(int(status["CapEff"], 16), 0)
         self.assertEqual(status["Seccomp"], "2")
@@ -161,14 +164,14 @@ class Basics(JailCase):
         # bwrap holds the stdout pipe until it has exited, after the init and the
         # whole namespace: the client's EOF can never race a SIGKILL past bwrap's exit.
         for code in (7, 0, 3, 7):
-            client = self.jailed(Jail())
+            client = self.jailed(jail_for_tests())
             with self.assertRaises(Unavailable):
                 client.call_tool("exit", {"code": code})
             self.assertEqual(client.shutdown(), Exited(code))
 
     def test_a_server_that_closes_stdout_but_lives_is_seen_at_the_deadline(self) -> None:
         # The price of exact evidence: bwrap's copy of stdout keeps it open.
-        client = self.jailed(Jail(), server("close_stdout"))
+        client = self.jailed(jail_for_tests(), server("close_stdout"))
         with self.assertRaises(CallTimedOut):
             client.call_tool("echo", {}, timeout=SHORT)
         self.assertEqual(client.shutdown(), Exited(-9))
@@ -177,13 +180,13 @@ class Basics(JailCase):
         for executable in ("/nonexistent/server", "no-such-mcp-server-anywhere"):
             with self.assertRaisesRegex(
                     TransportFailed, "cannot start %s in the jail: .*No such file" % executable):
-                start(ProcessTransport(Spawn(executable), jail=Jail()), OPTIONS)
+                start(ProcessTransport(Spawn(executable), jail=jail_for_tests()), OPTIONS)
 
     def test_started_from_a_thread_that_then_ends(self) -> None:
         # bwrap's --die-with-parent would kill the jail here: PR_SET_PDEATHSIG fires
         # when the *thread* that forked bwrap ends. The lifeline is process-wide.
         held: List[Client] = []
-        opener = threading.Thread(target=lambda: held.append(self.jailed(Jail())))
+        opener = threading.Thread(target=lambda: held.append(self.jailed(jail_for_tests())))
         opener.start()
         opener.join()
         time.sleep(0.2)
@@ -206,17 +209,17 @@ class Filesystem(JailCase):
         with open(os.path.join(home, ".netrc"), "w") as stream:
             stream.write("machine example.com password hunter2")
         spawn = server("jail_probe", env={"HOME": home})
-        client = self.jailed(Jail(), spawn)
+        client = self.jailed(jail_for_tests(), spawn)
         self.assertIn("No such file", self.probe(client, "read", path=secret)["error"])
         netrc = self.probe(client, "read", path=os.path.join(home, ".netrc"))
         self.assertEqual(netrc, {"ok": True, "text": ""}, "a hidden file reads empty")
         # The control: the same file, not hidden, is readable -- the test proves the hiding.
-        open_client = self.jailed(Jail(hidden=()), spawn)
+        open_client = self.jailed(jail_for_tests(hidden=()), spawn)
         self.assertEqual(self.probe(open_client, "read", path=secret)["text"], "PRIVATE KEY")
 
     def test_writes_land_only_inside_writable(self) -> None:
         inside, outside = self.visible_dir(), self.visible_dir()
-        client = self.jailed(Jail(writable=(inside,)))
+        client = self.jailed(jail_for_tests(writable=(inside,)))
         self.assertTrue(self.probe(client, "write", path=os.path.join(inside, "out.txt"),
                                    text="made in the jail")["ok"])
         with open(os.path.join(inside, "out.txt")) as stream:
@@ -229,7 +232,7 @@ class Filesystem(JailCase):
 
     def test_tmp_is_private_and_empty(self) -> None:
         name = "/tmp/mcp-jail-test-%d" % os.getpid()
-        client = self.jailed(Jail())
+        client = self.jailed(jail_for_tests())
         self.assertTrue(self.probe(client, "write", path=name, text="private")["ok"])
         self.assertEqual(self.probe(client, "read", path=name)["text"], "private")
         self.assertFalse(os.path.exists(name), "the jail's /tmp is not ours")
@@ -239,7 +242,7 @@ class Filesystem(JailCase):
         os.mkdir(os.path.join(work, "keys"))
         with open(os.path.join(work, "keys", "k"), "w") as stream:
             stream.write("key")
-        client = self.jailed(Jail(writable=(work,), hidden=(os.path.join(work, "keys"),)))
+        client = self.jailed(jail_for_tests(writable=(work,), hidden=(os.path.join(work, "keys"),)))
         self.assertFalse(self.probe(client, "read", path=os.path.join(work, "keys", "k"))["ok"])
         self.assertTrue(self.probe(client, "write", path=os.path.join(work, "w"), text="x")["ok"])
 
@@ -252,9 +255,9 @@ class Network(JailCase):
     def test_no_tcp_even_to_loopback_unless_network_is_true(self) -> None:
         with socket.create_server(("127.0.0.1", 0)) as listener:
             port = listener.getsockname()[1]
-            refused = self.probe(self.jailed(Jail()), "tcp", port=port)
+            refused = self.probe(self.jailed(jail_for_tests()), "tcp", port=port)
             self.assertIn("ConnectionRefusedError", refused["error"])
-            self.assertEqual(self.probe(self.jailed(Jail(network=True)), "tcp", port=port),
+            self.assertEqual(self.probe(self.jailed(jail_for_tests(network=True)), "tcp", port=port),
                              {"ok": True})
             listener.settimeout(LONG)
             listener.accept()[0].close()  # the one that got through
@@ -266,13 +269,13 @@ class Network(JailCase):
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
             listener.bind(path)
             listener.listen(4)
-            refused = self.probe(self.jailed(Jail()), "unix", path=path)
+            refused = self.probe(self.jailed(jail_for_tests()), "unix", path=path)
             self.assertIn("Operation not permitted", refused["error"])
-            self.assertEqual(self.probe(self.jailed(Jail(network=True)), "unix", path=path),
+            self.assertEqual(self.probe(self.jailed(jail_for_tests(network=True)), "unix", path=path),
                              {"ok": True})
 
     def test_no_new_user_namespaces(self) -> None:
-        client = self.jailed(Jail(network=True))
+        client = self.jailed(jail_for_tests(network=True))
         self.assertEqual(self.probe(client, "userns"),
                          {"ok": False, "error": "Operation not permitted"})
 
@@ -284,7 +287,7 @@ class Network(JailCase):
 class Lifetime(JailCase):
     def test_a_setsid_daemon_dies_with_retirement(self) -> None:
         work = self.visible_dir()
-        client = self.jailed(Jail(writable=(work,)))
+        client = self.jailed(jail_for_tests(writable=(work,)))
         pidfile = os.path.join(work, "daemon.pid")
         inner = self.probe(client, "daemon", pidfile=pidfile)["pid"]
         with open(pidfile) as stream:
@@ -331,7 +334,7 @@ class Lifetime(JailCase):
 @skip_without_jail
 class Limits(JailCase):
     def test_the_rlimits_are_set_on_the_server(self) -> None:
-        client = self.jailed(Jail(memory_bytes=1 << 30, cpu_seconds=100, max_open_files=64,
+        client = self.jailed(jail_for_tests(memory_bytes=1 << 30, cpu_seconds=100, max_open_files=64,
                                   file_size_bytes=MIB))
         self.assertEqual(self.probe(client, "status")["limits"], {
             "RLIMIT_AS": 1 << 30, "RLIMIT_CPU": 100, "RLIMIT_NOFILE": 64, "RLIMIT_FSIZE": MIB,
@@ -339,13 +342,13 @@ class Limits(JailCase):
 
     def test_a_memory_hog_dies_and_the_harness_carries_on(self) -> None:
         log = os.path.join(self.visible_dir(), "stderr.log")
-        client = self.jailed(Jail(memory_bytes=256 * MIB), stderr=log)
+        client = self.jailed(jail_for_tests(memory_bytes=256 * MIB), stderr=log)
         with self.assertRaises(Unavailable):
             client.call_tool("hog", {"bytes": 1024 * MIB})
         self.assertEqual(client.shutdown(), Exited(1), "it died by itself, of its MemoryError")
         with open(log) as stream:
             self.assertIn("MemoryError", stream.read())
-        self.assertTrue(self.probe(self.jailed(Jail(memory_bytes=256 * MIB)), "thread")["ok"])
+        self.assertTrue(self.probe(self.jailed(jail_for_tests(memory_bytes=256 * MIB)), "thread")["ok"])
 
     def test_a_fork_bomb_stays_at_max_processes(self) -> None:
         try:  # root with a cgroup v1 pids hierarchy (CI), or a delegated cgroup v2 subtree
@@ -353,7 +356,7 @@ class Limits(JailCase):
         except TransportFailed as e:
             self.skipTest("no pids cgroup can be made here, so max_processes is refused "
                           "(a test below proves that): %s" % e)
-        client = self.jailed(Jail(max_processes=8))
+        client = self.jailed(jail_for_tests(max_processes=8))
         (group,) = our_cgroups()
         with open(os.path.join(group, "pids.max")) as stream:
             self.assertEqual(stream.read().strip(), "9", "8 for the server, 1 for the init")
@@ -364,14 +367,14 @@ class Limits(JailCase):
             self.assertLessEqual(int(stream.read()), 9)
         client.ping()  # the server still answers, and the harness still works:
         self.assertEqual(subprocess.run(["true"]).returncode, 0)
-        self.assertTrue(self.probe(self.jailed(Jail()), "thread")["ok"])
+        self.assertTrue(self.probe(self.jailed(jail_for_tests()), "thread")["ok"])
         namespace = jail_namespace(client.pid or 0)
         self.assertEqual(client.shutdown(), Exited(-9))
         self.assertTrue(wait_until(lambda: not jail_members(namespace)))
         self.assertTrue(wait_until(lambda: not os.path.exists(group)), "the cgroup was removed")
 
     def test_cpu_seconds_ends_a_spinning_server(self) -> None:
-        client = self.jailed(Jail(cpu_seconds=1))
+        client = self.jailed(jail_for_tests(cpu_seconds=1))
         with self.assertRaises(Unavailable):
             client.call_tool("spin", {})
         self.assertEqual(client.shutdown(), Exited(128 + signal.SIGKILL),
@@ -381,7 +384,7 @@ class Limits(JailCase):
         # The init restores SIGXFSZ's default for the server's exec, but Python
         # ignores it again at startup: a Python server meets EFBIG (another would die).
         work = self.visible_dir()
-        client = self.jailed(Jail(writable=(work,), file_size_bytes=1000))
+        client = self.jailed(jail_for_tests(writable=(work,), file_size_bytes=1000))
         big = os.path.join(work, "big")
         refused = self.probe(client, "write", path=big, text="x" * 5000)
         self.assertIn("File too large", refused["error"])
@@ -398,12 +401,12 @@ class NeverSilentlyUnjailed(JailCase):
         empty = self.visible_dir()
         with mock.patch.dict(os.environ, {"PATH": empty}):
             with self.assertRaisesRegex(TransportFailed, "bubblewrap.*apt-get install bubblewrap"):
-                start(ProcessTransport(server("jail_probe"), jail=Jail()), OPTIONS)
+                start(ProcessTransport(server("jail_probe"), jail=jail_for_tests()), OPTIONS)
 
     def test_a_limit_this_machine_cannot_enforce(self) -> None:
         with mock.patch.object(jailer, "_cgroup_mounts", lambda: {}):
             with self.assertRaisesRegex(TransportFailed, "pids cgroup.*max_processes"):
-                start(ProcessTransport(server("jail_probe"), jail=Jail(max_processes=4)),
+                start(ProcessTransport(server("jail_probe"), jail=jail_for_tests(max_processes=4)),
                       OPTIONS)
 
     def test_user_namespaces_off(self) -> None:
@@ -416,12 +419,14 @@ class NeverSilentlyUnjailed(JailCase):
         script = ("import sys; sys.path.insert(0, %r)\n"
                   "from mcp_client import Jail, ProcessTransport, Spawn, TransportFailed, start\n"
                   "try:\n"
-                  "    start(ProcessTransport(%r, jail=Jail()))\n"
+                  "    start(ProcessTransport(%r, jail=Jail(readable=%r)))\n"
                   "except TransportFailed as e:\n"
-                  "    print('TransportFailed:', e)\n" % (REPO, server("jail_probe")))
+                  "    print('TransportFailed:', e)\n"
+                  % (REPO, server("jail_probe"), JAIL_READABLE))
+        shown = [arg for path in JAIL_READABLE for arg in ("--ro-bind", path, path)]
         done = subprocess.run([bwrap, "--unshare-user", "--disable-userns", "--unshare-pid",
                                "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                               "--tmpfs", "/tmp", "--", sys.executable, "-c", script],
+                               "--tmpfs", "/tmp", *shown, "--", sys.executable, "-c", script],
                               capture_output=True, text=True, timeout=120)
         self.assertIn("TransportFailed: bubblewrap could not build the jail", done.stdout,
                       done.stderr)
@@ -449,7 +454,7 @@ def require(module: str) -> None:
 class RealServers(JailCase):
     def test_mcp_server_time(self) -> None:
         require("mcp_server_time")
-        client = self.jailed(Jail(), Spawn(sys.executable, ("-m", "mcp_server_time",
+        client = self.jailed(jail_for_tests(), Spawn(sys.executable, ("-m", "mcp_server_time",
                                                             "--local-timezone", "UTC")))
         self.assertIn("get_current_time", [tool.name for tool in client.list_tools()])
         result = client.call_tool("get_current_time", {"timezone": "Asia/Tokyo"})
@@ -466,12 +471,12 @@ class RealServers(JailCase):
         with open(os.path.join(repo, "notes.txt"), "w") as stream:
             stream.write("written outside the jail\n")
         spawn = Spawn(sys.executable, ("-m", "mcp_server_git", "--repository", repo), env=GIT_ENV)
-        reader = self.jailed(Jail(), spawn)  # read-only: it can look, not commit
+        reader = self.jailed(jail_for_tests(), spawn)  # read-only: it can look, not commit
         self.assertIn("First, outside", self.call_text(reader, "git_log", repo_path=repo))
         self.assertIn("notes.txt", self.call_text(reader, "git_status", repo_path=repo))
         self.assertTrue(reader.call_tool("git_add", {"repo_path": repo, "files": ["notes.txt"]})
                         .is_error)
-        writer = self.jailed(Jail(writable=(repo,)), spawn)
+        writer = self.jailed(jail_for_tests(writable=(repo,)), spawn)
         self.call_text(writer, "git_add", repo_path=repo, files=["notes.txt"])
         self.call_text(writer, "git_commit", repo_path=repo, message="Second, from the jail")
         log = subprocess.run(["git", "log", "-1", "--format=%an|%s"], cwd=repo, env=env,
@@ -491,17 +496,19 @@ class RealServers(JailCase):
 class CommandLine(unittest.TestCase):
     def test_the_flags_make_a_jail(self) -> None:
         settings = cli.parse_arguments([
-            "--jail", "--allow-write", "/srv/a", "--allow-write", "/srv/b", "--allow-net",
+            "--jail", "--allow-read", "/srv/r", "--allow-write", "/srv/a", "--allow-write",
+            "/srv/b", "--allow-net",
             "--hide", "/srv/secret", "--memory", "512M", "--cpu-seconds", "30",
             "--max-processes", "64", "--", "server"])
         self.assertEqual(settings.jail, Jail(
-            network=True, writable=("/srv/a", "/srv/b"), hidden=DEFAULT_HIDDEN + ("/srv/secret",),
+            network=True, readable=("/srv/r",), writable=("/srv/a", "/srv/b"), hidden=DEFAULT_HIDDEN + ("/srv/secret",),
             memory_bytes=512 * MIB, cpu_seconds=30, max_processes=64))
         self.assertEqual(cli.parse_arguments(["--jail"]).jail, Jail())
         self.assertIsNone(cli.parse_arguments([]).jail)
 
     def test_a_jail_flag_without_jail_is_a_usage_error(self) -> None:
-        for flags in (["--allow-net"], ["--memory", "1G"], ["--allow-write", "/srv"]):
+        for flags in (["--allow-net"], ["--memory", "1G"], ["--allow-write", "/srv"],
+                      ["--allow-read", "/srv"]):
             with self.assertRaisesRegex(cli.UsageError, "needs --jail"):
                 cli.parse_arguments(flags)
         for flags in (["--jail", "--memory", "lots"], ["--jail", "--max-processes", "0"],
@@ -514,7 +521,8 @@ class CommandLine(unittest.TestCase):
     @skip_without_jail
     def test_the_demo_server_jailed_from_the_command_line(self) -> None:
         out, err = io.StringIO(), io.StringIO()
-        code = cli.run(cli.parse_arguments(["--jail", "--memory", "1G", "--json"]), out, err)
+        code = cli.run(cli.parse_arguments(["--jail", *jail_read_flags(), "--memory", "1G",
+                                            "--json"]), out, err)
         self.assertEqual(code, 0, err.getvalue())
         report = json.loads(out.getvalue())
         self.assertEqual(report["server"]["name"], "mcp-client-demo")

@@ -148,6 +148,29 @@ class Filesystem(unittest.TestCase):
         self.assertGreater(index_of(options, "--bind", "/srv/out", "/srv/out"), tmp)
         self.assertGreater(index_of(options, "--bind", "/tmp/work", "/tmp/work"), tmp)
 
+    def test_readable_paths_show_what_the_private_tmp_covers_read_only(self) -> None:
+        paths = {"/tmp/ci/repo": ("/tmp/ci/repo", DIR)}
+        spawn = Spawn("/tmp/ci/repo/server", ())
+        with self.assertRaisesRegex(TransportFailed, "would not be visible.*Jail.readable"):
+            make(Jail(hidden=()), spawn=spawn, machine=host(paths))
+        jail = Jail(readable=("/tmp/ci/repo",), hidden=())
+        self.assertEqual(paths_to_probe(jail, ("/home/u",)), ("/tmp/ci/repo",))
+        options, _, _, _ = split(make(jail, spawn=spawn, machine=host(paths)).argv)
+        shown = index_of(options, "--ro-bind", "/tmp/ci/repo", "/tmp/ci/repo")
+        self.assertGreater(shown, index_of(options, "--tmpfs", "/tmp"))
+        self.assertNotIn("/tmp/ci/repo", pairs(options, "--bind"))  # read-only, never writable
+
+    def test_a_hidden_path_inside_a_readable_one_stays_hidden(self) -> None:
+        paths = {"/srv/app": ("/srv/app", DIR), "/srv/app/keys": ("/srv/app/keys", DIR)}
+        jail = Jail(readable=("/srv/app",), hidden=("/srv/app/keys",))
+        options, _, _, _ = split(make(jail, machine=host(paths)).argv)
+        self.assertGreater(index_of(options, "--tmpfs", "/srv/app/keys"),
+                           index_of(options, "--ro-bind", "/srv/app", "/srv/app"))
+
+    def test_a_missing_readable_path_is_refused(self) -> None:
+        with self.assertRaisesRegex(TransportFailed, "cannot bind /srv/none readable"):
+            make(Jail(readable=("/srv/none",)), machine=host({"/srv/none": ("/srv/none", MISSING)}))
+
     def test_a_writable_tilde_path_is_the_servers_home(self) -> None:
         paths = {"/home/u/work": ("/home/u/work", DIR), "/root/work": ("/root/work", DIR)}
         machine = host(paths, homes=("/home/u", "/root"))

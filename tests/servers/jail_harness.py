@@ -19,9 +19,9 @@ from typing import Any, Dict
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [os.path.dirname(TESTS), TESTS]  # the repository, and the tests' helpers
 
-from mcp_client import Jail, ProcessTransport, start  # noqa: E402
+from mcp_client import ProcessTransport, start  # noqa: E402
 
-from support import server, text_of  # noqa: E402
+from support import jail_for_tests, server, text_of  # noqa: E402
 
 
 def main() -> None:
@@ -30,7 +30,8 @@ def main() -> None:
     spawn = server("jail_probe")
 
     def connect() -> None:
-        held["client"] = start(ProcessTransport(spawn, jail=Jail(writable=(workdir,))))
+        jail = jail_for_tests(writable=(workdir,))
+        held["client"] = start(ProcessTransport(spawn, jail=jail))
 
     opener = threading.Thread(target=connect)
     opener.start()
