@@ -208,8 +208,10 @@ class Requests:
         try:
             now = time.monotonic()
             with self._host._lock:
-                due = self.calls.take_due(now) if self.timer.claim(shot) else []
-                if due:
+                if not self.timer.claim(shot):
+                    return  # superseded or cancelled while firing
+                due = self.calls.take_due(now)
+                if self.calls:  # re-armed for what is left, whether or not any was due
                     self.timer.arm(self.calls.earliest())
             self._timed_out(due)
         except Exception:  # a death path like any other: never leave callers hanging

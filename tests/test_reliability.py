@@ -16,7 +16,7 @@ import time
 import unittest
 from typing import Any, Dict, List
 
-from support import LONG, OPTIONS, SHORT, server, text_of
+from support import LONG, OPTIONS, SHORT, server, text_of, wait_until
 
 from mcp_client import (
     Exited,
@@ -117,7 +117,7 @@ class InterruptStorm(SignalCase):
 
     def test_the_client_survives_a_storm(self) -> None:
         client = start(server("good"), OPTIONS)
-        interrupted = self.storm(client, seconds=2.0)
+        interrupted = self.storm(client, seconds=2.0, large_every=7)
         self.assertGreater(interrupted, 100, "the storm must actually have hit")
         try:
             result = client.call_tool("echo", {"after": "storm"}, timeout=LONG)
@@ -128,7 +128,20 @@ class InterruptStorm(SignalCase):
             self.assertEqual(text_of(result), '{"after":"storm"}')
         self.assertIsInstance(client.shutdown(timeout=LONG), Exited)
 
-    def storm(self, client: Any, seconds: float) -> int:
+    def test_small_frames_only_a_storm_changes_nothing(self) -> None:
+        # Only a frame cut short may break the client; with frames a pipe takes
+        # whole, an exception every millisecond leaves it as it was.
+        client = start(server("good"), OPTIONS)
+        self.assertGreater(self.storm(client, seconds=1.5, large_every=0), 100)
+        self.assertEqual(text_of(client.call_tool("echo", {"after": "storm"}, timeout=LONG)),
+                         '{"after":"storm"}')
+        self.assertIs(client.state, State.READY)
+        # An interrupted call leaves the table at once, or -- if the storm hits its
+        # handler too -- at its deadline (2 s), when the timer collects it.
+        self.assertTrue(wait_until(lambda: client.in_flight == 0))
+        self.assertEqual(client.shutdown(timeout=LONG), Exited(-9))
+
+    def storm(self, client: Any, seconds: float, large_every: int) -> int:
         interrupted = 0
         stop_at = time.monotonic() + seconds
         ARMED[0] = False
@@ -137,7 +150,8 @@ class InterruptStorm(SignalCase):
             for turn in range(10 ** 9):
                 if time.monotonic() > stop_at:
                     break
-                blob = "y" * (64 * 1024 if turn % 7 == 0 else 10)
+                large = large_every and turn % large_every == 0
+                blob = "y" * (64 * 1024 if large else 10)
                 try:
                     try:
                         ARMED[0] = True
