@@ -11,6 +11,8 @@ parts, each in a module of its own:
 * :mod:`~mcp_client._reader` -- the reader thread: settles answers, answers the
   server's requests (:mod:`._answers`), drains a captured stderr, and
   completes every retirement.
+* :mod:`~mcp_client._connect` -- the steps of ``connect``: open, take custody,
+  start the reader, handshake.
 * :mod:`~mcp_client._custody` -- the retirement's evidence, recorded once;
   :mod:`~mcp_client._census` -- the active clients, and what ``fork`` changes.
 
@@ -38,14 +40,14 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Tuple, Union
 
-from . import _threads, protocol
+from . import _connect, _threads, protocol
 from ._census import ACTIVE, FORKS
 from ._custody import Custody
 from ._reader import Reader
 from ._requests import Requests, decoded
 from ._state import ENDED, TRANSITIONS, State
 from ._version import __version__
-from .capture import Capture, CaptureTarget, open_capture
+from .capture import Capture, CaptureTarget
 from .errors import (
     CallTimedOut,
     ClientBroken,
@@ -53,7 +55,6 @@ from .errors import (
     ClientError,
     ClientInherited,
     CleanupUnconfirmed,
-    ForeignVersionFault,
     HandshakeFailed,
     ProtocolFault,
     ResultMalformed,
@@ -62,18 +63,13 @@ from .errors import (
     RetirementUnconfirmed,
     ServerError,
     StartError,
-    StderrTail,
     TooManyPages,
     ToolsNotDeclared,
     TransportFailed,
     Unavailable,
     VersionUnsupported,
-    WriteFailed,
-    WriteStalled,
 )
-from .jsonrpc import notification
 from .protocol import CallToolResult, ClientInfo, InitializeResult, ToolDescriptor
-from .stdio import frame
 from .tail import Tail
 from .transport import Connection, NoResource, ProcessTransport, Retirement, Spawn, Transport
 
@@ -254,79 +250,10 @@ class Client:
             self._move(State.CONNECTING)
             self._opening = True
         try:
-            self._open()
-            result = self._handshake()
+            _connect.open_transport(self)
+            result = _connect.handshake(self)
         except StartError as failure:
             raise self._abandon(failure)
-        return result
-
-    def _open(self) -> None:
-        try:
-            self._capture = open_capture(self.options.capture)
-        except OSError as e:
-            self._adopt(None)  # nothing was started: the retirement is NoResource
-            raise TransportFailed("cannot open the capture log: %s" % e) from e
-        conn: Optional[Connection] = None
-        try:
-            conn = self._transport.open()
-        finally:
-            self._adopt(conn)
-
-    def _adopt(self, conn: Optional[Connection]) -> None:
-        """Take custody of what ``open`` gave (``None``: nothing was started).
-
-        A ``stop`` that raced the open left the evidence to us: it cannot kill
-        what it could not see yet, and must not report ``NoResource`` for it.
-        The reader, once started, sees the latched reason and retires the server.
-        """
-        with self._lock:
-            self._opening = False
-            retired = self._reason is not None
-            if conn is not None:
-                self._conn = conn
-                if self._capture is not None:  # before the reader can record a line
-                    self._capture.event("open", self._transport.describe())
-        if conn is None:
-            if retired:
-                self._record_retirement(NoResource(), None)
-            return
-        self._start_reader(conn)
-
-    def _start_reader(self, conn: Connection) -> None:
-        wake_r, wake_w = os.pipe()
-        os.set_blocking(wake_w, False)  # a wake-up never blocks whoever sends it
-        reader = self._reader = Reader(self, conn, wake_r)
-        thread = _threads.named(reader.run, "mcp-reader-%s" % (conn.pid or id(self)))
-        with self._lock:
-            self._wake_w = wake_w
-        ACTIVE.add(self)
-        try:
-            _threads.start(thread)
-        except RuntimeError as e:  # out of threads: retire here, in the opener's thread
-            self._request_retirement(ClientBroken("cannot start the reader thread: %s" % e))
-            reader.finish()
-            raise TransportFailed("cannot start the reader thread: %s" % e) from e
-        self._reader_thread = thread
-
-    def _handshake(self) -> InitializeResult:
-        params = protocol.initialize_params(self.options.client_info)
-        try:
-            raw = self._requests.request("initialize", params, self.options.handshake_timeout)
-            result = protocol.decode_initialize(raw)
-        except ForeignVersionFault as e:
-            raise VersionUnsupported(e) from e
-        except (ClientError, ProtocolFault) as e:
-            text = e.headline() if isinstance(e, StderrTail) else str(e)
-            raise HandshakeFailed("initialize failed: %s" % text, e) from e
-        if result.tools is None:
-            raise ToolsNotDeclared("server %r declares no tools capability"
-                                   % result.server_info.name)
-        self._notify("notifications/initialized")
-        with self._lock:
-            if self._state is not State.CONNECTING:
-                raise HandshakeFailed("client died during the handshake: %s" % self._reason)
-            self._move(State.READY)
-        self.initialize_result = result
         return result
 
     def _abandon(self, failure: StartError) -> StartError:
@@ -341,18 +268,6 @@ class Client:
         if isinstance(failure, HandshakeFailed):
             failure.stderr_tail = self._stderr.text()
         return failure
-
-    def _notify(self, method: str) -> None:
-        conn = self._conn
-        assert conn is not None
-        data = frame(notification(method))
-        if self._capture is not None:
-            self._capture.line("send", data[:-1])
-        try:
-            conn.write(data, time.monotonic() + self.options.handshake_timeout)
-        except (WriteStalled, WriteFailed) as e:
-            self._request_retirement(ClientBroken("%s failed: %s" % (method, e)))
-            raise HandshakeFailed("cannot send %s: %s" % (method, e), e) from e
 
     def stop(self) -> None:
         """Ask for retirement and return at once; in-flight calls fail :class:`ClientClosed`.
