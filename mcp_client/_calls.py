@@ -131,7 +131,7 @@ class CallTable:
     def __len__(self) -> int:
         return len(self.pending)
 
-    def __contains__(self, ident: int) -> bool:
+    def __contains__(self, ident: object) -> bool:
         return ident in self.pending
 
     def mint(self, method: str, timeout: float, deadline: float) -> Call:

@@ -66,7 +66,7 @@ def frame_of(n: int, size: int = 40) -> bytes:
 
 class Sending(unittest.TestCase):
     def setUp(self) -> None:
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # the client's lock is re-entrant
         self.calls = CallTable()
         self.outbox = Outbox(self.lock, self.calls)
         self.conn = FakeConnection()
