@@ -10,16 +10,19 @@ elsewhere that wakes it through its wake-up pipe -- it completes the
 retirement (:meth:`Reader.finish`): fails the doomed calls, ends the server,
 reaps it, closes every descriptor and records the evidence. No signal handler
 runs in this thread (its signals are blocked), so nothing cuts that short.
+(When no reader thread can be started, the opener runs :meth:`Reader.finish`
+itself, once, in its own thread.)
 
-=============  ====================================================
+=============  ======================================================
 field          who touches it
-=============  ====================================================
-_buffer,       this thread only
-_noise,
+=============  ======================================================
+_buffer,       this thread only (``noise`` is read by others: two
+_noise,        ints and a str, each replaced whole)
 _first_noise,
 _stderr_done
-_answerer      this thread (``reply``), and its own thread
-=============  ====================================================
+answerer       this thread (``reply``), its own thread, and ``shutdown``
+               (``last``, to join it); see :mod:`._answers`
+=============  ======================================================
 """
 
 from __future__ import annotations
