@@ -13,26 +13,17 @@ it; nobody else does. A second settlement is a bug of ours, and raises.
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any, Dict, List, Optional
 
 from .jsonvalue import JsonValue
 
-__all__ = ["Call", "CallTable", "UNSENT", "INF", "until"]
+__all__ = ["Call", "CallTable", "UNSENT", "INF"]
 
 INF = float("inf")
 
 #: What a call is settled with when its frame comes back unwritten (the outbox's
 #: hand-back): its caller wakes and writes the frame itself.
 UNSENT = object()
-
-
-def until(deadline: float) -> float:
-    """Seconds until ``deadline`` (monotonic), as a lock's or an event's wait
-    takes them: never negative, never past ``threading.TIMEOUT_MAX`` (an
-    infinite deadline waits in turns of that), NaN as 0."""
-    remaining = deadline - time.monotonic()
-    return min(remaining, threading.TIMEOUT_MAX) if remaining > 0 else 0.0
 
 
 class Call:
@@ -63,6 +54,9 @@ class Call:
         self.timeout = timeout
         self.deadline = deadline
         self.frame: Optional[bytes] = None  # queued for the wire and not yet written
+        # Held from birth, released only by the settlement; no try/finally, for
+        # nothing must release it early. An interrupt here leaves no call: mint()
+        # never returns this one, and nobody else ever sees its lock.
         self._settled = threading.Lock()
         self._settled.acquire()
         self._done = False

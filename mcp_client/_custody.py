@@ -21,7 +21,7 @@ from __future__ import annotations
 import threading
 from typing import Callable, Iterable, Optional
 
-from ._calls import until
+from ._threads import until
 from .errors import RetirementError, RetirementTimedOut
 from .transport import Retirement
 

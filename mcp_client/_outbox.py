@@ -73,7 +73,7 @@ class Outbox:
         """Write ``data`` under the turn: ``True`` written, ``False`` stalled
         (nothing written), ``None`` the turn was taken."""
         turn = self._turn
-        try:
+        try:  # the acquire inside the try: interrupted after it, the finally releases
             if not turn.acquire(False):
                 return None
             conn.write(data, call.deadline)
@@ -93,7 +93,7 @@ class Outbox:
         is free and anything is queued; whether a write stalled."""
         turn = self._turn
         while self._queue:
-            try:
+            try:  # as in _write_alone: acquired inside, released in the finally
                 if not turn.acquire(False):
                     break
                 stalled = self._serve_turn(conn, deadline, stalled)

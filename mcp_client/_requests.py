@@ -20,10 +20,11 @@ import logging
 import time
 from typing import TYPE_CHECKING, Callable, List, Optional, Tuple, TypeVar, Union
 
-from ._calls import Call, CallTable, until
+from ._calls import Call, CallTable
 from ._census import FORKS
 from ._outbox import Outbox
 from ._state import State
+from ._threads import until
 from ._timer import DeadlineTimer, Shot
 from . import protocol
 from .errors import (
@@ -149,7 +150,7 @@ class Requests:
             raise ahead
         return tools
 
-    def fail_doomed(self, reason: Unavailable, fresh: Callable[[Unavailable], Unavailable]) -> None:
+    def fail_doomed(self, reason: Unavailable) -> None:
         """Fail every call a retirement's latch doomed (the reader calls it)."""
         with self._host._lock:
             doomed = self.calls.take_doomed()
@@ -217,6 +218,14 @@ class Requests:
         except Exception:  # a death path like any other: never leave callers hanging
             log.exception("timer thread failed")
             self._host._request_retirement(ClientBroken("internal error in the timer thread"))
+
+
+def fresh(reason: Unavailable) -> Unavailable:
+    """A copy of the latched ``reason`` (its stderr tail too) for one more caller:
+    one instance raised in many threads would grow one shared ``__traceback__``."""
+    copy = type(reason)(reason.reason)
+    copy.stderr_tail = reason.stderr_tail
+    return copy
 
 
 _T = TypeVar("_T")

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 from typing import Any, Callable, Set, Tuple
 
-__all__ = ["named", "start"]
+__all__ = ["named", "start", "until"]
 
 # Signals the kernel raises in the faulting thread itself: never blocked.
 _SYNCHRONOUS = frozenset(
@@ -49,6 +50,15 @@ def start(thread: threading.Thread) -> None:
         thread.start()
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
+def until(deadline: float) -> float:
+    """Seconds until ``deadline`` (monotonic), as a lock's, an event's or a
+    join's wait takes them: never negative, never past ``threading.TIMEOUT_MAX``
+    (an infinite deadline waits in turns of that), NaN as 0. Every wait of the
+    package is bounded through here."""
+    remaining = deadline - time.monotonic()
+    return min(remaining, threading.TIMEOUT_MAX) if remaining > 0 else 0.0
 
 
 def _quiet(target: Callable[..., None], args: Tuple[Any, ...]) -> None:

@@ -27,7 +27,8 @@ import threading
 from typing import Callable, Optional
 
 from . import _threads
-from ._calls import INF, until
+from ._calls import INF
+from ._threads import until
 
 __all__ = ["DeadlineTimer", "Shot"]
 

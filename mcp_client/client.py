@@ -44,7 +44,7 @@ from . import _connect, _threads, protocol
 from ._census import ACTIVE, FORKS
 from ._custody import Custody
 from ._reader import Reader
-from ._requests import Requests, decoded
+from ._requests import Requests, decoded, fresh
 from ._state import ENDED, TRANSITIONS, State
 from ._version import __version__
 from .capture import Capture, CaptureTarget
@@ -357,7 +357,7 @@ class Client:
         assert reason is not None
         if not reason.stderr_tail:
             reason.stderr_tail = self._stderr.text()
-        self._requests.fail_doomed(reason, _fresh)
+        self._requests.fail_doomed(reason)
 
     def _close_wake(self) -> None:
         with self._lock:
@@ -395,7 +395,7 @@ class Client:
 
     def _check_open(self, handshake: bool) -> None:
         if self._reason is not None:
-            raise _fresh(self._reason)
+            raise fresh(self._reason)
         expected = State.CONNECTING if handshake else State.READY
         if self._state is not expected:
             raise Unavailable("client is %s, not %s" % (self._state.value, expected.value))
@@ -404,14 +404,6 @@ class Client:
 
 
 
-
-
-def _fresh(reason: Unavailable) -> Unavailable:
-    # One instance raised in many threads would grow one shared __traceback__;
-    # every caller gets its own copy of the latched reason instead.
-    fresh = type(reason)(reason.reason)
-    fresh.stderr_tail = reason.stderr_tail
-    return fresh
 
 
 # ---------------------------------------------------------------------- constructors

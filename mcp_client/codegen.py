@@ -109,6 +109,7 @@ from .errors import (
 )
 from .jsonvalue import JsonValue
 from .name import Digest, first_collision, mangle, mangle_label, sha256_digest
+from .noise import escape_code_point
 from .protocol import ToolDescriptor
 from .schema import (
     Array, Field, ListOf, Nullable, Param, ParamType, Plan, Record, ResultType, Simple,
@@ -733,11 +734,7 @@ def _escape_char(match: "re.Match[str]") -> str:
     code = ord(match.group())
     if code in (0x22, 0x5C):
         return "\\" + match.group()
-    if code < 0x100:
-        return "\\x%02x" % code
-    if code < 0x10000:
-        return "\\u%04x" % code
-    return "\\U%08x" % code
+    return escape_code_point(code)
 
 
 def _literal(text: str) -> str:

@@ -23,7 +23,7 @@ from typing import List
 
 from .errors import MalformedMessage
 
-__all__ = ["SHOWN", "QUOTED", "HINT", "show", "looks_like_text", "refusal"]
+__all__ = ["SHOWN", "QUOTED", "HINT", "show", "looks_like_text", "refusal", "escape_code_point"]
 
 #: Characters of a skipped line shown in its log record (and by the CLI).
 SHOWN = 200
@@ -82,6 +82,12 @@ def _printable(char: str) -> str:
     code = ord(char)
     if code in _ESCAPED_BYTES:
         return "\\x%02x" % (code - 0xDC00)
+    return escape_code_point(code)
+
+
+def escape_code_point(code: int) -> str:
+    """Python's escape of one code point: ``\\xNN``, ``\\uNNNN`` or ``\\UNNNNNNNN``
+    (shared with :func:`mcp_client.codegen.escape`)."""
     if code < 0x100:
         return "\\x%02x" % code
     if code < 0x10000:

@@ -41,6 +41,7 @@ from .errors import (
 )
 from .jail import Jail
 from .jsonvalue import JsonValue
+from ._threads import until
 from .stdio import frame
 
 __all__ = [
@@ -223,8 +224,8 @@ class _PipeWriter:
 
     def write(self, data: bytes, deadline: float) -> None:
         lock = self._lock
-        try:
-            if not lock.acquire(False) and not lock.acquire(True, _timeout(deadline)):
+        try:  # the acquire inside the try: interrupted after it, the finally releases
+            if not lock.acquire(False) and not lock.acquire(True, until(deadline)):
                 raise WriteStalled(0)
             self._check_open()
             self._torn = len(data) > ATOMIC_WRITE_BYTES  # before a byte can leave
@@ -257,8 +258,8 @@ class _PipeWriter:
         past it the number is left open and logged rather than closed under a writer)."""
         self.close()
         lock = self._lock
-        try:
-            if not lock.acquire(True, _timeout(deadline)):
+        try:  # as in write(): acquired inside, released in the finally
+            if not lock.acquire(True, until(deadline)):
                 log.warning("a writer still holds descriptor %d: left open", self._fd)
                 return
             if self._fd >= 0:
@@ -302,11 +303,6 @@ def _replace_with_null(fd: int) -> None:
         os.dup2(null, fd, inheritable=False)
     finally:
         os.close(null)
-
-
-def _timeout(deadline: float) -> float:
-    """Seconds until ``deadline``, as a lock's ``acquire`` takes them."""
-    return min(max(0.0, deadline - time.monotonic()), threading.TIMEOUT_MAX)
 
 
 def _enlarge_pipe(fd: int) -> None:
@@ -575,7 +571,7 @@ class ChannelConnection(Connection):
         self.close_input()
 
     def wait(self, deadline: Optional[float]) -> Retirement:
-        self._thread.join(None if deadline is None else _timeout(deadline))
+        self._thread.join(None if deadline is None else until(deadline))
         if self._thread.is_alive():
             raise RetirementTimedOut("the channel's peer thread has not ended")
         return ChannelClosed()

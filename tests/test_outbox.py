@@ -12,10 +12,10 @@ import json
 import threading
 import time
 import unittest
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from mcp_client import State, start
-from mcp_client._calls import CallTable
+from mcp_client._calls import Call, CallTable
 from mcp_client._outbox import Outbox
 from mcp_client.errors import CallTimedOut, WriteStalled
 from mcp_client.protocol import Text
@@ -71,30 +71,44 @@ class Sending(unittest.TestCase):
         self.outbox = Outbox(self.lock, self.calls)
         self.conn = FakeConnection()
 
-    def mint(self) -> "object":
+    def mint(self) -> Call:
         with self.lock:
             return self.calls.mint("tools/call", LONG, time.monotonic() + LONG)
 
+    def hold_the_turn(self) -> Tuple[threading.Thread, List[BaseException]]:
+        """A caller whose lone frame's write is held by the connection (until
+        ``release``), so that it keeps the writing turn; what it raised, if anything."""
+        self.conn.hold_first.set()
+        call = self.mint()
+        stalled: List[BaseException] = []
+
+        def hold() -> None:
+            try:
+                self.outbox.send(self.conn, frame_of(0), call)
+            except WriteStalled as e:
+                stalled.append(e)
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        self.assertTrue(self.conn.holding.wait(LONG))
+        return holder, stalled
+
     def test_a_lone_small_frame_is_written_at_once_by_its_caller(self) -> None:
         call = self.mint()
-        self.outbox.send(self.conn, frame_of(1), call)  # type: ignore[arg-type]
+        self.outbox.send(self.conn, frame_of(1), call)
         self.assertEqual(self.conn.writes, [frame_of(1)])
         self.assertEqual(self.outbox.queued(), 0)
 
     def test_a_large_frame_is_written_whole_by_its_caller(self) -> None:
         data = b"y" * (ATOMIC_WRITE_BYTES * 3) + b"\n"
-        self.outbox.send(self.conn, data, self.mint())  # type: ignore[arg-type]
+        self.outbox.send(self.conn, data, self.mint())
         self.assertEqual(self.conn.writes, [data])
 
     def test_frames_queued_behind_the_holder_go_out_in_atomic_batches_in_order(self) -> None:
-        self.conn.hold_first.set()
-        holder = threading.Thread(target=self.outbox.send,
-                                  args=(self.conn, frame_of(0), self.mint()))
-        holder.start()
-        self.assertTrue(self.conn.holding.wait(LONG))
+        holder, _ = self.hold_the_turn()
         frames = [frame_of(n, 200) for n in range(1, 41)]  # 8,000 bytes: several batches
         for data in frames:  # each returns at once: the holder will write it
-            self.outbox.send(self.conn, data, self.mint())  # type: ignore[arg-type]
+            self.outbox.send(self.conn, data, self.mint())
         self.assertEqual(self.outbox.queued(), 40)
         self.conn.release.set()
         holder.join(LONG)
@@ -105,37 +119,21 @@ class Sending(unittest.TestCase):
         self.assertEqual(b"".join(batches), b"".join(frames))
 
     def test_a_frame_whose_call_left_the_table_is_not_written(self) -> None:
-        self.conn.hold_first.set()
-        holder = threading.Thread(target=self.outbox.send,
-                                  args=(self.conn, frame_of(0), self.mint()))
-        holder.start()
-        self.assertTrue(self.conn.holding.wait(LONG))
+        holder, _ = self.hold_the_turn()
         kept, gone = self.mint(), self.mint()
-        self.outbox.send(self.conn, frame_of(1), kept)  # type: ignore[arg-type]
-        self.outbox.send(self.conn, frame_of(2), gone)  # type: ignore[arg-type]
+        self.outbox.send(self.conn, frame_of(1), kept)
+        self.outbox.send(self.conn, frame_of(2), gone)
         with self.lock:
-            self.calls.take(gone.id)  # type: ignore[attr-defined]  # timed out meanwhile
+            self.calls.take(gone.id)  # timed out meanwhile
         self.conn.release.set()
         holder.join(LONG)
         self.assertEqual(self.conn.writes, [frame_of(0), frame_of(1)])
 
     def test_a_stalled_holder_hands_the_queue_back_to_its_callers(self) -> None:
-        self.conn.hold_first.set()
-        holder_call = self.mint()
-        stalled: List[BaseException] = []
-
-        def hold() -> None:
-            try:
-                self.outbox.send(self.conn, frame_of(0), holder_call)  # type: ignore[arg-type]
-            except WriteStalled as e:
-                stalled.append(e)
-
-        holder = threading.Thread(target=hold)
-        holder.start()
-        self.assertTrue(self.conn.holding.wait(LONG))
+        holder, stalled = self.hold_the_turn()
         queued = [self.mint() for _ in range(3)]
         for n, call in enumerate(queued, 1):
-            self.outbox.send(self.conn, frame_of(n), call)  # type: ignore[arg-type]
+            self.outbox.send(self.conn, frame_of(n), call)
         self.conn.stall = True
         self.conn.release.set()
         holder.join(LONG)
@@ -143,9 +141,9 @@ class Sending(unittest.TestCase):
         self.assertEqual(self.conn.writes, [])
         self.assertEqual(self.outbox.queued(), 0)
         for call in queued:  # each is out of the table, and woken to write it itself
-            self.assertTrue(call.wait(0))  # type: ignore[attr-defined]
-            self.assertTrue(call.unsent())  # type: ignore[attr-defined]
-            self.assertNotIn(call.id, self.calls)  # type: ignore[attr-defined]
+            self.assertTrue(call.wait(0))
+            self.assertTrue(call.unsent())
+            self.assertNotIn(call.id, self.calls)
 
 
 class StallingTransport(Transport):
