@@ -51,11 +51,16 @@ class SignalCase(unittest.TestCase):
     """Restores SIGALRM and its timer however a test ends."""
 
     def setUp(self) -> None:
+        ARMED[0] = True
         self.previous = signal.signal(signal.SIGALRM, _raise_interrupted)
 
     def tearDown(self) -> None:
         signal.setitimer(signal.ITIMER_REAL, 0)
+        # signal.signal runs any handler still pending before it swaps: disarmed
+        # first, so a late alarm is a no-op rather than an Interrupted in the runner.
+        ARMED[0] = False
         signal.signal(signal.SIGALRM, self.previous)
+        ARMED[0] = True
 
 
 class Fork(unittest.TestCase):
@@ -142,9 +147,23 @@ class InterruptStorm(SignalCase):
         self.assertEqual(client.shutdown(timeout=LONG), Exited(-9))
 
     def storm(self, client: Any, seconds: float, large_every: int) -> int:
+        """Calls under an exception every millisecond; returns how many were hit.
+
+        The storm is over when this returns, not a moment later: the timer is
+        disarmed, the handler stays disarmed for the rest of the test (tearDown
+        re-arms it), and any alarm already pending is run here, harmlessly. An
+        alarm can also land inside a finalizer the garbage collector runs during
+        a call; that exception is unraisable, so for the storm's length the hook
+        is ``list.append``, a C function no handler can interrupt (pytest's own
+        hook is Python, and an Interrupted inside it fails whichever test runs
+        next). Only Interrupted may arrive there; anything else is re-raised.
+        """
         interrupted = 0
         stop_at = time.monotonic() + seconds
+        unraisable: List[Any] = []
         ARMED[0] = False
+        previous_hook = sys.unraisablehook
+        sys.unraisablehook = unraisable.append
         signal.setitimer(signal.ITIMER_REAL, 0.001, 0.001)
         try:
             for turn in range(10 ** 9):
@@ -163,8 +182,14 @@ class InterruptStorm(SignalCase):
                 except (Unavailable, CallTimedOut):
                     pass
         finally:
+            ARMED[0] = False
             signal.setitimer(signal.ITIMER_REAL, 0)
-            ARMED[0] = True
+            signal.signal(signal.SIGALRM, _raise_interrupted)  # runs what is pending
+            sys.unraisablehook = previous_hook
+        for args in unraisable:
+            if not isinstance(args.exc_value, Interrupted):
+                raise AssertionError("unraisable during the storm: %r in %r"
+                                     % (args.exc_value, args.object)) from args.exc_value
         return interrupted
 
 
