@@ -6,7 +6,7 @@ and ``_name`` is not bound as an attribute anywhere in that same module (a
 ``self._name = ...`` store, a class-level assignment or a method definition).
 So ``client._lock`` in ``_connect.py`` counts, since the lock belongs to
 ``client.py``; ``other._lock`` between two objects of one class in one module
-does not, that being the module's own business. Module objects reached by
+does not, that being the module's own business; nor does ``os._exit``. Module objects reached by
 attribute (``_threads.start``) count as reaches only when the name is private.
 
 Usage: ``python tools/private_reaches.py [PACKAGE_DIR] [--list]`` prints the
@@ -23,6 +23,8 @@ import sys
 from typing import Dict, List, Set, Tuple
 
 OWN = ("self", "cls")
+#: Standard-library modules whose underscored names are documented API (``os._exit``).
+STDLIB_API = ("os", "sys")
 
 
 def _private(name: str) -> bool:
@@ -62,7 +64,7 @@ def reaches(source: str) -> List[Tuple[int, str]]:
             continue
         if node.attr in own:
             continue
-        if isinstance(node.value, ast.Name) and node.value.id in OWN:
+        if isinstance(node.value, ast.Name) and node.value.id in OWN + STDLIB_API:
             continue
         found.append((node.lineno, "%s.%s" % (ast.unparse(node.value), node.attr)))
     return sorted(found)
