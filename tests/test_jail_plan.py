@@ -18,7 +18,7 @@ from mcp_client.jail import (
     DIR, FILE, MISSING, Channels, Host, Plan, paths_to_probe, pids_max, plan, seccomp_filter,
 )
 
-CHANNELS = Channels(lifeline=12, status=13, seccomp=14, cgroup=None)
+CHANNELS = Channels(lifeline=12, status=13, seccomp=14)
 SPAWN = Spawn("/usr/bin/server", ("--flag", "value"))
 ENV = {"PATH": "/usr/bin", "HOME": "/home/u", "TMPDIR": "/var/scratch"}
 
@@ -257,9 +257,9 @@ class TheInit(unittest.TestCase):
     def test_limits_become_rlimits_and_core_dumps_are_off(self) -> None:
         jail = Jail(memory_bytes=1 << 28, cpu_seconds=5, max_open_files=64, file_size_bytes=4096,
                     max_processes=10)
-        channels = Channels(lifeline=12, status=13, seccomp=14, cgroup=15)
+        channels = Channels(lifeline=12, status=13, seccomp=14, cgroups=(15, 16))
         _, _, config, _ = split(make(jail, channels=channels).argv)
-        self.assertEqual(config, ["12", "13", "15", "RLIMIT_CORE=0", "RLIMIT_AS=%d" % (1 << 28),
+        self.assertEqual(config, ["12", "13", "15,16", "RLIMIT_CORE=0", "RLIMIT_AS=%d" % (1 << 28),
                                   "RLIMIT_CPU=5", "RLIMIT_NOFILE=64", "RLIMIT_FSIZE=4096"])
         _, _, config, _ = split(make().argv)
         self.assertEqual(config[3:], ["RLIMIT_CORE=0"])
