@@ -361,7 +361,8 @@ def _mount_args(mounts: Sequence[Mount], size: Optional[int]) -> List[str]:
         elif what == "sysctl":
             # The host's /proc/sys, read-only: each file still answers for the
             # namespaces of whoever reads it (the jail's hostname, its loopback).
-            # bwrap leaves the new /proc's writable, since the directory is not.
+            # bwrap covers only the parts of /proc it finds writable, and the
+            # sys directory is not, though the files in it are.
             args += ["--ro-bind", target, target]
         elif what == "tmpfs":
             args += sized + ["--tmpfs", target]
