@@ -452,6 +452,10 @@ class MemoryBound(JailCase):
     def test_sysv_shared_memory_past_memory_bytes_is_stopped(self) -> None:
         self.assert_stopped("sysv_shm")
 
+    def test_posix_shm_and_tmp_together_past_memory_bytes_are_stopped(self) -> None:
+        # Each tmpfs is capped at memory_bytes on its own; the cgroup bounds them together.
+        self.assert_stopped("tmpfs")
+
     def test_the_jail_cgroup_is_limited_and_then_removed(self) -> None:
         if self.memory_refused(jail_for_tests(memory_bytes=self.LIMIT)):
             return
@@ -482,10 +486,72 @@ class MemoryBound(JailCase):
         except Unavailable:  # the kernel's OOM killer, inside the jail's cgroup
             self.assertEqual(client.shutdown(), Exited(128 + signal.SIGKILL))
         else:
-            self.assertFalse(answer["ok"], "%s held %d MiB under a %d MiB limit" % (
-                tool, answer["written"] // MIB, self.LIMIT // MIB))
-            self.assertLess(answer["written"], self.LIMIT)
+            held = "%s held %d MiB under a %d MiB limit (%s)" % (
+                tool, answer["written"] // MIB, self.LIMIT // MIB, answer.get("error"))
+            self.assertFalse(answer["ok"], held)
+            self.assertLess(answer["written"], self.LIMIT, held)
         self.assertTrue(self.probe(self.jailed(jail), "thread")["ok"], "the next jail works")
+
+
+class CgroupPlaces(unittest.TestCase):
+    """Where a jail's cgroups are made, on machines unlike this one: a fake cgroupfs
+    (a directory) and the ``/proc/self`` files that point there."""
+
+    def fake_machine(self, mounts: str, cgroup: str) -> str:
+        root = os.path.realpath(tempfile.mkdtemp(prefix="mcp-cgroupfs-"))
+        self.addCleanup(shutil.rmtree, root, True)
+        files = {"/proc/self/mountinfo": mounts.replace("ROOT", root),
+                 "/proc/self/cgroup": cgroup}
+        read = jailer._read
+        patcher = mock.patch.object(jailer, "_read", lambda path: files.get(path) or read(path))
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        return root
+
+    def made(self, jail: Jail) -> Dict[str, Dict[str, str]]:
+        """What :func:`jailer.jail_cgroups` wrote: directory -> file -> content."""
+        groups = jailer.jail_cgroups(jail)
+        for group in groups:
+            self.addCleanup(jailer._active.pop, group.path, None)
+        found: Dict[str, Dict[str, str]] = {}
+        for group in groups:
+            found[group.path] = {}
+            for name in os.listdir(group.path):
+                with open(os.path.join(group.path, name)) as stream:
+                    found[group.path][name] = stream.read()
+        return found
+
+    def test_cgroup_v2_holds_both_limits_in_one_group(self) -> None:
+        root = self.fake_machine("41 31 0:38 / ROOT rw - cgroup2 cgroup2 rw\n", "0::/me\n")
+        os.mkdir(os.path.join(root, "me"))
+        with open(os.path.join(root, "me", "cgroup.controllers"), "w") as stream:
+            stream.write("cpu memory pids\n")
+        (files,) = self.made(Jail(max_processes=4, memory_bytes=MIB)).values()
+        self.assertEqual(files, {"pids.max": "5", "memory.max": str(MIB)},
+                         "swap.max and oom.group only where the kernel has them")
+
+    def test_cgroup_v2_without_the_memory_controller_is_refused(self) -> None:
+        root = self.fake_machine("41 31 0:38 / ROOT rw - cgroup2 cgroup2 rw\n", "0::/\n")
+        with open(os.path.join(root, "cgroup.controllers"), "w") as stream:
+            stream.write("cpu pids\n")
+        with self.assertRaisesRegex(TransportFailed, "no memory cgroup controller.*memory_bytes"):
+            jailer.jail_cgroups(Jail(max_processes=4, memory_bytes=MIB))
+        self.assertEqual(os.listdir(root), ["cgroup.controllers"], "no pids group made either")
+        self.assertEqual(list(self.made(Jail(max_processes=4)).values()), [{"pids.max": "5"}])
+
+    def test_cgroup_v1_makes_one_group_per_hierarchy(self) -> None:
+        root = self.fake_machine(
+            "35 31 0:32 / ROOT/memory rw - cgroup cgroup rw,memory\n"
+            "39 31 0:36 / ROOT/pids rw - cgroup cgroup rw,pids\n"
+            "41 31 0:38 / ROOT/unified rw - cgroup2 cgroup2 rw\n",
+            "8:pids:/\n4:memory:/sandbox/me\n0::/\n")
+        for path in ("memory/sandbox/me", "pids", "unified"):
+            os.makedirs(os.path.join(root, path))
+        made = self.made(Jail(max_processes=4, memory_bytes=MIB))
+        self.assertEqual(sorted(os.path.dirname(path) for path in made),
+                         [os.path.join(root, "memory/sandbox/me"), os.path.join(root, "pids")])
+        self.assertEqual(sorted(made.values(), key=len),
+                         [{"pids.max": "5"}, {"memory.limit_in_bytes": str(MIB)}])
 
 
 @skip_without_jail

@@ -22,7 +22,8 @@ many it got, ``error`` why it stopped.
 ``memfd [bytes]`` -- write ``bytes`` bytes into a ``memfd_create`` file, a MiB at
 a time (``written``: how many got there); ``sysv_shm [bytes]`` -- the same into
 SysV shared memory, in 16 MiB segments that are attached, touched and detached
-in turn (so no one mapping meets ``RLIMIT_AS``), never removed.
+in turn (so no one mapping meets ``RLIMIT_AS``), never removed; ``tmpfs [bytes]``
+-- the same, half into POSIX shared memory (``shm_open``), half into ``/tmp``.
 ``keyring [description]`` -- ``KEYCTL_SEARCH`` the session keyring for a ``user``
 key, then ``KEYCTL_READ`` it; ``text`` is its payload.
 ``seize_init`` -- open ``/proc/1/mem`` for writing, then ``PTRACE_ATTACH`` to the
@@ -49,7 +50,7 @@ import sys
 import termios
 import threading
 import time
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 Message = Dict[str, Any]
 Result = Dict[str, Any]
@@ -176,14 +177,34 @@ def bomb(args: Message) -> Result:
 
 
 def memfd(args: Message) -> Result:
-    fd, written, chunk = os.memfd_create("probe"), 0, b"m" * MIB
+    fd = os.memfd_create("probe")
     try:
-        while written < args["bytes"]:
-            written += os.write(fd, chunk)
-    except OSError as e:
-        return dict(refused(e), written=written)
+        return fill([fd], args["bytes"])
     finally:
         os.close(fd)  # an answer has been reached: the pages go with the descriptor
+
+
+def tmpfs(args: Message) -> Result:
+    """Half into POSIX shared memory (``shm_open``: a file in ``/dev/shm``), half into ``/tmp``."""
+    import _posixshmem
+
+    shm = _posixshmem.shm_open("/probe", os.O_CREAT | os.O_RDWR, 0o600)
+    tmp = os.open("/tmp/probe-fill", os.O_CREAT | os.O_WRONLY, 0o600)
+    try:
+        return fill([shm, tmp], args["bytes"])
+    finally:  # the files stay, and with them their pages
+        os.close(shm)
+        os.close(tmp)
+
+
+def fill(fds: List[int], size: int) -> Result:
+    """Write ``size`` bytes, a MiB at a time, spread evenly over ``fds``."""
+    written, chunk = 0, b"m" * MIB
+    try:
+        while written < size:
+            written += os.write(fds[(written // MIB) % len(fds)], chunk)
+    except OSError as e:
+        return dict(refused(e), written=written)
     return {"ok": True, "written": written}
 
 
@@ -268,7 +289,7 @@ def leave(args: Message) -> Result:
 TOOLS: Dict[str, Callable[[Message], Result]] = {
     "read": read, "write": write, "tcp": tcp, "unix": unix, "userns": userns,
     "thread": thread, "status": status, "spin": spin, "daemon": daemon, "hog": hog,
-    "bomb": bomb, "memfd": memfd, "sysv_shm": sysv_shm, "keyring": keyring,
+    "bomb": bomb, "memfd": memfd, "tmpfs": tmpfs, "sysv_shm": sysv_shm, "keyring": keyring,
     "seize_init": seize_init, "tty_inject": tty_inject, "exit": leave,
 }
 
