@@ -38,7 +38,8 @@ than run the server bare. With it: ``--allow-read DIR`` (repeatable; shows
 a path the jail would cover, such as one under ``/tmp``, read-only),
 ``--allow-write DIR`` (repeatable),
 ``--allow-net``, ``--hide PATH`` (repeatable; added to the default list),
-``--memory BYTES`` (``512M``, ``2G``: an address-space limit per process),
+``--memory BYTES`` (``512M``, ``2G``: the whole jail's memory, a memory cgroup;
+also an address-space limit per process),
 ``--cpu-seconds N`` and ``--max-processes N``. Any of them without ``--jail``
 is a usage error.
 
@@ -292,7 +293,8 @@ def _jail_arguments(parser: argparse.ArgumentParser) -> None:
     jail.add_argument("--hide", action="append", default=[], metavar="PATH",
                       help="hide PATH too (besides ~/.ssh, ~/.aws, ...); repeatable")
     jail.add_argument("--memory", type=bytes_argument, metavar="BYTES",
-                      help="address-space limit per process (512M, 2G, ...)")
+                      help="memory limit of the whole jail, and address space per process "
+                           "(512M, 2G, ...)")
     jail.add_argument("--cpu-seconds", type=count_argument, metavar="N",
                       help="CPU time limit per process")
     jail.add_argument("--max-processes", type=count_argument, metavar="N",

@@ -20,25 +20,43 @@ The jail, from outside in:
   covered -- a directory by an empty read-only one, a file by ``/dev/null``
   (it reads empty; writes to it vanish).
   Later entries win: a hidden path inside a writable one stays hidden.
+  ``/proc/sys`` is read-only: where the jail's uid 0 is the host's root (a
+  harness running as root), its files would otherwise take writes to the
+  host's own sysctls (``kernel.core_pattern``: code run as root outside).
 * **Seccomp**: no new user namespaces (``clone``/``unshare`` with
   ``CLONE_NEWUSER``; ``clone3``, whose flags a filter cannot read, answers
   ``ENOSYS`` and C libraries fall back to ``clone``), no ``io_uring`` (it
   would do socket work behind the filter's back), and unless ``network=True``
   no ``AF_UNIX`` sockets: a network namespace does not cover Unix sockets
   bound in the filesystem (``/run/docker.sock``, a D-Bus bus), which would
-  otherwise be a way past the pipes.
+  otherwise be a way past the pipes. No keyrings (``keyctl``, ``add_key``,
+  ``request_key``: the harness's session keyring is inherited, and its keys
+  readable), no ``ptrace``, ``process_vm_readv``/``writev`` or
+  ``pidfd_getfd`` (a server could stop or rewrite the init, and outlive the
+  harness), and no ``TIOCSTI``/``TIOCLINUX`` ioctls (a server handed a
+  terminal could make it its own and type into the operator's shell), as
+  Docker's and Flatpak's filters do.
 * **Init**: the jail's first process is :mod:`mcp_client.jail_init` (pid 1, run
-  by the harness's own interpreter). It joins the pids cgroup, sets the
+  by the harness's own interpreter). It makes itself non-dumpable (no process
+  of the jail may open its ``/proc/1/mem``), joins the cgroups, sets the
   rlimits on the server only, execs it, reaps orphans, and exits with the
   server's status -- or when its lifeline pipe breaks, because the harness
   closed it or died (even by SIGKILL). The pid namespace dies with it.
 
-Limits: ``memory_bytes`` (``RLIMIT_AS``), ``cpu_seconds`` (``RLIMIT_CPU``),
-``max_open_files`` (``RLIMIT_NOFILE``) and ``file_size_bytes``
-(``RLIMIT_FSIZE``) hold for each process of the server; core dumps are always
-off. ``max_processes`` is a cgroup ``pids`` limit over the whole jail: every
-process and thread of the server and its descendants, the jail's own init not
-counted (``RLIMIT_NPROC`` is per user, and not enforced for root).
+Limits: ``cpu_seconds`` (``RLIMIT_CPU``), ``max_open_files``
+(``RLIMIT_NOFILE``) and ``file_size_bytes`` (``RLIMIT_FSIZE``) hold for each
+process of the server; core dumps are always off. ``max_processes`` is a
+cgroup ``pids`` limit over the whole jail: every process and thread of the
+server and its descendants, the jail's own init not counted (``RLIMIT_NPROC``
+is per user, and not enforced for root). ``memory_bytes`` is a memory cgroup's
+limit over the whole jail, the init included: heap, memfds, SysV and POSIX
+shared memory and the tmpfs pages are all charged to it (an ``RLIMIT_AS``
+alone bounds none of the last four); it is also each process's
+``RLIMIT_AS``. The IPC namespace's ``shmmax``/``shmall``/``shmmni`` stay the
+kernel's defaults: whoever could set them inside (the jail's uid 0, when it is
+the harness's) could set them back, and ``/proc/sys`` is read-only anyway --
+the cgroup is what bounds a segment's pages, and the segments die with the
+namespace.
 """
 
 from __future__ import annotations
@@ -184,7 +202,8 @@ class Channels:
     lifeline: int
     status: int
     seccomp: int
-    cgroup: Optional[int] = None
+    #: ``cgroup.procs`` of each cgroup the init joins (pids, memory: one, two or none).
+    cgroups: Tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -259,9 +278,12 @@ def _namespaces(jail: Jail) -> List[str]:
     # No --die-with-parent: its PR_SET_PDEATHSIG fires when the *thread* that
     # spawned bwrap ends, and a harness may start a client from a short-lived
     # thread. The init's lifeline pipe is the process-wide signal instead. No
-    # --new-session either: the child already has a session of its own (so no
-    # controlling terminal to push input into), and the init must stay in its
-    # process group, the one retirement signals.
+    # --new-session either: the init must stay in its process group, the one
+    # retirement signals. A session of its own does not keep the server from a
+    # terminal: handed one (stderr on the operator's tty) that no session
+    # controls, it can setsid + TIOCSCTTY and make it its own -- the seccomp
+    # filter refuses TIOCSTI and TIOCLINUX, the ioctls that would then type
+    # into that terminal.
     return args + ["--hostname", _HOSTNAME, "--cap-drop", "ALL", "--as-pid-1"]
 
 
@@ -273,7 +295,8 @@ _SHOWS_HOST = ("host", "bind")
 
 def _mounts(jail: Jail, host: Host) -> List[Mount]:
     mounts: List[Mount] = [("host", "/"), ("dev", "/dev"), ("tmpfs", "/dev/shm"),
-                           ("remount-ro", "/dev"), ("proc", "/proc"), ("tmpfs", "/tmp")]
+                           ("remount-ro", "/dev"), ("proc", "/proc"), ("sysctl", "/proc/sys"),
+                           ("tmpfs", "/tmp")]
     for path in jail.readable:
         mounts += [("host", real) for real in _present(path, host, "readable")]
     for path in jail.writable:
@@ -335,6 +358,12 @@ def _mount_args(mounts: Sequence[Mount], size: Optional[int]) -> List[str]:
             args += ["--dev", target]
         elif what == "proc":
             args += ["--proc", target]
+        elif what == "sysctl":
+            # The host's /proc/sys, read-only: each file still answers for the
+            # namespaces of whoever reads it (the jail's hostname, its loopback).
+            # bwrap covers only the parts of /proc it finds writable, and the
+            # sys directory is not, though the files in it are.
+            args += ["--ro-bind", target, target]
         elif what == "tmpfs":
             args += sized + ["--tmpfs", target]
         elif what == "empty-dir":
@@ -350,9 +379,9 @@ def _mount_args(mounts: Sequence[Mount], size: Optional[int]) -> List[str]:
 
 
 def _init_args(jail: Jail, channels: Channels) -> List[str]:
-    """``LIFELINE STATUS CGROUP RLIMIT_X=N...`` for :mod:`mcp_client.jail_init`."""
+    """``LIFELINE STATUS CGROUPS RLIMIT_X=N...`` for :mod:`mcp_client.jail_init`."""
     args = [str(channels.lifeline), str(channels.status),
-            "-" if channels.cgroup is None else str(channels.cgroup)]
+            ",".join(map(str, channels.cgroups)) or "-"]
     args.append("RLIMIT_CORE=0")  # a core file is a write nobody allowed
     for name, rlimit in _RLIMITS:
         value = getattr(jail, name)
@@ -378,8 +407,13 @@ _LD_W_ABS, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
 _RET_ALLOW, _RET_KILL_PROCESS, _RET_ERRNO = 0x7FFF0000, 0x80000000, 0x00050000
 _EPERM, _ENOSYS = 1, 38
 _AF_UNIX, _CLONE_NEWUSER, _X32_SYSCALL_BIT = 1, 0x10000000, 0x40000000
+#: ioctl requests refused: push a byte into a terminal's input (TIOCSTI), and the
+#: Linux console's multiplexer, which can paste its selection the same way (TIOCLINUX).
+_TIOCSTI, _TIOCLINUX = 0x5412, 0x541C
 # struct seccomp_data: int nr; u32 arch; u64 ip; u64 args[6] (little-endian low word first).
-_NR, _ARCH, _ARG0 = 0, 4, 16
+# The kernel's ioctl takes its request as an unsigned int: only args[1]'s low word
+# counts, whatever a caller leaves in the high one (Flatpak masks it the same way).
+_NR, _ARCH, _ARG0, _ARG1 = 0, 4, 16, 24
 
 
 @dataclass(frozen=True)
@@ -390,16 +424,25 @@ class _Abi:
     socket: int
     clone: int
     unshare: int
+    ioctl: int
+    #: EPERM: keyctl, add_key, request_key (the harness's keyrings), then ptrace,
+    #: process_vm_readv, process_vm_writev (another process's memory).
+    eperm: Tuple[int, ...]
     #: clone3 and io_uring_setup/enter/register: the same numbers on every ABI here.
     enosys: Tuple[int, ...] = (435, 425, 426, 427)
+    #: EPERM too (another process's descriptors); one number everywhere, as above.
+    pidfd_getfd: int = 438
     #: i386's socketcall multiplexer: its arguments are in memory, out of a filter's sight.
     socketcall: Optional[int] = None
     x32: bool = False
 
 
-_X86_64 = _Abi(arch=0xC000003E, socket=41, clone=56, unshare=272, x32=True)
-_I386 = _Abi(arch=0x40000003, socket=359, clone=120, unshare=310, socketcall=102)
-_AARCH64 = _Abi(arch=0xC00000B7, socket=198, clone=220, unshare=97)
+_X86_64 = _Abi(arch=0xC000003E, socket=41, clone=56, unshare=272, ioctl=16,
+               eperm=(250, 248, 249, 101, 310, 311), x32=True)
+_I386 = _Abi(arch=0x40000003, socket=359, clone=120, unshare=310, ioctl=54,
+             eperm=(288, 286, 287, 26, 347, 348), socketcall=102)
+_AARCH64 = _Abi(arch=0xC00000B7, socket=198, clone=220, unshare=97, ioctl=29,
+                eperm=(219, 217, 218, 117, 270, 271))
 #: platform.machine() -> the ABIs a process there can call the kernel with.
 _ABIS: Dict[str, Tuple[_Abi, ...]] = {
     "x86_64": (_X86_64, _I386), "amd64": (_X86_64, _I386),
@@ -428,19 +471,25 @@ def seccomp_filter(machine: str, allow_unix: bool) -> bytes:
 
 
 def _abi_rules(abi: _Abi, label: str, allow_unix: bool) -> List[Item]:
-    eperm, enosys, flags, socket = (label + name for name in ("eperm", "enosys", "flags", "socket"))
+    eperm, enosys, flags, socket, ioctl = (
+        label + name for name in ("eperm", "enosys", "flags", "socket", "ioctl"))
     rules: List[Item] = [label, (_LD_W_ABS, 0, 0, _NR)]
     if abi.x32:  # x32 calls are x86_64 numbers with a high bit set: refuse them all
         rules.append((_JGE, enosys, 0, _X32_SYSCALL_BIT))
     rules += [(_JEQ, enosys, 0, nr) for nr in abi.enosys]
+    rules += [(_JEQ, eperm, 0, nr) for nr in abi.eperm + (abi.pidfd_getfd,)]
     if not allow_unix:
         if abi.socketcall is not None:
             rules.append((_JEQ, eperm, 0, abi.socketcall))
         rules.append((_JEQ, socket, 0, abi.socket))
-    rules += [(_JEQ, flags, 0, abi.clone), (_JEQ, flags, 0, abi.unshare), (_RET, 0, 0, _RET_ALLOW)]
+    rules += [(_JEQ, flags, 0, abi.clone), (_JEQ, flags, 0, abi.unshare),
+              (_JEQ, ioctl, 0, abi.ioctl), (_RET, 0, 0, _RET_ALLOW)]
     if not allow_unix:  # socket(domain, ...): refuse domain AF_UNIX
         rules += [socket, (_LD_W_ABS, 0, 0, _ARG0), (_JEQ, eperm, 0, _AF_UNIX),
                   (_RET, 0, 0, _RET_ALLOW)]
+    # ioctl(fd, request, ...): refuse the requests that type into a terminal
+    rules += [ioctl, (_LD_W_ABS, 0, 0, _ARG1), (_JEQ, eperm, 0, _TIOCSTI),
+              (_JEQ, eperm, 0, _TIOCLINUX), (_RET, 0, 0, _RET_ALLOW)]
     # clone(flags, ...) and unshare(flags): refuse a new user namespace
     rules += [flags, (_LD_W_ABS, 0, 0, _ARG0), (_JSET, eperm, 0, _CLONE_NEWUSER),
               (_RET, 0, 0, _RET_ALLOW),

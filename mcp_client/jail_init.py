@@ -3,22 +3,29 @@
 Not imported by the package: :mod:`mcp_client.jailer` reads this file's text
 and runs it inside the jail as::
 
-    python -I -S -B -c SOURCE LIFELINE STATUS CGROUP [RLIMIT_X=N ...] -- ARGV...
+    python -I -S -B -c SOURCE LIFELINE STATUS CGROUPS [RLIMIT_X=N ...] -- ARGV...
 
 so it must stay a self-contained script (standard library only, nothing from
-``mcp_client``). ``LIFELINE``, ``STATUS`` and ``CGROUP`` are descriptor numbers
-(``CGROUP`` is ``-`` without a cgroup), see :func:`mcp_client.jail.plan`. It
-imports nothing beyond ``os``, ``resource``, ``select``, ``_signal`` and ``sys``:
+``mcp_client``). ``LIFELINE`` and ``STATUS`` are descriptor numbers, ``CGROUPS``
+a comma-separated list of them (``-`` for none), see :func:`mcp_client.jail.plan`.
+It imports nothing beyond ``os``, ``resource``, ``select``, ``_signal``, ``sys``
+and ``_ctypes`` (the C module alone: ~0.5 ms, where ``ctypes`` costs ~4):
 ``json``, ``typing`` or even ``signal`` (each pulling in ``re``, ``enum``,
 ``functools``...) would each add 6-9 ms to its start-up, which every jailed
 handshake waits for.
 
 What it does, in order, before any server code runs:
 
-1. joins the jail's pids cgroup (when ``max_processes`` asked for one) by
-   writing ``0`` -- itself -- to the ``cgroup.procs`` descriptor the harness
-   opened: from here on every process of the jail is counted, and there is no
-   moment at which the server could fork outside the limit;
+0. makes itself non-dumpable (``PR_SET_DUMPABLE`` 0): the server has its uid
+   and, without this, the kernel's leave to ``ptrace`` it or to open
+   ``/proc/1/mem`` for writing -- to stop it or to rewrite it, so that it
+   never sees its lifeline break (the seccomp filter refuses ``ptrace`` too).
+   The server's exec makes the server dumpable again, as any exec does;
+1. joins the jail's cgroups (pids when ``max_processes`` asked for one, memory
+   for ``memory_bytes``) by writing ``0`` -- itself -- to each ``cgroup.procs``
+   descriptor the harness opened: from here on every process of the jail is
+   counted, and there is no moment at which the server could fork outside the
+   limits;
 2. reports ``up`` on the status pipe, so the harness can tell a jail that never
    came up (bubblewrap's own failure) from a server that did not;
 3. forks the server: the child sets the rlimits (on itself only: this init
@@ -55,6 +62,8 @@ LIFELINE_BROKEN = 128 + 9
 NOT_STARTED = 127
 #: Exit status when the cgroup could not be joined (nothing was started).
 NO_CGROUP = 125
+#: prctl(2)'s option for the "dumpable" attribute.
+PR_SET_DUMPABLE = 4
 
 
 def report(fd: int, *words: str) -> None:
@@ -62,6 +71,22 @@ def report(fd: int, *words: str) -> None:
     data = " ".join(words).replace("\n", " ").encode("utf-8", "replace") + b"\n"
     while data:
         data = data[os.write(fd, data):]
+
+
+def become_undumpable(status: int) -> bool:
+    """``prctl(PR_SET_DUMPABLE, 0)``: the init's memory and ptrace are no longer the uid's."""
+    try:
+        import _ctypes  # the C half of ctypes: no Python modules behind it
+
+        program = _ctypes.dlopen(None)  # type: ignore[arg-type]  # dlopen(NULL): us, and libc
+        prctl = _ctypes.dlsym(program, "prctl")
+        failed = _ctypes.call_function(prctl, (PR_SET_DUMPABLE, 0, 0, 0, 0)) != 0
+        why = "prctl(PR_SET_DUMPABLE) refused"
+    except Exception as e:  # no _ctypes (not CPython), no prctl: the harness must hear it
+        failed, why = True, str(e)
+    if failed:
+        report(status, "failed", "dumpable", why)
+    return not failed
 
 
 def join_cgroup(fd: int, status: int) -> bool:
@@ -148,22 +173,25 @@ def release_stdio() -> None:
     os.close(null)
 
 
-def parse(args: List[str]) -> Tuple[int, int, Optional[int], List[Tuple[str, int]], List[str]]:
-    """``LIFELINE STATUS CGROUP [RLIMIT_X=N ...] -- ARGV...``, as ``jail.plan`` writes it."""
+def parse(args: List[str]) -> Tuple[int, int, List[int], List[Tuple[str, int]], List[str]]:
+    """``LIFELINE STATUS CGROUPS [RLIMIT_X=N ...] -- ARGV...``, as ``jail.plan`` writes it."""
     end = args.index("--")
     limits = [(name, int(value)) for name, _, value in (a.partition("=") for a in args[3:end])]
-    cgroup = None if args[2] == "-" else int(args[2])
-    return int(args[0]), int(args[1]), cgroup, limits, args[end + 1:]
+    cgroups = [] if args[2] == "-" else [int(fd) for fd in args[2].split(",")]
+    return int(args[0]), int(args[1]), cgroups, limits, args[end + 1:]
 
 
 def main(args: List[str]) -> int:
-    lifeline, status, cgroup, limits, argv = parse(args)
+    lifeline, status, cgroups, limits, argv = parse(args)
+    if not become_undumpable(status):
+        return NOT_STARTED
     # A harness thread may have blocked signals before it spawned us; SIGCHLD must arrive.
     signal.pthread_sigmask(signal.SIG_SETMASK, set())
     for fd in (status, lifeline):
         os.set_inheritable(fd, False)  # the server gets neither
-    if cgroup is not None and not join_cgroup(cgroup, status):
-        return NO_CGROUP
+    for cgroup in cgroups:
+        if not join_cgroup(cgroup, status):
+            return NO_CGROUP
     report(status, "up")
     wake = wake_on_sigchld()  # before the fork: no exit can go unnoticed
     server = os.fork()

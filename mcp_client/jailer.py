@@ -21,7 +21,7 @@ missing executable and a cgroup that cannot be joined are all
 Each jailed server gets one thread, ``mcp-jail-<pid>``, blocked on a pidfd of
 bwrap. When bwrap has ended -- retired, or the server exited -- it closes the
 lifeline (an init that somehow outlived bwrap takes the jail down then) and
-removes the server's cgroup once the kernel has emptied it. The thread holds
+removes the server's cgroups once the kernel has emptied them. The thread holds
 no lock the client uses; it ends within moments of the server's end.
 """
 
@@ -39,7 +39,7 @@ import signal
 import subprocess
 import sys
 import time
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import _threads
 from .errors import TransportFailed
@@ -49,7 +49,7 @@ from .jail import require_host
 if TYPE_CHECKING:
     from .transport import Spawn
 
-__all__ = ["popen", "look", "Cgroup", "STARTUP_TIMEOUT"]
+__all__ = ["popen", "look", "Cgroup", "jail_cgroups", "STARTUP_TIMEOUT"]
 
 log = logging.getLogger(__name__)
 
@@ -70,32 +70,29 @@ def popen(jail: Jail, spawn: "Spawn", env: Mapping[str, str],
     """
     host = look(jail, spawn, env)
     require_host(host)
-    limit = pids_max(jail)
-    cgroup = None if limit is None else Cgroup.create(limit)
+    cgroups = jail_cgroups(jail)
     ends = _Ends()
     try:
-        child, the_plan = _start(jail, spawn, env, host, cgroup, ends, stderr)
+        child, the_plan = _start(jail, spawn, env, host, cgroups, ends, stderr)
     except BaseException:
         ends.close()
-        if cgroup is not None:
-            cgroup.remove(0.0)
+        _remove_all(cgroups, 0.0)
         raise
     try:
         _await_server(child, ends, the_plan, spawn)
-        _watch(child, ends, cgroup)
+        _watch(child, ends, cgroups)
     except BaseException:
         _abandon(child)
         ends.close()
-        if cgroup is not None:
-            cgroup.remove(CGROUP_DRAIN)
+        _remove_all(cgroups, CGROUP_DRAIN)
         raise
     return child
 
 
 def _start(jail: Jail, spawn: "Spawn", env: Mapping[str, str], host: Host,
-           cgroup: Optional["Cgroup"], ends: "_Ends",
+           cgroups: Sequence["Cgroup"], ends: "_Ends",
            stderr: Any) -> Tuple["subprocess.Popen[bytes]", Plan]:
-    channels = ends.open(None if cgroup is None else cgroup.open_procs())
+    channels = ends.open(cgroups)
     the_plan = plan(jail, spawn, env, host, channels)
     ends.feed_seccomp(the_plan.seccomp)
     try:
@@ -176,15 +173,16 @@ class _Ends:
         self.ours: Dict[str, int] = {}
         self._theirs: Dict[str, int] = {}
 
-    def open(self, cgroup_procs: Optional[int]) -> Channels:
-        if cgroup_procs is not None:
-            self._theirs["cgroup"] = _above_stdio(cgroup_procs)
+    def open(self, cgroups: Sequence["Cgroup"]) -> Channels:
+        joins = ["cgroup%d" % n for n in range(len(cgroups))]
+        for name, group in zip(joins, cgroups):
+            self._theirs[name] = _above_stdio(group.open_procs())
         self._pipe("lifeline", ours_writes=True)  # never written: its EOF is the message
         self._pipe("status", ours_writes=False)
         self._pipe("seccomp", ours_writes=True)
         t = self._theirs
         return Channels(lifeline=t["lifeline"], status=t["status"], seccomp=t["seccomp"],
-                        cgroup=t.get("cgroup"))
+                        cgroups=tuple(t[name] for name in joins))
 
     def _pipe(self, name: str, ours_writes: bool) -> None:
         read_end, write_end = os.pipe()
@@ -236,8 +234,11 @@ def _await_server(child: "subprocess.Popen[bytes]", ends: _Ends, the_plan: Plan,
     if failures and failures[0][0] == "exec":
         raise TransportFailed("cannot start %s in the jail: %s (inside, /tmp is private and "
                               "hidden paths are empty)" % (spawn.executable, failures[0][-1]))
+    if failures and failures[0][0] == "dumpable":
+        raise TransportFailed("the jail's init could not make itself non-dumpable, so the "
+                              "server could stop it: %s" % failures[0][-1])
     if failures:
-        raise TransportFailed("the jail's init could not join its pids cgroup: %s"
+        raise TransportFailed("the jail's init could not join its cgroups: %s"
                               % failures[0][-1])
     if "up" not in reports:
         raise TransportFailed("bubblewrap could not build the jail: %s"
@@ -297,13 +298,13 @@ def _abandon(child: "subprocess.Popen[bytes]") -> None:
 # ----------------------------------------------------------------------------- watching
 
 
-def _watch(child: "subprocess.Popen[bytes]", ends: _Ends, cgroup: Optional["Cgroup"]) -> None:
+def _watch(child: "subprocess.Popen[bytes]", ends: _Ends, cgroups: Sequence["Cgroup"]) -> None:
     try:
         pidfd = os.pidfd_open(child.pid)  # bwrap is unreaped: the pid is still its own
     except (AttributeError, OSError) as e:
         raise TransportFailed("a jail needs pidfd_open (Linux 5.3+, Python 3.9+): %s" % e) from e
     lifeline = ends.take("lifeline")
-    thread = _threads.named(_keep_watch, "mcp-jail-%d" % child.pid, (pidfd, lifeline, cgroup))
+    thread = _threads.named(_keep_watch, "mcp-jail-%d" % child.pid, (pidfd, lifeline, cgroups))
     try:
         _threads.start(thread)
     except RuntimeError as e:
@@ -312,7 +313,7 @@ def _watch(child: "subprocess.Popen[bytes]", ends: _Ends, cgroup: Optional["Cgro
         raise TransportFailed("cannot start the jail's watcher thread: %s" % e) from e
 
 
-def _keep_watch(pidfd: int, lifeline: int, cgroup: Optional["Cgroup"]) -> None:
+def _keep_watch(pidfd: int, lifeline: int, cgroups: Sequence["Cgroup"]) -> None:
     try:
         poller = select.poll()
         poller.register(pidfd, select.POLLIN)
@@ -320,8 +321,7 @@ def _keep_watch(pidfd: int, lifeline: int, cgroup: Optional["Cgroup"]) -> None:
     finally:
         os.close(lifeline)
         os.close(pidfd)
-        if cgroup is not None:
-            cgroup.remove(CGROUP_DRAIN)
+        _remove_all(cgroups, CGROUP_DRAIN)
 
 
 # ----------------------------------------------------------------------------- cgroups
@@ -329,44 +329,101 @@ def _keep_watch(pidfd: int, lifeline: int, cgroup: Optional["Cgroup"]) -> None:
 _CGROUP_HINT = ("max_processes needs a pids cgroup this process may create groups in: a "
                 "cgroup v1 pids hierarchy (as root), or a delegated cgroup v2 subtree with the "
                 "pids controller (systemd: Delegate=yes); or leave max_processes unset")
+_MEMORY_HINT = ("memory_bytes needs a memory cgroup this process may create groups in (an "
+                "RLIMIT_AS alone bounds neither memfds, shared memory nor tmpfs): a cgroup v1 "
+                "memory hierarchy (as root), or a delegated cgroup v2 subtree with the memory "
+                "controller (systemd: Delegate=yes); or leave memory_bytes unset")
+#: A controller's files start with its name: the hint for a file we could not write.
+_HINTS = {"pids": _CGROUP_HINT, "memory": _MEMORY_HINT}
 _PREFIX = "mcp_client-"
 _serial = itertools.count(1)
 _active: Dict[str, None] = {}  # our cgroups in use: the sweep leaves them alone
 
+#: A cgroup file to write, its value, and whether a kernel without that file is
+#: refused (``True``) or goes without it (``False``: a refinement, not the bound).
+Setting = Tuple[str, str, bool]
+
+
+def jail_cgroups(jail: Jail) -> List["Cgroup"]:
+    """The cgroups ``jail`` needs, made and limited: none, one (v2: a directory
+    holds both controllers) or two (v1: a hierarchy each). :class:`TransportFailed`
+    when this machine gives none for a limit the jail asks."""
+    wanted: Dict[str, List[Setting]] = {}
+    limit = pids_max(jail)
+    if limit is not None:
+        wanted.setdefault(_pids_parent(), []).append(("pids.max", str(limit), True))
+    if jail.memory_bytes is not None:
+        version, parent = _parent("memory", _MEMORY_HINT)
+        wanted.setdefault(parent, []).extend(_memory_settings(version, jail.memory_bytes))
+    made: List[Cgroup] = []
+    try:
+        for parent, settings in wanted.items():
+            made.append(Cgroup.make(parent, settings))
+    except BaseException:
+        _remove_all(made, 0.0)
+        raise
+    return made
+
+
+def _memory_settings(version: str, limit: int) -> List[Setting]:
+    """The whole jail's memory at ``limit``: every page it charges (heap, memfd, shm,
+    tmpfs), and no way around it through swap."""
+    if version == "v1":
+        # memsw (memory + swap) exists when the kernel accounts swap: with swap and
+        # without it, a tmpfs page pushed out to swap would stop counting.
+        return [("memory.limit_in_bytes", str(limit), True),
+                ("memory.memsw.limit_in_bytes", str(limit), False)]
+    # v2: swap counted apart, so none; an OOM takes the whole jail, not one process.
+    return [("memory.max", str(limit), True), ("memory.swap.max", "0", False),
+            ("memory.oom.group", "1", False)]
+
+
+def _remove_all(cgroups: Sequence["Cgroup"], patience: float) -> None:
+    for group in cgroups:
+        group.remove(patience)
+
 
 class Cgroup:
-    """One jail's pids cgroup: ``<our pids cgroup>/mcp_client-<harness pid>-<n>``."""
+    """One jail's cgroup in one hierarchy: ``<our cgroup>/mcp_client-<harness pid>-<n>``."""
 
     def __init__(self, path: str) -> None:
         self.path = path
 
     @classmethod
     def create(cls, limit: int) -> "Cgroup":
-        parent = _pids_parent()
+        """A pids cgroup with ``pids.max`` at ``limit``."""
+        return cls.make(_pids_parent(), [("pids.max", str(limit), True)])
+
+    @classmethod
+    def make(cls, parent: str, settings: Sequence[Setting]) -> "Cgroup":
+        """A new group under ``parent``, each setting written in order."""
         _sweep(parent)
         path = os.path.join(parent, "%s%d-%d" % (_PREFIX, os.getpid(), next(_serial)))
         try:
             os.mkdir(path, 0o755)
         except OSError as e:
-            raise TransportFailed("cannot create the cgroup %s: %s. %s"
-                                  % (path, e.strerror or e, _CGROUP_HINT)) from e
+            raise TransportFailed("cannot create the cgroup %s: %s. %s" % (
+                path, e.strerror or e, _HINTS[settings[0][0].split(".")[0]])) from e
         _active[path] = None
         group = cls(path)
         try:
-            group._set_limit(limit)
+            for name, value, required in settings:
+                group._set(name, value, required)
         except BaseException:
             group.remove(0.0)
             raise
         return group
 
-    def _set_limit(self, limit: int) -> None:
-        target = os.path.join(self.path, "pids.max")
+    def _set(self, name: str, value: str, required: bool) -> None:
+        target = os.path.join(self.path, name)
+        if not required and not os.path.exists(target):
+            return
         try:
             with open(target, "w") as limit_file:
-                limit_file.write(str(limit))
+                limit_file.write(value)
         except OSError as e:
-            raise TransportFailed("cannot set %s: %s. %s" % (target, e.strerror or e,
-                                                             _CGROUP_HINT)) from e
+            raise TransportFailed("cannot set %s: %s. %s" % (
+                target, e.strerror or e, _HINTS[name.split(".")[0]])) from e
 
     def open_procs(self) -> int:
         """``cgroup.procs`` for the init to join with (it writes ``0``: itself)."""
@@ -396,22 +453,29 @@ class Cgroup:
 
 def _pids_parent() -> str:
     """Where our own processes are in the pids hierarchy: v1 first, else v2."""
+    return _parent("pids", _CGROUP_HINT)[1]
+
+
+def _parent(controller: str, hint: str) -> Tuple[str, str]:
+    """``("v1" | "v2", directory)``: our own cgroup where ``controller`` is, v1 first."""
     mounts = _cgroup_mounts()
     own = _own_cgroups()
-    for version, key in (("cgroup", "pids"), ("cgroup2", "")):
-        if key not in own or version not in mounts:
+    for key in (controller, ""):  # "": the unified (v2) hierarchy
+        if key not in own or key not in mounts:
             continue
-        root, point = mounts[version]
+        root, point = mounts[key]
         path = own[key]
         if path == root or path.startswith(root.rstrip("/") + "/"):
             parent = os.path.join(point, path[len(root):].lstrip("/"))
-            if version == "cgroup" or "pids" in _read(os.path.join(parent, "cgroup.controllers")):
-                return parent
-    raise TransportFailed("no pids cgroup controller found for this process. " + _CGROUP_HINT)
+            if key or controller in _read(os.path.join(parent, "cgroup.controllers")).split():
+                return ("v1" if key else "v2"), parent
+    raise TransportFailed("no %s cgroup controller found for this process. %s"
+                          % (controller, hint))
 
 
 def _cgroup_mounts() -> Dict[str, Tuple[str, str]]:
-    """``"cgroup"`` (the v1 pids hierarchy) and ``"cgroup2"`` -> (mount root, mount point)."""
+    """Each v1 controller's hierarchy (``"pids"``, ``"memory"``) and ``""``, the
+    unified one -> (mount root, mount point)."""
     found: Dict[str, Tuple[str, str]] = {}
     for line in _read("/proc/self/mountinfo").splitlines():
         fields, _, tail = line.partition(" - ")
@@ -419,18 +483,24 @@ def _cgroup_mounts() -> Dict[str, Tuple[str, str]]:
         if len(parts) < 5 or len(described) < 3:
             continue
         kind, options = described[0], described[2].split(",")
-        if (kind == "cgroup" and "pids" in options) or kind == "cgroup2":
-            found.setdefault(kind, (_unescape(parts[3]), _unescape(parts[4])))
+        where = (_unescape(parts[3]), _unescape(parts[4]))
+        if kind == "cgroup2":
+            found.setdefault("", where)
+        elif kind == "cgroup":
+            for controller in ("pids", "memory"):
+                if controller in options:
+                    found.setdefault(controller, where)
     return found
 
 
 def _own_cgroups() -> Dict[str, str]:
-    """``"pids"`` (v1) and ``""`` (v2) -> our cgroup's path in that hierarchy."""
+    """Each v1 controller (``"pids"``, ``"memory"``, ...) and ``""`` (v2) -> our
+    cgroup's path in that hierarchy."""
     own: Dict[str, str] = {}
     for line in _read("/proc/self/cgroup").splitlines():
         _, controllers, path = line.split(":", 2)
-        if controllers == "" or "pids" in controllers.split(","):
-            own["pids" if controllers else ""] = path
+        for controller in controllers.split(",") if controllers else [""]:
+            own[controller] = path
     return own
 
 

@@ -14,10 +14,12 @@ not ``/tmp``: every jail has a private, empty ``/tmp`` of its own.
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import io
 import json
 import os
+import platform
 import shutil
 import signal
 import socket
@@ -45,6 +47,9 @@ from support import (
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 MIB = 1024 * 1024
+#: add_key and keyctl's system-call numbers (glibc wraps neither).
+SYS_KEYS = {"x86_64": (248, 250), "aarch64": (217, 219)}
+KEYCTL_JOIN_SESSION_KEYRING, KEY_SPEC_SESSION_KEYRING = 1, -3
 
 
 def why_no_jail() -> Optional[str]:
@@ -64,6 +69,18 @@ def why_no_jail() -> Optional[str]:
 
 NO_JAIL = why_no_jail()
 skip_without_jail = unittest.skipIf(NO_JAIL is not None, NO_JAIL or "")
+
+
+def why_no_memory_cgroup() -> Optional[str]:
+    """Why ``memory_bytes`` is refused here (no memory cgroup to be made), or ``None``."""
+    try:
+        jailer.jail_cgroups(Jail(memory_bytes=64 * MIB))[0].remove(LONG)
+    except TransportFailed as e:
+        return str(e)
+    return None
+
+
+NO_MEMORY_CGROUP = why_no_memory_cgroup() if NO_JAIL is None else NO_JAIL
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -120,6 +137,15 @@ def our_cgroups() -> List[str]:
 
 
 class JailCase(unittest.TestCase):
+    def memory_refused(self, jail: Jail) -> bool:
+        """Where no memory cgroup can be had, prove ``jail`` (with ``memory_bytes``) is
+        refused rather than run with a bound it would not have, and say so."""
+        if NO_MEMORY_CGROUP is None:
+            return False
+        with self.assertRaisesRegex(TransportFailed, "memory cgroup.*memory_bytes"):
+            start(ProcessTransport(server("jail_probe"), jail=jail), OPTIONS)
+        return True
+
     def visible_dir(self) -> str:
         """A fresh directory a jailed server can see (``/tmp`` is private in a jail)."""
         base = "/var/tmp" if os.access("/var/tmp", os.W_OK) else HERE
@@ -306,12 +332,25 @@ class Lifetime(JailCase):
             os.kill(daemon, 0)
 
     def test_a_harness_killed_by_sigkill_takes_its_jails_with_it(self) -> None:
+        self.kill_the_harness()
+
+    def test_a_server_cannot_stop_the_init_and_outlive_a_sigkilled_harness(self) -> None:
+        # A stopped init (PTRACE_ATTACH sends it SIGSTOP) never sees its lifeline
+        # break; a rewritten one (/proc/1/mem) might never look. Both are refused:
+        # seccomp for ptrace, the init's PR_SET_DUMPABLE 0 for its memory.
+        seized = self.kill_the_harness("seize")["seized"]
+        self.assertEqual(seized["attach"], "Operation not permitted", seized)
+        self.assertIn("Permission denied", seized["mem"])
+
+    def kill_the_harness(self, *how: str) -> Dict[str, Any]:
+        """Run ``jail_harness.py``, SIGKILL it, and prove its jail went with it; its report."""
         work = self.visible_dir()
-        harness = subprocess.Popen(server_argv("jail_harness", work), stdout=subprocess.PIPE,
-                                   text=True)
+        harness = subprocess.Popen(server_argv("jail_harness", work, *how),
+                                   stdout=subprocess.PIPE, text=True)
+        namespace = ""
         try:
             assert harness.stdout is not None
-            report = json.loads(harness.stdout.readline())
+            report: Dict[str, Any] = json.loads(harness.stdout.readline())
             namespace = jail_namespace(report["bwrap"])
             daemon = host_pid(namespace, report["daemon"])
             self.assertGreaterEqual(len(jail_members(namespace)), 3)  # init, server, daemon
@@ -320,12 +359,15 @@ class Lifetime(JailCase):
             self.assertTrue(wait_until(lambda: not jail_members(namespace)),
                             "jailed processes outlived their harness: %s" % jail_members(namespace))
             self.assertFalse(alive(daemon))
+            return report
         finally:
             if harness.poll() is None:
                 harness.kill()
                 harness.wait()
             if harness.stdout is not None:
                 harness.stdout.close()
+            for pid in jail_members(namespace) if namespace else []:
+                os.kill(pid, signal.SIGKILL)  # a failed check leaves no jail running
 
 
 # ----------------------------------------------------------------------------- limits
@@ -334,13 +376,18 @@ class Lifetime(JailCase):
 @skip_without_jail
 class Limits(JailCase):
     def test_the_rlimits_are_set_on_the_server(self) -> None:
-        client = self.jailed(jail_for_tests(memory_bytes=1 << 30, cpu_seconds=100, max_open_files=64,
-                                  file_size_bytes=MIB))
+        jail = jail_for_tests(memory_bytes=1 << 30, cpu_seconds=100, max_open_files=64,
+                              file_size_bytes=MIB)
+        if self.memory_refused(jail):
+            return
+        client = self.jailed(jail)
         self.assertEqual(self.probe(client, "status")["limits"], {
             "RLIMIT_AS": 1 << 30, "RLIMIT_CPU": 100, "RLIMIT_NOFILE": 64, "RLIMIT_FSIZE": MIB,
             "RLIMIT_CORE": 0})
 
     def test_a_memory_hog_dies_and_the_harness_carries_on(self) -> None:
+        if self.memory_refused(jail_for_tests(memory_bytes=256 * MIB)):
+            return
         log = os.path.join(self.visible_dir(), "stderr.log")
         client = self.jailed(jail_for_tests(memory_bytes=256 * MIB), stderr=log)
         with self.assertRaises(Unavailable):
@@ -390,6 +437,186 @@ class Limits(JailCase):
         self.assertIn("File too large", refused["error"])
         self.assertLessEqual(os.path.getsize(big), 1000)
         self.assertEqual(client.shutdown(), Exited(-9))
+
+
+@skip_without_jail
+class MemoryBound(JailCase):
+    """``memory_bytes`` holds for what an ``RLIMIT_AS`` never sees: pages with no
+    mapping (a memfd written to), pages mapped and unmapped in turns (SysV shm)."""
+
+    LIMIT = 128 * MIB
+
+    def test_a_memfd_past_memory_bytes_is_stopped(self) -> None:
+        self.assert_stopped("memfd")
+
+    def test_sysv_shared_memory_past_memory_bytes_is_stopped(self) -> None:
+        self.assert_stopped("sysv_shm")
+
+    def test_posix_shm_and_tmp_together_past_memory_bytes_are_stopped(self) -> None:
+        # Each tmpfs is capped at memory_bytes on its own; the cgroup bounds them together.
+        self.assert_stopped("tmpfs")
+
+    def test_the_jail_cgroup_is_limited_and_then_removed(self) -> None:
+        if self.memory_refused(jail_for_tests(memory_bytes=self.LIMIT)):
+            return
+        client = self.jailed(jail_for_tests(memory_bytes=self.LIMIT))
+        version, parent = jailer._parent("memory", "")
+        prefix = "mcp_client-%d-" % os.getpid()
+        (group,) = [os.path.join(parent, n) for n in os.listdir(parent) if n.startswith(prefix)]
+        limit = "memory.limit_in_bytes" if version == "v1" else "memory.max"
+        with open(os.path.join(group, limit)) as stream:
+            self.assertEqual(int(stream.read()), self.LIMIT)
+        self.assertEqual(client.shutdown(), Exited(-9))
+        self.assertTrue(wait_until(lambda: not os.path.exists(group)), "the cgroup was removed")
+
+    def test_no_memory_cgroup_is_transport_failed_not_a_bound_claimed(self) -> None:
+        with mock.patch.object(jailer, "_cgroup_mounts", lambda: {}):
+            self.assertTrue(NO_MEMORY_CGROUP is None or "memory" in NO_MEMORY_CGROUP)
+            with self.assertRaisesRegex(TransportFailed, "memory cgroup.*memory_bytes"):
+                start(ProcessTransport(server("jail_probe"),
+                                       jail=jail_for_tests(memory_bytes=self.LIMIT)), OPTIONS)
+
+    def assert_stopped(self, tool: str) -> None:
+        jail = jail_for_tests(memory_bytes=self.LIMIT)
+        if self.memory_refused(jail):
+            return
+        client = self.jailed(jail)
+        try:
+            answer = self.probe(client, tool, bytes=5 * self.LIMIT)
+        except Unavailable:  # the kernel's OOM killer, inside the jail's cgroup
+            self.assertEqual(client.shutdown(), Exited(128 + signal.SIGKILL))
+        else:
+            held = "%s held %d MiB under a %d MiB limit (%s)" % (
+                tool, answer["written"] // MIB, self.LIMIT // MIB, answer.get("error"))
+            self.assertFalse(answer["ok"], held)
+            self.assertLess(answer["written"], self.LIMIT, held)
+        self.assertTrue(self.probe(self.jailed(jail), "thread")["ok"], "the next jail works")
+
+
+class CgroupPlaces(unittest.TestCase):
+    """Where a jail's cgroups are made, on machines unlike this one: a fake cgroupfs
+    (a directory) and the ``/proc/self`` files that point there."""
+
+    def fake_machine(self, mounts: str, cgroup: str) -> str:
+        root = os.path.realpath(tempfile.mkdtemp(prefix="mcp-cgroupfs-"))
+        self.addCleanup(shutil.rmtree, root, True)
+        files = {"/proc/self/mountinfo": mounts.replace("ROOT", root),
+                 "/proc/self/cgroup": cgroup}
+        read = jailer._read
+        patcher = mock.patch.object(jailer, "_read", lambda path: files.get(path) or read(path))
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        return root
+
+    def made(self, jail: Jail) -> Dict[str, Dict[str, str]]:
+        """What :func:`jailer.jail_cgroups` wrote: directory -> file -> content."""
+        groups = jailer.jail_cgroups(jail)
+        for group in groups:
+            self.addCleanup(jailer._active.pop, group.path, None)
+        found: Dict[str, Dict[str, str]] = {}
+        for group in groups:
+            found[group.path] = {}
+            for name in os.listdir(group.path):
+                with open(os.path.join(group.path, name)) as stream:
+                    found[group.path][name] = stream.read()
+        return found
+
+    def test_cgroup_v2_holds_both_limits_in_one_group(self) -> None:
+        root = self.fake_machine("41 31 0:38 / ROOT rw - cgroup2 cgroup2 rw\n", "0::/me\n")
+        os.mkdir(os.path.join(root, "me"))
+        with open(os.path.join(root, "me", "cgroup.controllers"), "w") as stream:
+            stream.write("cpu memory pids\n")
+        (files,) = self.made(Jail(max_processes=4, memory_bytes=MIB)).values()
+        self.assertEqual(files, {"pids.max": "5", "memory.max": str(MIB)},
+                         "swap.max and oom.group only where the kernel has them")
+
+    def test_cgroup_v2_without_the_memory_controller_is_refused(self) -> None:
+        root = self.fake_machine("41 31 0:38 / ROOT rw - cgroup2 cgroup2 rw\n", "0::/\n")
+        with open(os.path.join(root, "cgroup.controllers"), "w") as stream:
+            stream.write("cpu pids\n")
+        with self.assertRaisesRegex(TransportFailed, "no memory cgroup controller.*memory_bytes"):
+            jailer.jail_cgroups(Jail(max_processes=4, memory_bytes=MIB))
+        self.assertEqual(os.listdir(root), ["cgroup.controllers"], "no pids group made either")
+        self.assertEqual(list(self.made(Jail(max_processes=4)).values()), [{"pids.max": "5"}])
+
+    def test_cgroup_v1_makes_one_group_per_hierarchy(self) -> None:
+        root = self.fake_machine(
+            "35 31 0:32 / ROOT/memory rw - cgroup cgroup rw,memory\n"
+            "39 31 0:36 / ROOT/pids rw - cgroup cgroup rw,pids\n"
+            "41 31 0:38 / ROOT/unified rw - cgroup2 cgroup2 rw\n",
+            "8:pids:/\n4:memory:/sandbox/me\n0::/\n")
+        for path in ("memory/sandbox/me", "pids", "unified"):
+            os.makedirs(os.path.join(root, path))
+        made = self.made(Jail(max_processes=4, memory_bytes=MIB))
+        self.assertEqual(sorted(os.path.dirname(path) for path in made),
+                         [os.path.join(root, "memory/sandbox/me"), os.path.join(root, "pids")])
+        self.assertEqual(sorted(made.values(), key=len),
+                         [{"pids.max": "5"}, {"memory.limit_in_bytes": str(MIB)}])
+
+
+@skip_without_jail
+class Keyrings(JailCase):
+    def test_a_key_in_the_harness_session_keyring_cannot_be_read(self) -> None:
+        description = "mcp-jail-test-%d" % os.getpid()
+        clients: Dict[str, Client] = {}
+        # A session keyring is a thread's credential: a thread of our own joins a
+        # new one, keeps a secret there, and starts the servers, which inherit it.
+        opener = threading.Thread(target=self.keep_a_secret_and_start,
+                                  args=(description, clients))
+        opener.start()
+        opener.join()
+        self.assertEqual(set(clients), {"bare", "jailed"}, "the opener thread failed")
+        bare = self.probe(clients["bare"], "keyring", description=description)
+        self.assertEqual(bare, {"ok": True, "text": "hunter2"}, "the control: unjailed, it reads")
+        jailed = self.probe(clients["jailed"], "keyring", description=description)
+        self.assertEqual(jailed, {"ok": False, "error": "search: Operation not permitted"})
+
+    def keep_a_secret_and_start(self, description: str, clients: Dict[str, Client]) -> None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        add_key, keyctl = SYS_KEYS[platform.machine()]
+        if libc.syscall(ctypes.c_long(keyctl), ctypes.c_long(KEYCTL_JOIN_SESSION_KEYRING),
+                        None) < 0:
+            raise OSError(ctypes.get_errno(), "keyctl(KEYCTL_JOIN_SESSION_KEYRING)")
+        if libc.syscall(ctypes.c_long(add_key), b"user", description.encode(), b"hunter2",
+                        ctypes.c_size_t(7), ctypes.c_long(KEY_SPEC_SESSION_KEYRING)) < 0:
+            raise OSError(ctypes.get_errno(), "add_key")
+        clients["bare"] = start(ProcessTransport(server("jail_probe")), OPTIONS)
+        self.addCleanup(clients["bare"].shutdown)
+        clients["jailed"] = self.jailed(jail_for_tests())
+
+
+@skip_without_jail
+class Terminal(JailCase):
+    def test_a_server_given_a_terminal_cannot_type_into_it(self) -> None:
+        # The server's stderr is a terminal no session controls (the operator's,
+        # say): it can make it its controlling terminal, but not push input into it.
+        master, slave = os.openpty()
+        self.addCleanup(os.close, master)
+        self.addCleanup(os.close, slave)
+        with os.fdopen(slave, "wb", closefd=False) as terminal:
+            client = self.jailed(jail_for_tests(), stderr=terminal)
+        tried = self.probe(client, "tty_inject", text="id\n")
+        self.assertEqual(tried["ctty"], "ok", "the server did get the terminal")
+        self.assertEqual(tried["sti"], "[Errno 1] Operation not permitted")
+        os.set_blocking(slave, False)  # TIOCSTI is synchronous: anything typed is there now
+        with self.assertRaises(BlockingIOError, msg="a byte reached the terminal's reader"):
+            os.read(slave, 64)
+        self.assertEqual(client.shutdown(), Exited(-9))
+
+
+@skip_without_jail
+class Sysctls(JailCase):
+    def test_proc_sys_is_read_only(self) -> None:
+        # With a root harness, the jail's uid 0 is the host's: a writable /proc/sys
+        # would take the host's sysctls (vm.*, kernel.core_pattern). Writing back the
+        # value just read changes nothing, even where the refusal would not hold.
+        client = self.jailed(jail_for_tests())
+        path = "/proc/sys/vm/overcommit_ratio"
+        value = self.probe(client, "read", path=path)["text"]
+        refused = self.probe(client, "write", path=path, text=value)
+        self.assertIn("Read-only file system", refused.get("error", "written"))
+        self.assertEqual(self.probe(client, "read", path="/proc/sys/kernel/hostname")["text"],
+                         "jail\n", "each sysctl still answers for the reader's namespaces")
 
 
 # ----------------------------------------------------------------------------- no jail to be had
@@ -523,6 +750,10 @@ class CommandLine(unittest.TestCase):
         out, err = io.StringIO(), io.StringIO()
         code = cli.run(cli.parse_arguments(["--jail", *jail_read_flags(), "--memory", "1G",
                                             "--json"]), out, err)
+        if NO_MEMORY_CGROUP is not None:  # --memory is refused, never run unbounded
+            self.assertEqual(code, 3, err.getvalue())
+            self.assertIn("memory cgroup", err.getvalue())
+            return
         self.assertEqual(code, 0, err.getvalue())
         report = json.loads(out.getvalue())
         self.assertEqual(report["server"]["name"], "mcp-client-demo")

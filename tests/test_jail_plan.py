@@ -18,7 +18,7 @@ from mcp_client.jail import (
     DIR, FILE, MISSING, Channels, Host, Plan, paths_to_probe, pids_max, plan, seccomp_filter,
 )
 
-CHANNELS = Channels(lifeline=12, status=13, seccomp=14, cgroup=None)
+CHANNELS = Channels(lifeline=12, status=13, seccomp=14)
 SPAWN = Spawn("/usr/bin/server", ("--flag", "value"))
 ENV = {"PATH": "/usr/bin", "HOME": "/home/u", "TMPDIR": "/var/scratch"}
 
@@ -128,9 +128,15 @@ class Filesystem(unittest.TestCase):
                         index_of(options, "--tmpfs", "/tmp"))
         self.assertLess(index_of(options, "--dev", "/dev"),
                         index_of(options, "--remount-ro", "/dev"))
-        index_of(options, "--proc", "/proc")
         index_of(options, "--tmpfs", "/dev/shm")
         self.assertNotIn("--bind", options)
+
+    def test_proc_sys_is_read_only_over_the_new_proc(self) -> None:
+        # bwrap leaves the new /proc's sys writable (its directory is not, so bwrap's
+        # own check passes it by); with a root harness, that is the host's sysctls.
+        options, _, _, _ = split(make().argv)
+        self.assertEqual(index_of(options, "--proc", "/proc") + 2,
+                         index_of(options, "--ro-bind", "/proc/sys", "/proc/sys"))
         self.assertNotIn("--size", options)
 
     def test_memory_bytes_caps_every_tmpfs_the_server_can_write(self) -> None:
@@ -257,9 +263,9 @@ class TheInit(unittest.TestCase):
     def test_limits_become_rlimits_and_core_dumps_are_off(self) -> None:
         jail = Jail(memory_bytes=1 << 28, cpu_seconds=5, max_open_files=64, file_size_bytes=4096,
                     max_processes=10)
-        channels = Channels(lifeline=12, status=13, seccomp=14, cgroup=15)
+        channels = Channels(lifeline=12, status=13, seccomp=14, cgroups=(15, 16))
         _, _, config, _ = split(make(jail, channels=channels).argv)
-        self.assertEqual(config, ["12", "13", "15", "RLIMIT_CORE=0", "RLIMIT_AS=%d" % (1 << 28),
+        self.assertEqual(config, ["12", "13", "15,16", "RLIMIT_CORE=0", "RLIMIT_AS=%d" % (1 << 28),
                                   "RLIMIT_CPU=5", "RLIMIT_NOFILE=64", "RLIMIT_FSIZE=4096"])
         _, _, config, _ = split(make().argv)
         self.assertEqual(config[3:], ["RLIMIT_CORE=0"])
@@ -286,11 +292,12 @@ ALLOW, KILL = 0x7FFF0000, 0x80000000
 EPERM, ENOSYS = 0x00050000 | 1, 0x00050000 | 38
 X86_64, I386, AARCH64, ARM = 0xC000003E, 0x40000003, 0xC00000B7, 0x40000028
 AF_UNIX, AF_INET, CLONE_NEWUSER, SIGCHLD = 1, 2, 0x10000000, 17
+TCGETS, TIOCSCTTY, TIOCSTI, TIOCLINUX = 0x5401, 0x540E, 0x5412, 0x541C
 
 
-def run_filter(program: bytes, arch: int, nr: int, arg0: int = 0) -> int:
+def run_filter(program: bytes, arch: int, nr: int, arg0: int = 0, arg1: int = 0) -> int:
     """Classic BPF, only the instructions seccomp filters here use, on one seccomp_data."""
-    data = struct.pack("<iIQ6Q", nr, arch, 0, arg0, 0, 0, 0, 0, 0)
+    data = struct.pack("<iIQ6Q", nr, arch, 0, arg0, arg1, 0, 0, 0, 0)
     code = [struct.unpack_from("<HBBI", program, i) for i in range(0, len(program), 8)]
     pc, acc = 0, 0
     while True:
@@ -335,6 +342,33 @@ class Seccomp(unittest.TestCase):
                                   (435, 0, ENOSYS), (63, 0, ALLOW)]:
             self.assertEqual(run_filter(program, AARCH64, nr, arg0), verdict, (nr, arg0))
         self.assertEqual(run_filter(program, ARM, 281, AF_UNIX), KILL)
+
+    def test_keyrings_and_other_processes_are_refused_on_every_abi(self) -> None:
+        # keyctl, add_key, request_key; ptrace, process_vm_readv/writev; pidfd_getfd
+        refused = {X86_64: (250, 248, 249, 101, 310, 311, 438),
+                   I386: (288, 286, 287, 26, 347, 348, 438),
+                   AARCH64: (219, 217, 218, 117, 270, 271, 438)}
+        for allow_unix in (False, True):
+            for machine, abis in (("x86_64", (X86_64, I386)), ("aarch64", (AARCH64,))):
+                program = seccomp_filter(machine, allow_unix)
+                for arch in abis:
+                    for nr in refused[arch]:
+                        self.assertEqual(run_filter(program, arch, nr), EPERM, (arch, nr))
+
+    def test_tiocsti_and_tioclinux_are_refused_on_their_low_word(self) -> None:
+        ioctl = {X86_64: 16, I386: 54, AARCH64: 29}
+        for machine, abis in (("x86_64", (X86_64, I386)), ("aarch64", (AARCH64,))):
+            program = seccomp_filter(machine, allow_unix=True)
+            for arch in abis:
+                nr = ioctl[arch]
+                for request in (TIOCSTI, TIOCLINUX, TIOCSTI | 1 << 32, TIOCLINUX | 0xFFFF << 48):
+                    self.assertEqual(run_filter(program, arch, nr, 2, request), EPERM,
+                                     (arch, hex(request)))
+                for request in (TCGETS, TIOCSCTTY, TIOCSTI + 1, 0):
+                    self.assertEqual(run_filter(program, arch, nr, 2, request), ALLOW,
+                                     (arch, hex(request)))
+                self.assertEqual(run_filter(program, arch, nr, TIOCSTI, TCGETS), ALLOW,
+                                 "the descriptor is not the request")
 
     def test_an_unknown_abi_is_killed(self) -> None:
         self.assertEqual(run_filter(seccomp_filter("x86_64", False), AARCH64, 0), KILL)

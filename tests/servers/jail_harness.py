@@ -1,9 +1,11 @@
 """A harness that starts a jailed server, then waits to be killed.
 
-``python jail_harness.py WORKDIR`` starts ``jail_probe.py`` in a jail (WORKDIR
-writable) from a thread that ends at once -- the start must not be tied to that
-thread's life -- has the server fork a ``setsid`` daemon, prints one JSON line
-``{"bwrap": PID, "daemon": PID_IN_JAIL}`` and sleeps. The test kills it with
+``python jail_harness.py WORKDIR [seize]`` starts ``jail_probe.py`` in a jail
+(WORKDIR writable) from a thread that ends at once -- the start must not be
+tied to that thread's life -- has the server fork a ``setsid`` daemon, prints
+one JSON line ``{"bwrap": PID, "daemon": PID_IN_JAIL}`` and sleeps. With
+``seize``, the server first tries to stop the jail's init (``seize_init``: its
+``/proc/1/mem``, ``PTRACE_ATTACH``), and the line carries what it got as ``"seized"``. The test kills it with
 SIGKILL (no ``atexit``, no ``finally``) and checks that nothing of the jail lives on.
 """
 
@@ -37,9 +39,12 @@ def main() -> None:
     opener.start()
     opener.join()  # that thread is gone now; the jail must not have gone with it
     client = held["client"]
+    report: Dict[str, Any] = {"bwrap": client.pid}
+    if sys.argv[2:] == ["seize"]:
+        report["seized"] = json.loads(text_of(client.call_tool("seize_init", {})))
     answer = client.call_tool("daemon", {"pidfile": os.path.join(workdir, "daemon.pid")})
-    daemon = json.loads(text_of(answer))["pid"]
-    print(json.dumps({"bwrap": client.pid, "daemon": daemon}), flush=True)
+    report["daemon"] = json.loads(text_of(answer))["pid"]
+    print(json.dumps(report), flush=True)
     time.sleep(300)
 
 

@@ -19,6 +19,19 @@ pid (in the jail's pid namespace) to ``pidfile`` and sleeps; answers that pid.
 caught (the server dies with it, as a careless server would).
 ``bomb`` -- fork sleeping children until the system refuses; ``forked`` is how
 many it got, ``error`` why it stopped.
+``memfd [bytes]`` -- write ``bytes`` bytes into a ``memfd_create`` file, a MiB at
+a time (``written``: how many got there); ``sysv_shm [bytes]`` -- the same into
+SysV shared memory, in 16 MiB segments that are attached, touched and detached
+in turn (so no one mapping meets ``RLIMIT_AS``), never removed; ``tmpfs [bytes]``
+-- the same, half into POSIX shared memory (``shm_open``), half into ``/tmp``.
+``keyring [description]`` -- ``KEYCTL_SEARCH`` the session keyring for a ``user``
+key, then ``KEYCTL_READ`` it; ``text`` is its payload.
+``seize_init`` -- open ``/proc/1/mem`` for writing, then ``PTRACE_ATTACH`` to the
+jail's init; ``mem`` and ``attach`` say ``ok`` or why not. An attached init stays
+stopped while this server lives.
+``tty_inject [text]`` -- a forked child calls ``setsid``, makes its stderr (a
+terminal) its controlling terminal with ``TIOCSCTTY``, and pushes ``text`` into
+its input with ``TIOCSTI``; ``ctty`` and ``sti`` say ``ok`` or why not.
 ``exit [code]`` -- ``os._exit(code)`` without answering.
 
 The server exits with status 0 when its stdin reaches EOF.
@@ -27,19 +40,36 @@ The server exits with status 0 when its stdin reaches EOF.
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import json
 import os
+import platform
 import resource
 import socket
 import sys
+import termios
 import threading
 import time
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 Message = Dict[str, Any]
 Result = Dict[str, Any]
 SLEEP = 300.0  # "forever" for a test: the jail's end is what stops it
 CLONE_NEWUSER = 0x10000000
+MIB = 1 << 20
+SEGMENT = 16 * MIB
+IPC_PRIVATE, IPC_CREAT, PTRACE_ATTACH = 0, 0o1000, 16
+KEYCTL_SEARCH, KEYCTL_READ, KEY_SPEC_SESSION_KEYRING = 10, 11, -3
+#: keyctl's system-call number (glibc has no wrapper; libkeyutils is not here).
+SYS_KEYCTL = {"x86_64": 250, "aarch64": 219}
+
+
+def libc() -> Any:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def errno_text() -> str:
+    return os.strerror(ctypes.get_errno())
 
 
 def send(message: Message) -> None:
@@ -146,6 +176,112 @@ def bomb(args: Message) -> Result:
         forked += 1
 
 
+def memfd(args: Message) -> Result:
+    fd = os.memfd_create("probe")
+    try:
+        return fill([fd], args["bytes"])
+    finally:
+        os.close(fd)  # an answer has been reached: the pages go with the descriptor
+
+
+def tmpfs(args: Message) -> Result:
+    """Half into POSIX shared memory (``shm_open``: a file in ``/dev/shm``), half into ``/tmp``."""
+    import _posixshmem
+
+    shm = _posixshmem.shm_open("/probe", os.O_CREAT | os.O_RDWR, 0o600)
+    tmp = os.open("/tmp/probe-fill", os.O_CREAT | os.O_WRONLY, 0o600)
+    try:
+        return fill([shm, tmp], args["bytes"])
+    finally:  # the files stay, and with them their pages
+        os.close(shm)
+        os.close(tmp)
+
+
+def fill(fds: List[int], size: int) -> Result:
+    """Write ``size`` bytes, a MiB at a time, spread evenly over ``fds``."""
+    written, chunk = 0, b"m" * MIB
+    try:
+        while written < size:
+            written += os.write(fds[(written // MIB) % len(fds)], chunk)
+    except OSError as e:
+        return dict(refused(e), written=written)
+    return {"ok": True, "written": written}
+
+
+def sysv_shm(args: Message) -> Result:
+    c = libc()
+    c.shmat.restype = ctypes.c_void_p
+    c.shmat.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
+    c.shmdt.argtypes = [ctypes.c_void_p]
+    written = 0
+    while written < args["bytes"]:
+        segment = c.shmget(IPC_PRIVATE, ctypes.c_size_t(SEGMENT), IPC_CREAT | 0o600)
+        address = c.shmat(segment, None, 0) if segment >= 0 else None
+        if address is None or address == ctypes.c_void_p(-1).value:
+            return {"ok": False, "error": errno_text(), "written": written}
+        ctypes.memset(address, 1, SEGMENT)  # the pages exist once touched
+        c.shmdt(ctypes.c_void_p(address))
+        written += SEGMENT
+    return {"ok": True, "written": written}
+
+
+def keyring(args: Message) -> Result:
+    keyctl = libc().syscall
+    number = SYS_KEYCTL[platform.machine()]
+    found = keyctl(ctypes.c_long(number), ctypes.c_long(KEYCTL_SEARCH),
+                   ctypes.c_long(KEY_SPEC_SESSION_KEYRING), b"user",
+                   args["description"].encode(), ctypes.c_long(0))
+    if found < 0:
+        return {"ok": False, "error": "search: " + errno_text()}
+    payload = ctypes.create_string_buffer(4096)
+    size = keyctl(ctypes.c_long(number), ctypes.c_long(KEYCTL_READ), ctypes.c_long(found),
+                  payload, ctypes.c_long(len(payload)))
+    if size < 0:
+        return {"ok": False, "error": "read: " + errno_text()}
+    return {"ok": True, "text": payload.raw[:size].decode()}
+
+
+def seize_init(args: Message) -> Result:
+    try:
+        os.close(os.open("/proc/1/mem", os.O_RDWR))
+        mem = "ok"
+    except OSError as e:
+        mem = str(e)
+    c = libc()
+    c.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+    attach = "ok" if c.ptrace(PTRACE_ATTACH, 1, None, None) == 0 else errno_text()
+    return {"ok": True, "mem": mem, "attach": attach}
+
+
+def tty_inject(args: Message) -> Result:
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.close(read_end)
+        os.write(write_end, json.dumps(take_the_terminal(args["text"])).encode())
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as said:
+        found: Result = json.loads(said.read())
+    os.waitpid(child, 0)
+    return dict(found, ok=True)
+
+
+def take_the_terminal(text: str) -> Result:
+    """In a child: a session of its own, stderr's terminal as its controlling one, then type."""
+    found = {"ctty": "not tried", "sti": "not tried"}
+    try:
+        os.setsid()
+        fcntl.ioctl(2, termios.TIOCSCTTY, 0)
+        found["ctty"] = "ok"
+        for byte in text.encode():
+            fcntl.ioctl(2, termios.TIOCSTI, bytes([byte]))
+        found["sti"] = "ok"
+    except OSError as e:
+        found["sti" if found["ctty"] == "ok" else "ctty"] = str(e)
+    return found
+
+
 def leave(args: Message) -> Result:
     os._exit(args["code"])
 
@@ -153,7 +289,8 @@ def leave(args: Message) -> Result:
 TOOLS: Dict[str, Callable[[Message], Result]] = {
     "read": read, "write": write, "tcp": tcp, "unix": unix, "userns": userns,
     "thread": thread, "status": status, "spin": spin, "daemon": daemon, "hog": hog,
-    "bomb": bomb, "exit": leave,
+    "bomb": bomb, "memfd": memfd, "tmpfs": tmpfs, "sysv_shm": sysv_shm, "keyring": keyring,
+    "seize_init": seize_init, "tty_inject": tty_inject, "exit": leave,
 }
 
 
