@@ -181,6 +181,7 @@ class Client:
     _reader_thread,                 (``Thread.start`` orders them), read after
     _capture
     _stderr             none        written by the reader; read once it is retired
+    _shown_name         none        set once, by the handshake; a str, replaced whole
     _custody            its own     (see :mod:`._custody`)
     ==================  ==========  ================================================
     """
@@ -205,6 +206,7 @@ class Client:
         self._stderr = Tail()  # the server's last stderr lines (the reader writes it)
         self._capture: Optional[Capture] = None
         self.initialize_result: Optional[InitializeResult] = None
+        self._shown_name = ""  # serverInfo.name fit for a log line (see _connect.handshake)
 
     # ------------------------------------------------------------------ introspection
 
@@ -405,8 +407,9 @@ class Client:
             self._wake_w = -1
 
     def _server_name(self) -> str:
-        result = self.initialize_result
-        return result.server_info.name if result is not None else self._transport.describe()
+        """The server as log records name it: its ``serverInfo`` name, sanitized
+        once at the handshake; before it, the transport's (our own) description."""
+        return self._shown_name or self._transport.describe()
 
     # ------------------------------------------------------------------ calls
 

@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import unicodedata
 import unittest
 from typing import Dict, List, Optional
 from unittest import mock
@@ -302,6 +303,21 @@ class Options(CliCase):
         quiet = self.cli("--quiet-server", *dying)
         self.assertEqual(quiet.returncode, cli.EXIT_CODES["handshake"], quiet.stderr)
         self.assertEqual(len(quiet.stderr.splitlines()), 1, quiet.stderr)
+
+    def test_a_hostile_server_prints_no_control_character(self) -> None:
+        # Issue 17 item 8: its name, version, description, stderr, results, errors.
+        hostile = ["--", *server_argv("diagnostics", "hostile_text")]
+        for call in ("echo", "other"):
+            with self.subTest(call=call):
+                done = self.cli("--call", call, "{}", *hostile)
+                self.assertEqual(done.returncode, 0 if call == "echo" else cli.EXIT_CODES["call"],
+                                 done.stderr)
+                self.assertIn("name", done.stdout)
+                self.assertIn("result" if call == "echo" else "error", done.stdout + done.stderr)
+                for line in (done.stdout + done.stderr).split("\n"):
+                    self.assertEqual(
+                        [c for c in line if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")],
+                        [], line)
 
     def test_a_hostile_name_cannot_drive_the_terminal(self) -> None:
         self.assertEqual(cli._name("evil\x1b[2J\u202e"), "evil\\x1b[2J\\u202e")

@@ -30,6 +30,11 @@ LONG_SLEEP = 300.0  # "forever" for a test: the client retires servers with SIGK
 # lock keeps every line whole.
 _write_lock = threading.Lock()
 
+#: Text for servers that try to drive a terminal or forge a log line: escapes
+#: that would clear the screen, colour, set the title, ring, return the
+#: carriage and reverse the text, and a newline that starts a forged record.
+HOSTILE = "\x1b[2J\x1b[31mred\x1b]0;title\x07\rback\u202eRLO\nFORGED mcp_client.server: pwned"
+
 
 # ---------------------------------------------------------------------- wire helpers
 
