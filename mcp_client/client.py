@@ -236,6 +236,13 @@ class Client:
         return self._stderr.text()
 
     @property
+    def capture(self) -> Optional[Capture]:
+        """The wire log's recorder (``Options.capture``) once ``connect`` opened
+        it, else ``None``; its ``complete``, ``lost`` and ``failure`` say whether
+        the log holds everything (final once the client is retired)."""
+        return self._capture
+
+    @property
     def noise_skipped(self) -> int:
         """How many stdout lines that are not JSON were skipped (``tolerated_noise_lines``)."""
         return 0 if self._reader is None else self._reader.noise[0]
