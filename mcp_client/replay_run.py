@@ -42,9 +42,16 @@ A ``ping`` beyond the log is answered ``{}``; any other unmatched request gets
 a -32603 error. Divergences go to stderr, one line each. Point any client at a
 capture with ``-- python -m mcp_client replay --serve LOG``.
 
+Every line printed that quotes the log or a live line (``DIVERGED`` lines,
+``--serve``'s stderr) has its unprintable characters escaped
+(:func:`mcp_client.replay.printable`): a log is whatever its writer put there.
+A replay runs each overlapping call in a thread of its own, so a log with more
+than :data:`~mcp_client.replay.MAX_CONCURRENT_CALLS` (64) calls in flight at
+once is refused, in one line, before any thread starts.
+
 Exit status: 0 the client matched the recording (``--serve``: stdin reached
 EOF or the recorded server died); 1 the client diverged; 2 usage, or the log
-cannot be read.
+cannot be read or replayed (too many calls in flight at once).
 """
 
 from __future__ import annotations
