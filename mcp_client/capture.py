@@ -218,14 +218,19 @@ class Capture:
     @property
     def failure(self) -> Optional[str]:
         """Why the stream ended before the capture was closed (``"OSError: [Errno
-        28] No space left on device"``, or a stream given up on at close);
-        ``None`` while it has not."""
+        28] No space left on device"``, a stream given up on at close, a writer
+        still inside a write when :meth:`close` gave up on it: a disk that
+        hangs); ``None`` while it has not."""
+        closing = self._closing
+        if self._failure is None and closing is not None and time.monotonic() > closing \
+                and self._thread.is_alive():
+            return "the writer was still writing when the capture closed"
         return self._failure
 
     @property
     def complete(self) -> bool:
         """Whether the log holds every entry recorded so far (final once closed)."""
-        return self.lost == 0 and self._failure is None
+        return self.lost == 0 and self.failure is None
 
     # ------------------------------------------------------------ closing
 

@@ -418,6 +418,26 @@ class Completeness(unittest.TestCase):
         # open, initialize and its answer, initialized, ping and its answer, died, retired
         self.assertEqual(capture.lost, 8)
 
+    def test_a_write_that_never_returns_is_incomplete_once_closed(self) -> None:
+        class Hung(io.StringIO):  # no descriptor: written through itself, like a disk that hangs
+            released = threading.Event()
+
+            def writelines(self, lines: Any) -> None:
+                self.released.wait(LONG)
+
+        stream = Hung()
+        self.addCleanup(stream.released.set)
+        capture = open_capture(stream)
+        assert capture is not None
+        capture.event("open")
+        self.assertTrue(capture.complete)  # in flight, not lost
+        capture.close(timeout=SHORT)
+        self.assertEqual(capture.failure, "the writer was still writing when the capture closed")
+        self.assertFalse(capture.complete)
+        stream.released.set()
+        wait_until(lambda: capture.failure is None)  # it did write, in the end
+        self.assertTrue(capture.complete)
+
     def test_no_capture_is_none(self) -> None:
         client = start(server("good"), options(None))
         client.shutdown()
