@@ -79,7 +79,9 @@ code  what        when
 
 With ``--json``, the object is printed on failure too, with ``"ok": false`` and
 an ``"error"`` member (``what``, ``exit``, ``type``, ``message``) beside
-whatever was learned before the failure.
+whatever was learned before the failure. With ``--capture`` it has a
+``"capture"`` member: ``file``, ``complete`` and, when it is not, why
+(``incomplete``: entries not recorded, and the stream's error).
 """
 
 from __future__ import annotations
@@ -654,7 +656,7 @@ def _json_report(session: Session) -> Dict[str, Any]:
     if session.settings.capture is not None:
         report["capture"] = {"file": session.settings.capture,
                              "complete": session.capture_lost is None,
-                             "lost": session.capture_lost}
+                             "incomplete": session.capture_lost}
     if session.failure is not None:
         report["error"] = _json_error(session.failure)
     return report

@@ -250,7 +250,7 @@ def _arrange(timeline: List[ServerStep], reading: _Reading) -> Script:
             held.append(step)
         else:
             groups[-1].append(step)
-    answers = _answers(timeline, client, position)
+    answers = _answers(timeline, client)
     return Script(tuple(client), tuple(groups[0]), tuple(tuple(g) for g in groups[1:]),
                   tuple(timeline), tuple(position),
                   _ends_in_death(timeline, client, answers, reading.tolerated, reading.ended),
@@ -263,11 +263,11 @@ def _keys(idents: Iterable[JsonValue]) -> Set[Tuple[str, Union[int, str]]]:
 
 
 # Planning is one pass over the timeline each (a dict keyed by request id),
-# never a search per request: a log of 8,000 pings once took 20 s to plan.
+# never a search per request: a log of 8,000 pings once took 25 s to plan.
 
 
-def _answers(timeline: Sequence[ServerStep], client: Sequence[Recorded],
-             position: Sequence[int]) -> Tuple[Optional[int], ...]:
+def _answers(timeline: Sequence[ServerStep],
+             client: Sequence[Recorded]) -> Tuple[Optional[int], ...]:
     """For each client line, where the first response to it sits after it (requests only)."""
     found: List[Optional[int]] = [None] * len(client)
     waiting: Dict[Hashable, List[int]] = {}  # request id -> client numbers not yet answered

@@ -420,7 +420,7 @@ class FullDisk(CliCase):
         report = json.loads(done.stdout)
         self.assertEqual(report["error"]["what"], "capture")
         self.assertEqual(report["capture"]["complete"], False)
-        self.assertIn("No space left on device", report["capture"]["lost"])
+        self.assertIn("No space left on device", report["capture"]["incomplete"])
         self.assertEqual(len(report["tools"]), len(DEMO_TOOLS))  # the rest of the run was whole
 
     def test_after_a_failure_of_its_own_that_status_stays_and_a_line_warns(self) -> None:
@@ -437,7 +437,7 @@ class FullDisk(CliCase):
         done = self.cli("--json", "--capture", log)
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual(json.loads(done.stdout)["capture"],
-                         {"file": log, "complete": True, "lost": None})
+                         {"file": log, "complete": True, "incomplete": None})
 
 
 class Interrupts(CliCase):
