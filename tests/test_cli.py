@@ -18,7 +18,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import unicodedata
 import unittest
 from typing import Dict, List, Optional
 from unittest import mock
@@ -27,6 +26,7 @@ from mcp_client import Client, cli, demo_server
 from mcp_client.errors import RetirementTimedOut
 from mcp_client.transport import Retirement
 
+import hostile
 from servers import alive
 from support import server_argv, wait_until
 
@@ -306,18 +306,16 @@ class Options(CliCase):
 
     def test_a_hostile_server_prints_no_control_character(self) -> None:
         # Issue 17 item 8: its name, version, description, stderr, results, errors.
-        hostile = ["--", *server_argv("diagnostics", "hostile_text")]
+        command = ["--", *server_argv("diagnostics", "hostile_text")]
         for call in ("echo", "other"):
             with self.subTest(call=call):
-                done = self.cli("--call", call, "{}", *hostile)
+                done = self.cli("--call", call, "{}", *command)
                 self.assertEqual(done.returncode, 0 if call == "echo" else cli.EXIT_CODES["call"],
                                  done.stderr)
                 self.assertIn("name", done.stdout)
                 self.assertIn("result" if call == "echo" else "error", done.stdout + done.stderr)
-                for line in (done.stdout + done.stderr).split("\n"):
-                    self.assertEqual(
-                        [c for c in line if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")],
-                        [], line)
+                self.assertEqual(
+                    hostile.unsafe_characters(done.stdout + done.stderr, lines=True), [])
 
     def test_a_hostile_name_cannot_drive_the_terminal(self) -> None:
         self.assertEqual(cli._name("evil\x1b[2J\u202e"), "evil\\x1b[2J\\u202e")

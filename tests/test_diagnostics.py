@@ -13,7 +13,6 @@ import os
 import tempfile
 import time
 import tracemalloc
-import unicodedata
 import unittest
 from typing import List
 
@@ -33,6 +32,7 @@ from mcp_client.errors import ClientBroken, HandshakeFailed, ServerError, Unavai
 from mcp_client.tail import LINE_BYTES, TAIL_BYTES, Tail
 from mcp_client.transport import CAPTURE
 
+from hostile import unsafe_characters
 from servers.scripted import HOSTILE
 
 MIB = 1024 * 1024
@@ -121,13 +121,6 @@ class StderrInErrors(unittest.TestCase):
         messages = [record.getMessage() for record in logs.records]
         self.assertTrue(any(m.endswith("fatal: lost the database") for m in messages), messages)
         self.assertTrue(all(getattr(r, "server", None) == "scripted" for r in logs.records))
-
-
-def unsafe_characters(text: str) -> List[str]:
-    """What in ``text`` could drive a terminal or forge a log line: controls (a
-    newline included), format characters (bidi overrides), line separators."""
-    return sorted({char for char in text
-                   if unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp")})
 
 
 class HostileText(unittest.TestCase):

@@ -22,7 +22,6 @@ import sys
 import tempfile
 import threading
 import time
-import unicodedata
 import unittest
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
@@ -539,13 +538,6 @@ def python_calls(work: Callable[[], Any]) -> int:
     return calls[0]
 
 
-def unsafe_characters(text: str) -> List[str]:
-    """Controls but the newline between lines (C1 ones too), bidi and other
-    format characters, line separators: what could drive a terminal."""
-    return sorted({char for char in text if char != "\n"
-                   and unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp")})
-
-
 class HostileLogs(unittest.TestCase):
     """Issue 17 item 11: a log may be anyone's, and huge."""
 
@@ -612,7 +604,7 @@ class HostileLogs(unittest.TestCase):
         diverged = [line for line in done.stdout.splitlines() if line.startswith("DIVERGED")]
         self.assertEqual(len(diverged), 3, done.stdout)  # lost, out of order, never sent
         self.assertIn("\\x1b[2J", done.stdout)  # shown, as an escape
-        self.assertEqual(unsafe_characters(done.stdout + done.stderr), [])
+        self.assertEqual(hostile.unsafe_characters(done.stdout + done.stderr, lines=True), [])
 
     def test_serve_escapes_what_it_reports_on_stderr(self) -> None:
         items = handshake_entries()
@@ -630,7 +622,7 @@ class HostileLogs(unittest.TestCase):
         self.assertEqual(done.returncode, 1, done.stderr)
         self.assertIn("differs", done.stderr)
         self.assertIn("\\u202e", done.stderr)
-        self.assertEqual(unsafe_characters(done.stderr), [])
+        self.assertEqual(hostile.unsafe_characters(done.stderr, lines=True), [])
 
 
 class EntryPoints(unittest.TestCase):
