@@ -70,6 +70,7 @@ from .codegen import sanitize
 from .errors import LogError, McpClientError, RetirementError
 from .protocol import ClientInfo
 from .replay import (
+    MAX_CONCURRENT_CALLS,
     Action,
     Call,
     Close,
@@ -243,6 +244,7 @@ def _drive_calls(client: Client, calls: Sequence[Call], shared: _Shared,
                  timeout: float, unanswered: float) -> List[str]:
     running: List[Tuple[Call, _Running]] = []
     for number, call in enumerate(calls):
+        _make_room(running)
         task = _Running(_work(client, call, _timeout(call, timeout, unanswered)), shared, number)
         running.append((call, task))
         if call.overlaps:  # go on once its request is out, as the recording did
@@ -252,6 +254,15 @@ def _drive_calls(client: Client, calls: Sequence[Call], shared: _Shared,
     for _, task in running:
         task.thread.join()
     return ["%s %s" % (sanitize(call.label(), 120), task.outcome) for call, task in running]
+
+
+def _make_room(running: Sequence[Tuple[Call, _Running]]) -> None:
+    """Wait, oldest first, until fewer than MAX_CONCURRENT_CALLS calls run. The
+    plan refused a log that needs more; a live client slower than its recording
+    must not get past the bound either (each call ends by its own deadline)."""
+    live = [task for _, task in running if not task.done()]
+    for task in live[:max(0, len(live) - MAX_CONCURRENT_CALLS + 1)]:
+        task.thread.join()
 
 
 def _work(client: Client, call: Call, timeout: float) -> Callable[[], str]:

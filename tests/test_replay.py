@@ -23,6 +23,7 @@ import tempfile
 import threading
 import time
 import unittest
+from unittest import mock
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from mcp_client import (
@@ -43,6 +44,7 @@ from mcp_client.replay import (
     plan,
     same,
 )
+from mcp_client import replay_run
 from mcp_client.replay_run import drive, load
 
 import hostile
@@ -592,6 +594,24 @@ class HostileLogs(unittest.TestCase):
                                       LONG)
         self.assertEqual(divergences, [])
         self.assertEqual(outcomes[1:], ["ping ok"] * bound)
+
+    def test_the_bound_holds_while_driving_too(self) -> None:
+        # A client slower than its recording must not pile up threads either: with
+        # the bound at 3, ten overlapping pings never run more than 3 threads (the
+        # first ones then time out: their recorded answers follow the tenth ping).
+        peak = [0]
+
+        class Counted(replay_run._Running):
+            def __init__(self, *args: Any) -> None:
+                super().__init__(*args)
+                live = [t for t in threading.enumerate() if t.name.startswith("replay-call-")]
+                peak[0] = max(peak[0], len(live))
+
+        with mock.patch.object(replay_run, "MAX_CONCURRENT_CALLS", 3), \
+                mock.patch.object(replay_run, "_Running", Counted):
+            outcomes, _ = drive(load(write_log(self.dir, pings(10, overlapping=True))), SHORT)
+        self.assertEqual(len(outcomes), 11, outcomes)
+        self.assertEqual(peak[0], 3)
 
     def test_control_sequences_from_the_log_are_escaped(self) -> None:
         items = pings(1)
