@@ -47,7 +47,9 @@ Every line printed that quotes the log or a live line (``DIVERGED`` lines,
 (:func:`mcp_client.replay.printable`): a log is whatever its writer put there.
 A replay runs each overlapping call in a thread of its own, so a log with more
 than :data:`~mcp_client.replay.MAX_CONCURRENT_CALLS` (64) calls in flight at
-once is refused, in one line, before any thread starts.
+once is refused, in one line, before any thread starts; and should a live
+client fall behind its recording, a call waits for the oldest ones until fewer
+than that many run.
 
 Exit status: 0 the client matched the recording (``--serve``: stdin reached
 EOF or the recorded server died); 1 the client diverged; 2 usage, or the log
