@@ -55,14 +55,14 @@ if TYPE_CHECKING:  # pragma: no cover - the host, for annotations only
 __all__ = ["Reader"]
 
 log = logging.getLogger("mcp_client.client")
+#: Characters of a server's method name shown in a log record (sanitized: server text).
+_SHOWN_METHOD = 100
 #: Each line a server writes to a captured stderr, with ``extra={"server": name}``.
 server_log = logging.getLogger("mcp_client.server")
 
 #: How long a retirement waits for a broken server's stderr to reach EOF before
 #: it fails the calls, so that what the server said as it died reaches them.
 STDERR_SETTLE = 0.2
-#: Characters of a server's method name shown in a log record (sanitized: server text).
-_SHOWN_METHOD = 100
 #: Reads of stderr (stdout's size is the Buffer's to choose).
 _STDERR_READ = 64 * 1024
 

@@ -306,7 +306,7 @@ class Options(CliCase):
 
     def test_a_hostile_server_prints_no_control_character(self) -> None:
         # Issue 17 item 8: its name, version, description, stderr, results, errors.
-        command = ["--", *server_argv("diagnostics", "hostile_text")]
+        command = ["--", *server_argv("hostile_text")]
         for call in ("echo", "other"):
             with self.subTest(call=call):
                 done = self.cli("--call", call, "{}", *command)

@@ -18,13 +18,6 @@ ends with the true last lines.
 client with ``retire_grace``: Exited(0) and the file written.
 ``ignore_eof`` -- at stdin EOF sleeps for 300 s; client with ``retire_grace``:
 killed when the grace ends (Exited(-9)).
-``hostile_text`` -- every string it can choose holds terminal escapes, a
-newline and a bidi override (``scripted.HOSTILE``): its ``serverInfo`` name, the
-stderr lines it writes at ``initialize`` and on every call, a notification's
-and a server request's method (sent before the ``initialize`` answer), its
-tool's description, its call results, and the message of the error that
-answers any tool but ``echo``; client: no log record, error message or line
-the CLI prints holds a control character.
 """
 
 from __future__ import annotations
@@ -35,9 +28,7 @@ import threading
 import time
 from typing import Callable, Dict, List
 
-from scripted import (
-    HOSTILE, LONG_SLEEP, Message, Server, echo_text, fail, respond, send, text_result, tool,
-)
+from scripted import LONG_SLEEP, Message, Server, echo_text, respond, text_result
 
 
 def traceback_before_init(argv: List[str]) -> None:
@@ -105,43 +96,12 @@ def ignore_eof(argv: List[str]) -> None:
     time.sleep(LONG_SLEEP)
 
 
-def hostile_text(argv: List[str]) -> None:
-    server = Server(tools=1)
-
-    def initialize(request: Message) -> None:
-        sys.stderr.write("stderr %s\n" % HOSTILE)
-        sys.stderr.flush()
-        send({"jsonrpc": "2.0", "method": "notify" + HOSTILE})
-        send({"jsonrpc": "2.0", "id": "asked", "method": "ask" + HOSTILE})
-        result = server.init_result(request)
-        result["serverInfo"] = {"name": "name" + HOSTILE, "version": "v" + HOSTILE}
-        respond(request, result)
-
-    def list_tools(request: Message) -> None:
-        entry = tool("echo")
-        entry["description"] = "description " + HOSTILE
-        respond(request, {"tools": [entry]})
-
-    def call(request: Message) -> None:
-        sys.stderr.write("call %s\n" % HOSTILE)
-        sys.stderr.flush()
-        if request.get("params", {}).get("name") == "echo":
-            respond(request, text_result("result " + HOSTILE))
-        else:
-            fail(request, -32602, "error " + HOSTILE)
-
-    server.handlers.update({"initialize": initialize, "tools/list": list_tools,
-                            "tools/call": call})
-    server.run()
-
-
 BEHAVIOURS: Dict[str, Callable[[List[str]], None]] = {
     "traceback_before_init": traceback_before_init,
     "stderr_then_die": stderr_then_die,
     "stderr_flood": stderr_flood,
     "eof_flush": eof_flush,
     "ignore_eof": ignore_eof,
-    "hostile_text": hostile_text,
 }
 
 if __name__ == "__main__":
