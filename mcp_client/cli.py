@@ -428,38 +428,6 @@ def _open_capture(path: Optional[str]) -> Optional[IO[str]]:
                                           % (path, e.strerror or e))) from None
 
 
-#: Errors that say the filesystem has no room (for a new file, or for its bytes).
-_DISK_FULL = frozenset(getattr(errno, name) for name in ("ENOSPC", "EDQUOT")
-                       if hasattr(errno, name))
-
-
-def _close_capture(session: Session, capture: IO[str]) -> None:
-    """Close our file of the log; a flush that fails now (a full disk) is a loss."""
-    try:
-        capture.close()
-    except OSError as e:
-        lost = session.capture_lost
-        session.capture_lost = lost or "its end could not be written (%s)" % (e.strerror or e)
-
-
-def _note_capture(session: Session, client: Client) -> None:
-    """What the client's capture lacks, once the client is retired."""
-    capture = client.capture
-    if capture is None or capture.complete:
-        return
-    lost = "%d entr%s not recorded" % (capture.lost, "y" if capture.lost == 1 else "ies")
-    session.capture_lost = lost if capture.failure is None else "%s: %s" % (lost, capture.failure)
-
-
-def _judge_capture(session: Session) -> None:
-    """An incomplete log fails an otherwise good run (exit 10): a replay of it
-    would not be the session. After a failure of its own, that one stays."""
-    if session.capture_lost is None or session.failure is not None:
-        return
-    session.failure = Failure("capture", CaptureFailed(
-        "the log %s is incomplete: %s" % (session.settings.capture, session.capture_lost)))
-
-
 def _run_client(session: Session, capture: Optional[IO[str]], out: IO[str]) -> None:
     settings = session.settings
     # Captured, not inherited: the server's last lines are printed under a
@@ -555,6 +523,41 @@ def _warn_of_noise(noise: Tuple[int, Optional[str]], err: IO[str]) -> None:
                   % (NAME, skipped, "" if skipped == 1 else "s", "is" if skipped == 1 else "are",
                      first or ""))
         err.flush()
+
+
+# ----------------------------------------------------------------------------- the capture
+
+
+#: Errors that say the filesystem has no room (for a new file, or for its bytes).
+_DISK_FULL = frozenset(getattr(errno, name) for name in ("ENOSPC", "EDQUOT")
+                       if hasattr(errno, name))
+
+
+def _close_capture(session: Session, capture: IO[str]) -> None:
+    """Close our file of the log; a flush that fails now (a full disk) is a loss."""
+    try:
+        capture.close()
+    except OSError as e:
+        lost = session.capture_lost
+        session.capture_lost = lost or "its end could not be written (%s)" % (e.strerror or e)
+
+
+def _note_capture(session: Session, client: Client) -> None:
+    """What the client's capture lacks, once the client is retired."""
+    capture = client.capture
+    if capture is None or capture.complete:
+        return
+    lost = "%d entr%s not recorded" % (capture.lost, "y" if capture.lost == 1 else "ies")
+    session.capture_lost = lost if capture.failure is None else "%s: %s" % (lost, capture.failure)
+
+
+def _judge_capture(session: Session) -> None:
+    """An incomplete log fails an otherwise good run (exit 10): a replay of it
+    would not be the session. After a failure of its own, that one stays."""
+    if session.capture_lost is None or session.failure is not None:
+        return
+    session.failure = Failure("capture", CaptureFailed(
+        "the log %s is incomplete: %s" % (session.settings.capture, session.capture_lost)))
 
 
 # ----------------------------------------------------------------------------- text
