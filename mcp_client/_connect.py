@@ -24,6 +24,7 @@ from ._census import ACTIVE
 from ._reader import Reader
 from ._state import State
 from .capture import open_capture
+from .codegen import sanitize
 from .errors import (
     ClientBroken,
     ClientError,
@@ -45,7 +46,10 @@ from .transport import Connection, NoResource
 if TYPE_CHECKING:  # pragma: no cover - the client, for annotations only
     from .client import Client
 
-__all__ = ["open_transport", "handshake"]
+__all__ = ["open_transport", "handshake", "SHOWN_NAME"]
+
+#: Characters of the server's name kept in log records and messages.
+SHOWN_NAME = 100
 
 
 def open_transport(client: "Client") -> None:
@@ -104,9 +108,13 @@ def handshake(client: "Client") -> InitializeResult:
     except (ClientError, ProtocolFault) as e:
         text = e.headline() if isinstance(e, StderrTail) else str(e)
         raise HandshakeFailed("initialize failed: %s" % text, e) from e
+    # Sanitized once, here, for every log record and message that names the
+    # server: an escape or a newline in it could drive a terminal or forge a
+    # log line. initialize_result keeps the name raw, as the protocol gave it.
+    client._shown_name = sanitize(result.server_info.name, SHOWN_NAME)
     if result.tools is None:
         raise ToolsNotDeclared("server %r declares no tools capability"
-                               % result.server_info.name)
+                               % client._server_name())
     _notify(client, "notifications/initialized")
     with client._lock:
         if client._state is not State.CONNECTING:

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from . import jsonrpc, noise
 from ._answers import Answerer
+from .codegen import sanitize
 from .errors import (
     ClientBroken,
     FramingFault,
@@ -54,6 +55,8 @@ if TYPE_CHECKING:  # pragma: no cover - the host, for annotations only
 __all__ = ["Reader"]
 
 log = logging.getLogger("mcp_client.client")
+#: Characters of a server's method name shown in a log record (sanitized: server text).
+_SHOWN_METHOD = 100
 #: Each line a server writes to a captured stderr, with ``extra={"server": name}``.
 server_log = logging.getLogger("mcp_client.server")
 
@@ -152,7 +155,7 @@ class Reader:
         elif isinstance(message, jsonrpc.ServerRequest):
             self._answer(message)
         else:
-            log.debug("dropped notification %s", message.method)
+            log.debug("dropped notification %s", sanitize(message.method, _SHOWN_METHOD))
         return self._host._reason is None
 
     def _refuse(self, line: bytes, fault: MessageFault) -> bool:
@@ -192,7 +195,7 @@ class Reader:
         if request.method == "ping":  # the spec's MUST: answer promptly, empty result
             reply = jsonrpc.result_response(request.id, {})
         else:
-            log.debug("refused server request %s", request.method)
+            log.debug("refused server request %s", sanitize(request.method, _SHOWN_METHOD))
             reply = jsonrpc.error_response(request.id, jsonrpc.METHOD_NOT_FOUND,
                                            "method not found: this client serves no requests")
         data = frame(reply)

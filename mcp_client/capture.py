@@ -38,7 +38,10 @@ skipped::
 
 A stream that fails (``EPIPE``, ``ENOSPC``) ends the capture: the rest is not
 written. Drops and failures are also logged (warnings on ``mcp_client.capture``,
-from the writer thread, never from the caller's).
+from the writer thread, never from the caller's), and :attr:`Capture.lost` and
+:attr:`Capture.failure` say so to whoever holds the capture (the CLI's exit
+status does): how many entries recorded are not in the log, and why the stream
+ended early.
 
 **Nothing is left behind.** A path is opened non-blocking and written through
 ``poll``, so a FIFO or terminal nobody drains never blocks the writer thread
@@ -123,6 +126,10 @@ class Capture:
         self._waiting = False  # the writer waits for entries
         self._closing: Optional[float] = None  # close()'s deadline, once it is called
         self._over = False  # the stream failed or was given up on: nothing more is written
+        self._dropped = 0  # entries dropped for the queue's limit, over the whole capture
+        self._discarded = 0  # entries not written because the stream ended early
+        self._writing = 0  # entries of the batch the writer is writing now
+        self._failure: Optional[str] = None  # why the stream ended early
         self._thread = _threads.named(self._run, "mcp-capture-%d" % next(_names))
         _threads.start(self._thread)  # RuntimeError when no thread can be had
 
@@ -165,9 +172,12 @@ class Capture:
     def _put(self, item: Union[Tuple[str, bytes], Fields], size: int, now: bool) -> None:
         with self._lock:
             if self._over or self._closing is not None:
+                if self._failure is not None:  # after a close it is not lost: it is late
+                    self._discarded += 1
                 return  # nothing more is written; the writer has said so
             if self._queued + size > self._limit:  # behind: drop it rather than wait
                 self._seq += 1
+                self._dropped += 1
                 self._lost = (self._lost[0] + 1, self._lost[1] + size)
                 return
             if self._lost[0]:
@@ -195,6 +205,33 @@ class Capture:
         if self._waiting:  # under _lock
             self._ready.notify()
 
+    # ------------------------------------------------------------ what the log lacks
+
+    @property
+    def lost(self) -> int:
+        """Entries recorded but not in the log: dropped while the stream fell
+        behind, or left unwritten when it failed (some of a batch cut short by a
+        failed write may be in the log, the last of them cut)."""
+        with self._lock:
+            return self._dropped + self._discarded
+
+    @property
+    def failure(self) -> Optional[str]:
+        """Why the stream ended before the capture was closed (``"OSError: [Errno
+        28] No space left on device"``, a stream given up on at close, a writer
+        still inside a write when :meth:`close` gave up on it: a disk that
+        hangs); ``None`` while it has not."""
+        closing = self._closing
+        if self._failure is None and closing is not None and time.monotonic() > closing \
+                and self._thread.is_alive():
+            return "the writer was still writing when the capture closed"
+        return self._failure
+
+    @property
+    def complete(self) -> bool:
+        """Whether the log holds every entry recorded so far (final once closed)."""
+        return self.lost == 0 and self.failure is None
+
     # ------------------------------------------------------------ closing
 
     def close(self, timeout: float = CLOSE_TIMEOUT) -> None:
@@ -219,8 +256,8 @@ class Capture:
         try:
             self._write_until_closed()
         except Exception as e:  # the stream failed (or a bug): the capture ends, calls go on
-            log.warning("capture stopped: %s: %s; later entries are not recorded",
-                        type(e).__name__, e)
+            self._failure = "%s: %s" % (type(e).__name__, e)
+            log.warning("capture stopped: %s; later entries are not recorded", self._failure)
         finally:
             self._finish()
 
@@ -231,16 +268,17 @@ class Capture:
                 return
             items, size = batch
             for _, item, _ in items:
-                if isinstance(item, dict) and item.get("event") == "dropped":
+                if isinstance(item, dict) and _is_marker(item):
                     log.warning("capture: %s", item["detail"])
             if not self._sink.write(_format(items), self._close_deadline):
                 with self._lock:
                     left = len(items) + len(self._queue) + self._lost[0]
-                log.warning("capture: the stream took nothing for %gs at close; %d entries "
-                            "are not recorded", CLOSE_STALL, left)
+                self._failure = "the stream took nothing for %gs at close" % CLOSE_STALL
+                log.warning("capture: %s; %d entries are not recorded", self._failure, left)
                 return
             with self._lock:
                 self._queued -= size
+                self._writing = 0
 
     def _take(self) -> Optional[Tuple[List[_Queued], int]]:
         """The next batch to write, waiting for one; ``None`` once closed and empty."""
@@ -254,14 +292,27 @@ class Capture:
             while self._queue and size < _BATCH:
                 items.append(self._queue.popleft())
                 size += items[-1][2]
+            self._writing = _entries(items)
             return (items, size) if items else None
 
     def _finish(self) -> None:
         with self._lock:
             self._over = True
+            self._discarded += self._writing + _entries(self._queue)
+            self._writing = 0
             self._queue.clear()
             self._queued = 0
         self._sink.close()
+
+
+def _entries(items: Iterable[_Queued]) -> int:
+    """How many of ``items`` are entries recorded (a ``dropped`` marker is not
+    one: the entries it stands for are counted in ``Capture._dropped``)."""
+    return sum(1 for _, item, _ in items if not _is_marker(item))
+
+
+def _is_marker(item: Union[Tuple[str, bytes], Fields]) -> bool:
+    return isinstance(item, dict) and item.get("event") == "dropped" and "entries" in item
 
 
 def _format(items: List[_Queued]) -> List[str]:

@@ -69,6 +69,10 @@ code  what        when
 8     call        ``--call`` failed: server error (unknown tool, bad arguments),
                   malformed result, death, timeout
 9     shutdown    the server could not be confirmed gone (retirement unconfirmed)
+10    capture     ``--capture``: the log is incomplete -- the file could not be
+                  created or written (a full disk, an I/O error) or entries were
+                  dropped; after a failure of its own the session's code stays,
+                  and a second line says the capture is incomplete
 130   interrupt   interrupted (Ctrl-C or SIGTERM); the server was shut down first
 141   output      stdout was closed early (``... | head``); the server was shut
                   down first, and nothing is printed about it
@@ -76,12 +80,15 @@ code  what        when
 
 With ``--json``, the object is printed on failure too, with ``"ok": false`` and
 an ``"error"`` member (``what``, ``exit``, ``type``, ``message``) beside
-whatever was learned before the failure.
+whatever was learned before the failure. With ``--capture`` it has a
+``"capture"`` member: ``file``, ``complete`` and, when it is not, why
+(``incomplete``: entries not recorded, and the stream's error).
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import io
 import json
 import os
@@ -123,6 +130,7 @@ EXIT_LISTING = 6
 EXIT_GENERATION = 7
 EXIT_CALL = 8
 EXIT_SHUTDOWN = 9
+EXIT_CAPTURE = 10
 EXIT_INTERRUPTED = 130
 EXIT_OUTPUT_CLOSED = 141  # 128 + SIGPIPE, as a shell reports a writer killed by it
 
@@ -131,6 +139,7 @@ EXIT_CODES: Dict[str, int] = {
     "internal": EXIT_INTERNAL, "usage": EXIT_USAGE, "spawn": EXIT_SPAWN,
     "handshake": EXIT_HANDSHAKE, "version": EXIT_VERSION, "listing": EXIT_LISTING,
     "generation": EXIT_GENERATION, "call": EXIT_CALL, "shutdown": EXIT_SHUTDOWN,
+    "capture": EXIT_CAPTURE,
     "interrupt": EXIT_INTERRUPTED, "output": EXIT_OUTPUT_CLOSED,
 }
 
@@ -210,6 +219,10 @@ class UsageError(Exception):
     """A command line that cannot be run; exit status 2."""
 
 
+class CaptureFailed(Exception):
+    """The ``--capture`` log is incomplete, or could not be made; exit status 10."""
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
@@ -224,7 +237,8 @@ def _parser() -> argparse.ArgumentParser:
                     "is given), handshake, list its tools, and print the server, the tools and "
                     "the generated cap.mcp surface.",
         epilog="exit status: 0 ok, 2 usage, 3 spawn, 4 handshake, 5 version, 6 listing, "
-               "7 generation, 8 call, 9 shutdown, 130 interrupted, 141 output closed, "
+               "7 generation, 8 call, 9 shutdown, 10 capture incomplete, 130 interrupted, "
+               "141 output closed, "
                "1 internal error")
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
                         help="set a variable in the server's (minimal) environment; repeatable")
@@ -383,6 +397,7 @@ class Session:
     retirement: Optional[Retirement] = None
     failure: Optional[Failure] = None
     noise: Tuple[int, Optional[str]] = (0, None)  # lines skipped, the first one shown
+    capture_lost: Optional[str] = None  # why the --capture log is incomplete, if it is
 
 
 def run(settings: Settings, out: IO[str], err: IO[str]) -> int:
@@ -397,7 +412,8 @@ def run(settings: Settings, out: IO[str], err: IO[str]) -> int:
             _run_client(session, capture, out)
         finally:
             if capture is not None:
-                capture.close()
+                _close_capture(session, capture)
+    _judge_capture(session)
     return _finish(session, out, err)
 
 
@@ -407,6 +423,9 @@ def _open_capture(path: Optional[str]) -> Optional[IO[str]]:
     try:
         return open(path, "w", encoding="utf-8")
     except OSError as e:
+        if e.errno in _DISK_FULL:  # the machine's state, not the command line's fault
+            raise Failure("capture", CaptureFailed("cannot create %s: %s"
+                                                   % (path, e.strerror or e))) from None
         raise Failure("usage", UsageError("--capture: cannot open %s: %s"
                                           % (path, e.strerror or e))) from None
 
@@ -428,6 +447,7 @@ def _run_client(session: Session, capture: Optional[IO[str]], out: IO[str]) -> N
     finally:
         _retire(client, session)
         session.noise = (client.noise_skipped, client.first_noise)
+        _note_capture(session, client)
 
 
 def _steps(client: Client, session: Session, out: IO[str]) -> None:
@@ -490,6 +510,9 @@ def _finish(session: Session, out: IO[str], err: IO[str]) -> int:
     err.write(session.failure.line() + "\n")
     for line in session.failure.tail():
         err.write(line + "\n")
+    if session.capture_lost is not None and session.failure.what != "capture":
+        err.write("%s: warning: the capture log %s is incomplete: %s\n"
+                  % (NAME, session.settings.capture, sanitize(session.capture_lost, _REASON)))
     err.flush()
     return session.failure.code
 
@@ -502,6 +525,41 @@ def _warn_of_noise(noise: Tuple[int, Optional[str]], err: IO[str]) -> None:
                   % (NAME, skipped, "" if skipped == 1 else "s", "is" if skipped == 1 else "are",
                      first or ""))
         err.flush()
+
+
+# ----------------------------------------------------------------------------- the capture
+
+
+#: Errors that say the filesystem has no room (for a new file, or for its bytes).
+_DISK_FULL = frozenset(getattr(errno, name) for name in ("ENOSPC", "EDQUOT")
+                       if hasattr(errno, name))
+
+
+def _close_capture(session: Session, capture: IO[str]) -> None:
+    """Close our file of the log; a flush that fails now (a full disk) is a loss."""
+    try:
+        capture.close()
+    except OSError as e:
+        lost = session.capture_lost
+        session.capture_lost = lost or "its end could not be written (%s)" % (e.strerror or e)
+
+
+def _note_capture(session: Session, client: Client) -> None:
+    """What the client's capture lacks, once the client is retired."""
+    capture = client.capture
+    if capture is None or capture.complete:
+        return
+    lost = "%d entr%s not recorded" % (capture.lost, "y" if capture.lost == 1 else "ies")
+    session.capture_lost = lost if capture.failure is None else "%s: %s" % (lost, capture.failure)
+
+
+def _judge_capture(session: Session) -> None:
+    """An incomplete log fails an otherwise good run (exit 10): a replay of it
+    would not be the session. After a failure of its own, that one stays."""
+    if session.capture_lost is None or session.failure is not None:
+        return
+    session.failure = Failure("capture", CaptureFailed(
+        "the log %s is incomplete: %s" % (session.settings.capture, session.capture_lost)))
 
 
 # ----------------------------------------------------------------------------- text
@@ -600,6 +658,10 @@ def _json_report(session: Session) -> Dict[str, Any]:
         report["call"] = _json_call(session.settings.call, session.called)
     if session.retirement is not None:
         report["retirement"] = _json_retirement(session.retirement)
+    if session.settings.capture is not None:
+        report["capture"] = {"file": session.settings.capture,
+                             "complete": session.capture_lost is None,
+                             "incomplete": session.capture_lost}
     if session.failure is not None:
         report["error"] = _json_error(session.failure)
     return report

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import math
 import os
 import threading
 import time
@@ -108,6 +109,15 @@ class Options:
     session, each logged at WARNING; the next one is a death, as is any JSON
     line that is not JSON-RPC. The spec forbids such lines, so 0 (none) is the
     default: opt in only for a server known to print them.
+
+    Every duration and count is checked when the options are made (a
+    ``TypeError`` or ``ValueError`` naming the field): seconds are an ``int``
+    or ``float`` (never a ``bool``), never NaN. ``handshake_timeout`` and
+    ``request_timeout`` are positive, and may be ``float("inf")`` (wait as long
+    as it takes); ``retire_timeout`` is positive and finite, and
+    ``retire_grace`` finite and at least 0, so that ``shutdown()`` always
+    returns; ``max_tool_pages`` is an ``int`` of at least 1,
+    ``tolerated_noise_lines`` one of at least 0.
     """
 
     client_info: ClientInfo = ClientInfo("mcp_client", __version__)
@@ -118,6 +128,36 @@ class Options:
     capture: CaptureTarget = None
     retire_grace: float = 0.0
     tolerated_noise_lines: int = 0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.client_info, ClientInfo):
+            raise TypeError("Options.client_info must be a ClientInfo, not %s"
+                            % type(self.client_info).__name__)
+        _check_seconds("handshake_timeout", self.handshake_timeout, infinite=True)
+        _check_seconds("request_timeout", self.request_timeout, infinite=True)
+        _check_seconds("retire_timeout", self.retire_timeout, infinite=False)
+        _check_seconds("retire_grace", self.retire_grace, infinite=False, zero=True)
+        _check_count("max_tool_pages", self.max_tool_pages, least=1)
+        _check_count("tolerated_noise_lines", self.tolerated_noise_lines, least=0)
+
+
+def _check_seconds(field: str, value: object, infinite: bool, zero: bool = False) -> None:
+    """A duration of ``Options``: a real number (not a bool), not NaN; positive
+    (or 0 with ``zero``); finite unless ``infinite``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError("Options.%s must be a number of seconds, not %s"
+                        % (field, type(value).__name__))
+    wanted = ("at least 0" if zero else "positive") + ("" if infinite else " and finite")
+    if math.isnan(value) or value < 0 or (value == 0 and not zero) or (
+            math.isinf(value) and not infinite):
+        raise ValueError("Options.%s must be %s seconds, not %r" % (field, wanted, value))
+
+
+def _check_count(field: str, value: object, least: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError("Options.%s must be an int, not %s" % (field, type(value).__name__))
+    if value < least:
+        raise ValueError("Options.%s must be at least %d, not %d" % (field, least, value))
 
 
 TransportLike = Union[Transport, Spawn]
@@ -141,6 +181,7 @@ class Client:
     _reader_thread,                 (``Thread.start`` orders them), read after
     _capture
     _stderr             none        written by the reader; read once it is retired
+    _shown_name         none        set once, by the handshake; a str, replaced whole
     _custody            its own     (see :mod:`._custody`)
     ==================  ==========  ================================================
     """
@@ -165,6 +206,7 @@ class Client:
         self._stderr = Tail()  # the server's last stderr lines (the reader writes it)
         self._capture: Optional[Capture] = None
         self.initialize_result: Optional[InitializeResult] = None
+        self._shown_name = ""  # serverInfo.name fit for a log line (see _connect.handshake)
 
     # ------------------------------------------------------------------ introspection
 
@@ -192,6 +234,13 @@ class Client:
         """The server's last stderr lines so far (``""`` unless the transport
         captures its stderr); complete once the client is retired."""
         return self._stderr.text()
+
+    @property
+    def capture(self) -> Optional[Capture]:
+        """The wire log's recorder (``Options.capture``) once ``connect`` opened
+        it, else ``None``; its ``complete``, ``lost`` and ``failure`` say whether
+        the log holds everything (final once the client is retired)."""
+        return self._capture
 
     @property
     def noise_skipped(self) -> int:
@@ -365,8 +414,9 @@ class Client:
             self._wake_w = -1
 
     def _server_name(self) -> str:
-        result = self.initialize_result
-        return result.server_info.name if result is not None else self._transport.describe()
+        """The server as log records name it: its ``serverInfo`` name, sanitized
+        once at the handshake; before it, the transport's (our own) description."""
+        return self._shown_name or self._transport.describe()
 
     # ------------------------------------------------------------------ calls
 

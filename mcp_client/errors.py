@@ -236,11 +236,20 @@ class CallTimedOut(ClientError):
         self.timeout = timeout
 
 
+#: Characters of a server's error message shown in ``str(ServerError)``.
+SHOWN_SERVER_MESSAGE = 1000
+
+
 class ServerError(ClientError):
     """The server answered with a JSON-RPC error object (``rpc_error``)."""
 
     def __init__(self, rpc_error: RpcError) -> None:
-        super().__init__("server error %d: %s" % (rpc_error.code, rpc_error.message))
+        # The message is server text: sanitized for the error's str(), which
+        # reaches logs and terminals; rpc_error keeps it as the server sent it.
+        # Imported here: codegen imports this module.
+        from .codegen import sanitize
+        shown = sanitize(rpc_error.message, SHOWN_SERVER_MESSAGE)
+        super().__init__("server error %d: %s" % (rpc_error.code, shown))
         self.rpc_error = rpc_error
 
 

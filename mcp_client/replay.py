@@ -50,25 +50,36 @@ package still replays.
 :func:`plan` turns the recorded requests into the calls a driver makes on a
 fresh client: ``initialize`` (``connect``), ``tools/list`` (one
 ``list_tools`` per first page; the recorded cursor pages belong to it),
-``tools/call`` and ``ping``.
+``tools/call`` and ``ping``; it refuses (:class:`LogError`) a log with more
+than :data:`MAX_CONCURRENT_CALLS` calls in flight at once, since a driver runs
+each overlapping call in a thread of its own.
+
+A log can be anyone's, and large: reading, planning and matching are each
+linear in it (one pass with a dict keyed by request id, never a search per
+request), and every divergence is :func:`printable`, whatever the log holds.
 """
 
 from __future__ import annotations
 
+import heapq
+import re
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple, Union
+from typing import (
+    Dict, FrozenSet, Hashable, Iterable, List, Optional, Sequence, Set, Tuple, Union,
+)
 
 from .capture import Event, LogEntry, LogError, WireLine, read_log
 from .errors import BadMessage, CorruptionReport, MalformedMessage, MessageFault
 from .jsonrpc import INTERNAL_ERROR, decode, error_response, result_response
 from .jsonvalue import JsonValue, encode, parse
+from .noise import escape_code_point
 from .stdio import MAX_LINE_BYTES
 
 __all__ = [
     "LogError", "Recorded", "Overflow", "Eof", "Write", "Close", "Action", "ServerStep",
     "Script",
     "parse_log", "script_of", "Responder", "Call", "plan", "client_info", "max_pages", "same",
-    "DRIVEN_METHODS",
+    "DRIVEN_METHODS", "MAX_CONCURRENT_CALLS", "printable",
 ]
 
 #: The requests a driver can make a client send again.
@@ -76,6 +87,9 @@ DRIVEN_METHODS = ("initialize", "tools/list", "tools/call", "ping")
 
 #: How much of a line a divergence message shows.
 _SHOWN = 300
+#: The most calls a replay drives at once: each runs in a thread of its own, so a
+#: log with more calls in flight at once than this is refused (:func:`plan`).
+MAX_CONCURRENT_CALLS = 64
 
 Message = Dict[str, JsonValue]
 
@@ -152,7 +166,9 @@ class Script:
     the recorded client skipped (its ``noise-skipped`` events): the first that
     many such lines are no death, and a replaying client is given that
     tolerance. ``timed_out``: the indices in ``client`` of the requests whose
-    calls timed out. ``lost``: one note per ``dropped`` event.
+    calls timed out. ``lost``: one note per ``dropped`` event. ``answers[k]``:
+    where in ``timeline`` the first response to ``client[k]`` sits, when it is
+    a request answered after it (``None`` otherwise), found in one pass.
     """
 
     client: Tuple[Recorded, ...]
@@ -164,6 +180,7 @@ class Script:
     tolerated: int = 0
     timed_out: FrozenSet[int] = frozenset()
     lost: Tuple[str, ...] = ()
+    answers: Tuple[Optional[int], ...] = ()
 
 
 @dataclass
@@ -209,7 +226,7 @@ def _step(entry: LogEntry, index: int, reading: _Reading) -> Optional[ServerStep
         reading.holds.setdefault(index, []).append(entry)
     elif entry.kind == "dropped":
         reading.lost.append("the capture lost entries before seq %d (%s): the recording is "
-                            "incomplete" % (entry.seq, entry.detail))
+                            "incomplete" % (entry.seq, printable(entry.detail[:_SHOWN])))
     return None
 
 
@@ -233,41 +250,71 @@ def _arrange(timeline: List[ServerStep], reading: _Reading) -> Script:
             held.append(step)
         else:
             groups[-1].append(step)
+    answers = _answers(timeline, client)
     return Script(tuple(client), tuple(groups[0]), tuple(tuple(g) for g in groups[1:]),
                   tuple(timeline), tuple(position),
-                  _ends_in_death(timeline, client, reading.tolerated, reading.ended),
-                  reading.tolerated, _timed_out(timeline, position, holds),
-                  tuple(reading.lost))
+                  _ends_in_death(timeline, client, answers, reading.tolerated, reading.ended),
+                  reading.tolerated, _timed_out(timeline, holds),
+                  tuple(reading.lost), answers)
 
 
 def _keys(idents: Iterable[JsonValue]) -> Set[Tuple[str, Union[int, str]]]:
     return {key for key in map(_id_key, idents) if key is not None}
 
 
-def _timed_out(timeline: Sequence[ServerStep], position: Sequence[int],
-               holds: Dict[int, List[Event]]) -> FrozenSet[int]:
+# Planning is one pass over the timeline each (a dict keyed by request id),
+# never a search per request: a log of 8,000 pings once took 25 s to plan.
+
+
+def _answers(timeline: Sequence[ServerStep],
+             client: Sequence[Recorded]) -> Tuple[Optional[int], ...]:
+    """For each client line, where the first response to it sits after it (requests only)."""
+    found: List[Optional[int]] = [None] * len(client)
+    waiting: Dict[Hashable, List[int]] = {}  # request id -> client numbers not yet answered
+    number = 0
+    for index, step in enumerate(timeline):
+        if not isinstance(step, Recorded):
+            continue
+        if step.direction == "send":
+            if step.kind == "request":
+                waiting.setdefault(_canonical(step.ident), []).append(number)
+            number += 1
+        elif step.kind == "response":
+            for asked in waiting.pop(_canonical(step.ident), ()):
+                found[asked] = index
+    return tuple(found)
+
+
+def _timed_out(timeline: Sequence[ServerStep], holds: Dict[int, List[Event]]) -> FrozenSet[int]:
     """The client indices of the requests the timed-out events name (for each
     event, the last request before it with its id and method)."""
     found: Set[int] = set()
-    for index, events in holds.items():
-        for event in events:
-            found.update(_requested(timeline, position, index, event)[-1:])
+    latest: Dict[Tuple[Optional[str], Hashable], int] = {}  # (method, id) -> client number
+    number = 0
+    for index in range(len(timeline) + 1):  # an event is noted before the step at its index
+        for event in holds.get(index, ()):
+            asked = latest.get((event.method, _canonical(event.ident)))
+            if asked is not None:
+                found.add(asked)
+        step = timeline[index] if index < len(timeline) else None
+        if isinstance(step, Recorded) and step.direction == "send":
+            if step.kind == "request":
+                latest[(step.method, _canonical(step.ident))] = number
+            number += 1
     return frozenset(found)
 
 
-def _requested(timeline: Sequence[ServerStep], position: Sequence[int], before: int,
-               event: Event) -> List[int]:
-    return [number for number, at in enumerate(position)
-            if at < before and _asked(timeline[at], event)]
-
-
-def _asked(step: ServerStep, event: Event) -> bool:
-    return isinstance(step, Recorded) and step.kind == "request" \
-        and step.method == event.method and same(step.ident, event.ident)
+def _canonical(value: JsonValue) -> Hashable:
+    """A hashable key, equal for two values exactly when :func:`same` says so."""
+    if isinstance(value, dict):
+        return ("object", frozenset((key, _canonical(item)) for key, item in value.items()))
+    if isinstance(value, list):
+        return ("array", tuple(_canonical(item) for item in value))
+    return (type(value).__name__, value)
 
 
 def _ends_in_death(timeline: Sequence[ServerStep], client: Sequence[Recorded],
-                   tolerated: int, ended: bool) -> bool:
+                   answers: Sequence[Optional[int]], tolerated: int, ended: bool) -> bool:
     noise = 0
     for step in timeline:
         if isinstance(step, Overflow):
@@ -281,8 +328,8 @@ def _ends_in_death(timeline: Sequence[ServerStep], client: Sequence[Recorded],
             return True
     if ended:  # the log says how it ended: no guessing
         return False
-    requests = [line for line in client if line.kind == "request"]
-    return bool(requests) and _response_index(timeline, requests[-1]) is None
+    requests = [number for number, line in enumerate(client) if line.kind == "request"]
+    return bool(requests) and answers[requests[-1]] is None
 
 
 def _fault(data: bytes) -> Optional[MessageFault]:
@@ -290,17 +337,6 @@ def _fault(data: bytes) -> Optional[MessageFault]:
         decode(data)
     except MessageFault as fault:
         return fault
-    return None
-
-
-def _response_index(timeline: Sequence[ServerStep], request: Recorded) -> Optional[int]:
-    """Where in ``timeline`` the first response to ``request`` sits, if anywhere after it."""
-    start = timeline.index(request)
-    for index in range(start + 1, len(timeline)):
-        step = timeline[index]
-        if (isinstance(step, Recorded) and step.direction == "recv" and step.kind == "response"
-                and same(step.ident, request.ident)):
-            return index
     return None
 
 
@@ -332,7 +368,23 @@ def _kind(message: Optional[Message]) -> str:
 
 def _show(data: bytes) -> str:
     text = data.decode("utf-8", "backslashreplace")
-    return text if len(text) <= _SHOWN else text[:_SHOWN - 3] + "..."
+    return printable(text if len(text) <= _SHOWN else text[:_SHOWN - 3] + "...")
+
+
+# Everything but printable ASCII is looked at; plain text costs a C-speed scan.
+_NOT_PLAIN = re.compile(r"[^\x20-\x7e]")
+
+
+def printable(text: str) -> str:
+    """``text`` fit for a terminal: every character that is not printable (an
+    escape, a newline, a bidi override) spelt ``\\xNN``/``\\uNNNN``/``\\UNNNNNNNN``.
+    A divergence quotes the log, and the log is whatever its writer put there."""
+    return _NOT_PLAIN.sub(_escape_unprintable, text)
+
+
+def _escape_unprintable(match: "re.Match[str]") -> str:
+    char = match.group()
+    return char if char.isprintable() else escape_code_point(ord(char))
 
 
 def same(a: JsonValue, b: JsonValue) -> bool:
@@ -356,18 +408,41 @@ def _id_key(ident: JsonValue) -> Optional[Tuple[str, Union[int, str]]]:
     return None
 
 
-def _rank(kind: str, recorded: Message, live: Message) -> Optional[int]:
-    """How well a recorded client line fits a live one: 0 best, ``None`` not at all."""
+def _exact_key(kind: str, message: Message) -> Hashable:
+    """Equal for a recorded and a live line that fit best: an answer by its id,
+    anything else by its method and params (compared as :func:`same` does)."""
     if kind == "response":
-        return 0 if same(recorded.get("id"), live.get("id")) else None
-    if _method(recorded) != _method(live):
+        return (kind, _canonical(message.get("id")))
+    return (kind, _method(message), _canonical(message.get("params")))
+
+
+def _alike_key(kind: str, message: Message) -> Optional[Hashable]:
+    """Equal for lines that fit at all, if not best: the same method; for
+    ``tools/call`` the same tool (another tool's answer is never the right one)."""
+    if kind == "response":
         return None
-    if same(recorded.get("params"), live.get("params")):
-        return 0
-    if _method(live) == "tools/call":  # another tool's answer is never the right one
-        name = _tool_name(live)
-        return 1 if name is not None and _tool_name(recorded) == name else None
-    return 1
+    if _method(message) == "tools/call":
+        name = _tool_name(message)
+        return None if name is None else (kind, "tools/call", name)
+    return (kind, _method(message))
+
+
+class _Unmatched:
+    """Client line indices in recorded order, and the first not yet matched."""
+
+    __slots__ = ("_indices", "_next")
+
+    def __init__(self) -> None:
+        self._indices: List[int] = []
+        self._next = 0  # every index before it is matched: matches are never undone
+
+    def add(self, index: int) -> None:
+        self._indices.append(index)
+
+    def first(self, matched: Sequence[bool]) -> Optional[int]:
+        while self._next < len(self._indices) and matched[self._indices[self._next]]:
+            self._next += 1
+        return self._indices[self._next] if self._next < len(self._indices) else None
 
 
 def _tool_name(message: Message) -> Optional[str]:
@@ -398,6 +473,22 @@ class Responder:
         self._matched = [False] * len(script.client)
         self._ids: Dict[Tuple[str, Union[int, str]], JsonValue] = {}  # recorded -> live
         self.divergences: List[str] = []
+        # The candidates of each match, in recorded order, so that a match costs
+        # what it skips, once: an exact one (same params, or an answer's id) and,
+        # failing it, the first of the same method (of the same tool).
+        self._exact: Dict[Hashable, _Unmatched] = {}
+        self._alike: Dict[Hashable, _Unmatched] = {}
+        self._streams = {False: _Unmatched(), True: _Unmatched()}  # answers or not
+        for index, recorded in enumerate(script.client):
+            self._streams[recorded.kind == "response"].add(index)
+            if recorded.message is not None and recorded.kind != "other":
+                self._index(index, recorded.kind, recorded.message)
+
+    def _index(self, index: int, kind: str, message: Message) -> None:
+        self._exact.setdefault(_exact_key(kind, message), _Unmatched()).add(index)
+        alike = _alike_key(kind, message)
+        if alike is not None:
+            self._alike.setdefault(alike, _Unmatched()).add(index)
 
     def opening(self) -> List[Action]:
         """What the server wrote before the client's first line."""
@@ -433,16 +524,12 @@ class Responder:
     def _find(self, kind: str, live: Message) -> Optional[int]:
         """The best unmatched candidate: equal params first, then the first of the same
         method (``tools/call``: of the same tool); for answers, the same id."""
-        best: Optional[Tuple[int, int]] = None
-        for index, recorded in enumerate(self._script.client):
-            if self._matched[index] or recorded.kind != kind or recorded.message is None:
-                continue
-            rank = _rank(kind, recorded.message, live)
-            if rank is not None and (best is None or rank < best[0]):
-                best = (rank, index)
-                if rank == 0:
-                    break
-        return None if best is None else best[1]
+        exact = self._exact.get(_exact_key(kind, live))
+        found = None if exact is None else exact.first(self._matched)
+        alike_key = _alike_key(kind, live)
+        if found is None and alike_key is not None and alike_key in self._alike:
+            found = self._alike[alike_key].first(self._matched)
+        return found
 
     def _replay(self, index: int, kind: str, live: Message) -> List[Action]:
         recorded = self._script.client[index]
@@ -460,13 +547,11 @@ class Responder:
         return actions
 
     def _check_order(self, index: int, kind: str) -> None:
-        answers = kind == "response"
-        for earlier in range(index):
+        earlier = self._streams[kind == "response"].first(self._matched)
+        if earlier is not None and earlier < index:
             recorded = self._script.client[earlier]
-            if not self._matched[earlier] and (recorded.kind == "response") == answers:
-                self._diverge("out of order: the recording has seq %d (%s) before seq %d"
-                              % (recorded.seq, recorded.show(), self._script.client[index].seq))
-                return
+            self._diverge("out of order: the recording has seq %d (%s) before seq %d"
+                          % (recorded.seq, recorded.show(), self._script.client[index].seq))
 
     def _compare(self, recorded: Recorded, message: Message, live: Message, kind: str) -> None:
         expected, actual = message, live
@@ -498,7 +583,7 @@ class Responder:
         return Write(step.data + b"\n")
 
     def _diverge(self, text: str) -> None:
-        self.divergences.append(text)
+        self.divergences.append(printable(text))  # it may quote a live line: --serve's client
 
 
 # ----------------------------------------------------------------------------- the plan
@@ -535,7 +620,11 @@ class Call:
 
 def plan(script: Script) -> Tuple[List[Call], List[str]]:
     """The calls to drive, and a note for each recorded request no call can reproduce
-    and for each loss the capture recorded."""
+    and for each loss the capture recorded.
+
+    :class:`LogError` when the recording has more than
+    :data:`MAX_CONCURRENT_CALLS` calls in flight at once.
+    """
     calls: List[Call] = []
     notes: List[str] = list(script.lost)
     for index, line in enumerate(script.client):
@@ -549,7 +638,32 @@ def plan(script: Script) -> Tuple[List[Call], List[str]]:
             calls.append(_call(script, index, str(line.method), params))
         else:
             notes.append("cannot drive recorded request seq %d: %s" % (line.seq, line.show()))
-    return _with_overlaps(script, calls), notes
+    calls = _with_overlaps(script, calls)
+    _check_concurrency(script, calls)
+    return calls, notes
+
+
+def _check_concurrency(script: Script, calls: Sequence[Call]) -> None:
+    """Refuse a log a driver would need too many threads for.
+
+    A driver waits for each call before the next unless the call overlaps it
+    (:attr:`Call.overlaps`); an overlapping call stays in flight until its
+    recorded answer, or for good when it has none (it waits for its timeout).
+    """
+    ends: List[float] = []  # a heap: where the calls still in flight end
+    for call in calls:
+        start = script.position[call.index]
+        while ends and ends[0] < start:
+            heapq.heappop(ends)
+        if len(ends) + 1 > MAX_CONCURRENT_CALLS:
+            raise LogError("the log has more than %d calls in flight at once (at seq %d); a "
+                           "replay drives at most %d at once, each in a thread of its own"
+                           % (MAX_CONCURRENT_CALLS, script.client[call.index].seq,
+                              MAX_CONCURRENT_CALLS))
+        if call.overlaps:
+            answer = script.answers[call.index]
+            heapq.heappush(ends, float("inf") if answer is None or not call.answered
+                           else float(answer))
 
 
 def _is_cursor_page(params: JsonValue) -> bool:
@@ -564,14 +678,14 @@ def _drivable(method: Optional[str], params: JsonValue) -> bool:
 
 
 def _call(script: Script, index: int, method: str, params: JsonValue) -> Call:
-    answer = _response_index(script.timeline, script.client[index])
+    answer = script.answers[index]
     capped = method == "tools/list" and _has_cursor(script, answer)
     answered = answer is not None and index not in script.timed_out
     return Call(method, params, index, answered, False, 1, capped)
 
 
 def _next_page(script: Script, call: Call, index: int) -> Call:
-    answer = _response_index(script.timeline, script.client[index])
+    answer = script.answers[index]
     answered = call.answered and answer is not None and index not in script.timed_out
     return Call(call.method, call.params, call.index, answered, False, call.pages + 1,
                 _has_cursor(script, answer))
@@ -591,7 +705,7 @@ def _with_overlaps(script: Script, calls: List[Call]) -> List[Call]:
     for number, call in enumerate(calls):
         overlaps = False
         if number + 1 < len(calls) and call.method != "tools/list":
-            answer = _response_index(script.timeline, script.client[call.index])
+            answer = script.answers[call.index]
             next_request = script.position[calls[number + 1].index]
             overlaps = answer is None or answer > next_request
         done.append(Call(call.method, call.params, call.index, call.answered, overlaps,

@@ -42,9 +42,18 @@ A ``ping`` beyond the log is answered ``{}``; any other unmatched request gets
 a -32603 error. Divergences go to stderr, one line each. Point any client at a
 capture with ``-- python -m mcp_client replay --serve LOG``.
 
+Every line printed that quotes the log or a live line (``DIVERGED`` lines,
+``--serve``'s stderr) has its unprintable characters escaped
+(:func:`mcp_client.replay.printable`): a log is whatever its writer put there.
+A replay runs each overlapping call in a thread of its own, so a log with more
+than :data:`~mcp_client.replay.MAX_CONCURRENT_CALLS` (64) calls in flight at
+once is refused, in one line, before any thread starts; and should a live
+client fall behind its recording, a call waits for the oldest ones until fewer
+than that many run.
+
 Exit status: 0 the client matched the recording (``--serve``: stdin reached
 EOF or the recorded server died); 1 the client diverged; 2 usage, or the log
-cannot be read.
+cannot be read or replayed (too many calls in flight at once).
 """
 
 from __future__ import annotations
@@ -63,6 +72,7 @@ from .codegen import sanitize
 from .errors import LogError, McpClientError, RetirementError
 from .protocol import ClientInfo
 from .replay import (
+    MAX_CONCURRENT_CALLS,
     Action,
     Call,
     Close,
@@ -236,6 +246,7 @@ def _drive_calls(client: Client, calls: Sequence[Call], shared: _Shared,
                  timeout: float, unanswered: float) -> List[str]:
     running: List[Tuple[Call, _Running]] = []
     for number, call in enumerate(calls):
+        _make_room(running)
         task = _Running(_work(client, call, _timeout(call, timeout, unanswered)), shared, number)
         running.append((call, task))
         if call.overlaps:  # go on once its request is out, as the recording did
@@ -245,6 +256,15 @@ def _drive_calls(client: Client, calls: Sequence[Call], shared: _Shared,
     for _, task in running:
         task.thread.join()
     return ["%s %s" % (sanitize(call.label(), 120), task.outcome) for call, task in running]
+
+
+def _make_room(running: Sequence[Tuple[Call, _Running]]) -> None:
+    """Wait, oldest first, until fewer than MAX_CONCURRENT_CALLS calls run. The
+    plan refused a log that needs more; a live client slower than its recording
+    must not get past the bound either (each call ends by its own deadline)."""
+    live = [task for _, task in running if not task.done()]
+    for task in live[:max(0, len(live) - MAX_CONCURRENT_CALLS + 1)]:
+        task.thread.join()
 
 
 def _work(client: Client, call: Call, timeout: float) -> Callable[[], str]:

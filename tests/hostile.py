@@ -13,7 +13,8 @@ Each line is tested at every layer it reaches, from this one table:
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple, Tuple
+import unicodedata
+from typing import Any, Callable, List, NamedTuple, Tuple
 
 from mcp_client.errors import BadMessage, LineTooLong, MalformedMessage
 from mcp_client.jsonvalue import MAX_DEPTH
@@ -102,3 +103,11 @@ def each(check: str, scripted: bool = False) -> Callable[[Any], Any]:
         return cls
 
     return decorate
+
+
+def unsafe_characters(text: str, lines: bool = False) -> List[str]:
+    """What in ``text`` could drive a terminal or forge a log line: controls (C1
+    ones too, and the newline unless ``lines``: text of several lines), format
+    characters (bidi overrides), line and paragraph separators."""
+    return sorted({char for char in text if not (lines and char == "\n")
+                   and unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp")})

@@ -286,6 +286,11 @@ class PipeNobodyReads(unittest.TestCase):
         self.assertRegex(dropped[0].detail, r"\A\d+ entries \(\d+ bytes of lines\) not recorded")
         kinds = [event.kind for event in events_of(text)]
         self.assertEqual(kinds[-2:], ["died", "retired"])
+        # The capture's own account agrees with its markers, entry for entry.
+        marked = sum(int(event.detail.split()[0]) for event in dropped)
+        assert client.capture is not None
+        self.assertEqual((client.capture.lost, client.capture.failure), (marked, None))
+        self.assertFalse(client.capture.complete)
 
     def test_a_pipe_never_read_at_all_is_let_go_at_shutdown(self) -> None:
         read_end, write_end = os.pipe()
@@ -388,6 +393,55 @@ class Targets(unittest.TestCase):
 
 
 # ----------------------------------------------------------------------------- the session's end
+
+
+class Completeness(unittest.TestCase):
+    """``Capture.complete``, ``lost`` and ``failure``: what the log lacks, and why
+    (issue 17 item 10; the CLI's exit status is made from them)."""
+
+    def test_a_whole_log_is_complete(self) -> None:
+        client = start(server("good"), options(io.StringIO()))
+        client.ping()
+        client.shutdown()
+        assert client.capture is not None
+        self.assertEqual((client.capture.complete, client.capture.lost, client.capture.failure),
+                         (True, 0, None))
+
+    def test_a_device_that_is_full_loses_every_entry_and_says_why(self) -> None:
+        client = start(server("good"), options("/dev/full"))  # opens; every write fails
+        client.ping()
+        client.shutdown()
+        capture = client.capture
+        assert capture is not None
+        self.assertFalse(capture.complete)
+        self.assertEqual(capture.failure, "OSError: [Errno 28] No space left on device")
+        # open, initialize and its answer, initialized, ping and its answer, died, retired
+        self.assertEqual(capture.lost, 8)
+
+    def test_a_write_that_never_returns_is_incomplete_once_closed(self) -> None:
+        class Hung(io.StringIO):  # no descriptor: written through itself, like a disk that hangs
+            released = threading.Event()
+
+            def writelines(self, lines: Any) -> None:
+                self.released.wait(LONG)
+
+        stream = Hung()
+        self.addCleanup(stream.released.set)
+        capture = open_capture(stream)
+        assert capture is not None
+        capture.event("open")
+        self.assertTrue(capture.complete)  # in flight, not lost
+        capture.close(timeout=SHORT)
+        self.assertEqual(capture.failure, "the writer was still writing when the capture closed")
+        self.assertFalse(capture.complete)
+        stream.released.set()
+        wait_until(lambda: capture.failure is None)  # it did write, in the end
+        self.assertTrue(capture.complete)
+
+    def test_no_capture_is_none(self) -> None:
+        client = start(server("good"), options(None))
+        client.shutdown()
+        self.assertIsNone(client.capture)
 
 
 class SessionEnd(unittest.TestCase):

@@ -26,6 +26,7 @@ from mcp_client import Client, cli, demo_server
 from mcp_client.errors import RetirementTimedOut
 from mcp_client.transport import Retirement
 
+import hostile
 from servers import alive
 from support import server_argv, wait_until
 
@@ -303,6 +304,19 @@ class Options(CliCase):
         self.assertEqual(quiet.returncode, cli.EXIT_CODES["handshake"], quiet.stderr)
         self.assertEqual(len(quiet.stderr.splitlines()), 1, quiet.stderr)
 
+    def test_a_hostile_server_prints_no_control_character(self) -> None:
+        # Issue 17 item 8: its name, version, description, stderr, results, errors.
+        command = ["--", *server_argv("hostile_text")]
+        for call in ("echo", "other"):
+            with self.subTest(call=call):
+                done = self.cli("--call", call, "{}", *command)
+                self.assertEqual(done.returncode, 0 if call == "echo" else cli.EXIT_CODES["call"],
+                                 done.stderr)
+                self.assertIn("name", done.stdout)
+                self.assertIn("result" if call == "echo" else "error", done.stdout + done.stderr)
+                self.assertEqual(
+                    hostile.unsafe_characters(done.stdout + done.stderr, lines=True), [])
+
     def test_a_hostile_name_cannot_drive_the_terminal(self) -> None:
         self.assertEqual(cli._name("evil\x1b[2J\u202e"), "evil\\x1b[2J\\u202e")
         self.assertEqual(cli._terminal("line one\nred \x1b[31mtext"), "line one\nred \\x1b[31mtext")
@@ -346,6 +360,82 @@ class Capture(CliCase):
         self.assertEqual(replayed.returncode, 0, replayed.stdout)
         self.assertIn("tools/call echo failed ClientBroken: server sent an invalid line",
                       replayed.stdout)
+
+
+class FullDisk(CliCase):
+    """Issue 17 item 10: a capture on a disk that is full, or fills, against a
+    real tmpfs this test mounts (it needs root; without a mount it fails, loudly)."""
+
+    def mount(self, size: str = "64k", inodes: Optional[int] = None, free: int = 0) -> str:
+        """A fresh tmpfs of ``size``, filled until ``free`` bytes are left."""
+        where = os.path.join(self.dir, "disk")
+        os.mkdir(where)
+        options = "size=%s" % size + ("" if inodes is None else ",nr_inodes=%d" % inodes)
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", where],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            self.fail("these tests need a tmpfs they can mount (root): %s" % done.stderr.strip())
+        self.addCleanup(subprocess.run, ["umount", "-l", where], check=True)
+        if inodes is None:
+            self.fill(where, free)
+        return where
+
+    def fill(self, where: str, free: int) -> None:
+        with open(os.path.join(where, "filler"), "wb") as filler:
+            try:
+                while os.statvfs(where).f_bavail * os.statvfs(where).f_frsize > free:
+                    filler.write(b"\0" * 4096)
+                    filler.flush()
+            except OSError:  # already full
+                pass
+        room = os.statvfs(where)
+        self.assertEqual(room.f_bavail * room.f_frsize, free)
+
+    def test_a_full_disk_is_one_line_and_the_capture_exit_status(self) -> None:
+        log = os.path.join(self.mount(), "wire.jsonl")
+        line = self.assert_failed(self.cli("--capture", log), "capture")
+        self.assertIn("No space left on device", line)
+        self.assertIn("is incomplete", line)
+
+    def test_no_room_for_the_file_itself_is_the_capture_exit_status_too(self) -> None:
+        log = os.path.join(self.mount(inodes=1), "wire.jsonl")
+        line = self.assert_failed(self.cli("--capture", log), "capture")
+        self.assertIn("cannot create %s: No space left on device" % log, line)
+
+    def test_a_disk_that_fills_during_the_session_says_the_capture_is_incomplete(self) -> None:
+        log = os.path.join(self.mount(free=4096), "wire.jsonl")
+        done = self.cli("--capture", log, "--call", "echo", json.dumps({"message": "x" * 20000}),
+                        "--", *server_argv("good"))
+        self.assertIn("x" * 100, done.stdout)  # the session itself succeeded
+        line = self.assert_failed(done, "capture")
+        self.assertRegex(line, r"the log .* is incomplete: \d+ entries not recorded: OSError: "
+                               r"\[Errno 28\] No space left on device")
+        self.assertGreater(os.path.getsize(log), 0, "nothing was written before it filled")
+
+    def test_dev_full_opens_and_every_write_fails(self) -> None:
+        done = self.cli("--json", "--capture", "/dev/full")
+        self.assertEqual(done.returncode, cli.EXIT_CODES["capture"], done.stderr)
+        report = json.loads(done.stdout)
+        self.assertEqual(report["error"]["what"], "capture")
+        self.assertEqual(report["capture"]["complete"], False)
+        self.assertIn("No space left on device", report["capture"]["incomplete"])
+        self.assertEqual(len(report["tools"]), len(DEMO_TOOLS))  # the rest of the run was whole
+
+    def test_after_a_failure_of_its_own_that_status_stays_and_a_line_warns(self) -> None:
+        done = self.cli("--capture", "/dev/full", "--call", "no_such_tool", "{}")
+        self.assertEqual(done.returncode, cli.EXIT_CODES["call"], done.stderr)
+        lines = done.stderr.splitlines()
+        self.assertEqual(len(lines), 2, done.stderr)
+        self.assertTrue(lines[0].startswith("mcp_client: call failed: "), lines[0])
+        self.assertRegex(lines[1], r"^mcp_client: warning: the capture log /dev/full is "
+                                   r"incomplete: \d+ entries not recorded: OSError")
+
+    def test_a_complete_capture_says_so_in_json(self) -> None:
+        log = os.path.join(self.dir, "wire.jsonl")
+        done = self.cli("--json", "--capture", log)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(json.loads(done.stdout)["capture"],
+                         {"file": log, "complete": True, "incomplete": None})
 
 
 class Interrupts(CliCase):

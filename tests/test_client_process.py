@@ -256,6 +256,50 @@ class InterpreterExit(unittest.TestCase):
         self.assertFalse(alive(pid), "the server outlived the interpreter that started it")
         self.assertFalse(alive(grandchild), "its process group was not retired")
 
+    def test_a_call_in_a_non_daemon_thread_holds_back_exit_until_its_deadline(self) -> None:
+        # Python joins non-daemon threads before it runs atexit hooks (the README,
+        # "Threads and interpreter exit"): the hook cannot retire the client under
+        # such a call, which ends at its deadline; under a daemon thread's, it does.
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        # CallTimedOut: the call ran to its deadline before the hook could run;
+        # ClientClosed: the hook retired the client under it.
+        for daemon, expected in ((False, ["main done", "CallTimedOut", "atexit"]),
+                                 (True, ["main done", "ClientClosed", "atexit"])):
+            with self.subTest(daemon=daemon):
+                done = subprocess.run(
+                    [sys.executable, "-c", _CALL_AT_EXIT, str(daemon)]
+                    + server_argv("never_answer"),
+                    cwd=root, capture_output=True, text=True, timeout=LONG)
+                self.assertEqual(done.returncode, 0, done.stderr)
+                self.assertEqual([line.split(":")[0] for line in done.stdout.splitlines()],
+                                 expected, done.stdout + done.stderr)
+
+
+_CALL_AT_EXIT = """
+import atexit, sys, threading
+calls = []
+
+def last():  # registered before mcp_client's hook, so it runs after it (LIFO)
+    for thread in calls:
+        thread.join(5.0)
+    print("atexit: after the exit hook", flush=True)
+
+atexit.register(last)
+from mcp_client import Options, Spawn, start
+from mcp_client.errors import CallTimedOut, ClientClosed
+client = start(Spawn(sys.argv[2], tuple(sys.argv[3:])), Options(request_timeout=1.0))
+
+def call():
+    try:
+        client.call_tool("echo", {})
+    except (CallTimedOut, ClientClosed) as e:
+        print("%s: the call ended" % type(e).__name__, flush=True)
+
+calls.append(threading.Thread(target=call, daemon=sys.argv[1] == "True"))
+calls[0].start()
+print("main done: the main thread returns", flush=True)
+"""
+
 
 if __name__ == "__main__":
     unittest.main()

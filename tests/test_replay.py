@@ -23,6 +23,7 @@ import tempfile
 import threading
 import time
 import unittest
+from unittest import mock
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from mcp_client import (
@@ -31,6 +32,7 @@ from mcp_client import (
     start,
 )
 from mcp_client import cli
+from mcp_client import replay as replay_module
 from mcp_client.errors import CallTimedOut, ClientBroken, LogError, ServerError, Unavailable
 from mcp_client.replay import (
     Close,
@@ -42,6 +44,7 @@ from mcp_client.replay import (
     plan,
     same,
 )
+from mcp_client import replay_run
 from mcp_client.replay_run import drive, load
 
 import hostile
@@ -492,6 +495,154 @@ class Scripts(unittest.TestCase):
         _, notes = plan(parse_log([wire(1, "send", self.PING % 1), dropped]))
         self.assertEqual(notes, ["the capture lost entries before seq 5 (3 entries): the "
                                  "recording is incomplete"])
+
+
+def handshake_entries() -> List[Entry]:
+    """The shipped demo capture up to ``notifications/initialized``: a handshake
+    the replaying client reproduces."""
+    items = entries("demo")
+    last = next(number for number, item in enumerate(items)
+                if item.get("dir") == "send" and "notifications/initialized" in item["text"])
+    return items[:last + 1]
+
+
+def pings(count: int, overlapping: bool = False, timed_out: bool = False) -> List[Entry]:
+    """A handshake, then ``count`` pings: each answered before the next (or
+    all sent before any answer); with ``timed_out``, each timing out first."""
+    items = handshake_entries()
+    sent = [{"dir": "send", "text": '{"jsonrpc":"2.0","id":%d,"method":"ping"}' % ident}
+            for ident in range(100, 100 + count)]
+    answers = [{"dir": "recv", "text": '{"jsonrpc":"2.0","id":%d,"result":{}}' % ident}
+               for ident in range(100, 100 + count)]
+    late = [{"event": "timed-out", "detail": "ping", "id": ident, "method": "ping"}
+            for ident in range(100, 100 + count)]
+    if overlapping:
+        items += sent + answers
+    else:
+        for ask, late_one, answer in zip(sent, late, answers):
+            items += [ask, late_one, answer] if timed_out else [ask, answer]
+    return [dict(item, seq=seq) for seq, item in enumerate(items, 1)]
+
+
+def python_calls(work: Callable[[], Any]) -> int:
+    """How many Python functions ``work()`` calls (a count, not a time: it cannot flake)."""
+    calls = [0]
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            calls[0] += 1
+
+    sys.setprofile(profile)
+    try:
+        work()
+    finally:
+        sys.setprofile(None)
+    return calls[0]
+
+
+class HostileLogs(unittest.TestCase):
+    """Issue 17 item 11: a log may be anyone's, and huge."""
+
+    def setUp(self) -> None:
+        directory = tempfile.TemporaryDirectory()
+        self.addCleanup(directory.cleanup)
+        self.dir = directory.name
+
+    def growth(self, work: Callable[[List[str]], Any], **shape: bool) -> float:
+        """How much the calls of ``work(log lines)`` grow when the log doubles:
+        2 when the work is linear in the log, 4 when it is quadratic."""
+        small, large = ([json.dumps(item) for item in pings(count, **shape)] for count in (300, 600))
+        return python_calls(lambda: work(large)) / python_calls(lambda: work(small))
+
+    def test_planning_and_matching_are_linear(self) -> None:
+        # Once timeline.index per call, twice: 8,000 pings took 25 s to plan (now 0.04 s).
+        def replay_all(lines: List[str]) -> None:
+            script = parse_log(lines)
+            plan(script)
+            responder = Responder(script)
+            for line in script.client:
+                responder.answer(line.data)
+            self.assertEqual(responder.finish(), [])
+
+        self.assertLess(self.growth(replay_all), 2.5)
+
+    def test_timed_out_calls_are_found_in_one_pass(self) -> None:
+        def read(lines: List[str]) -> None:
+            self.assertEqual(len(parse_log(lines).timed_out), len(lines) // 3 - 1)
+
+        self.assertLess(self.growth(read, timed_out=True), 2.5)
+
+    def test_calls_in_flight_past_the_bound_are_refused_in_one_line(self) -> None:
+        bound = replay_module.MAX_CONCURRENT_CALLS
+        with self.assertRaises(LogError) as caught:
+            plan(parse_log(json.dumps(item) for item in pings(bound + 1, overlapping=True)))
+        self.assertIn("more than %d calls in flight at once" % bound, str(caught.exception))
+        path = write_log(self.dir, pings(600, overlapping=True))
+        threads = threading.active_count()
+        done = run_replay(path)
+        self.assertEqual(done.returncode, 2, done.stdout + done.stderr)
+        self.assertEqual(done.stdout, "")
+        self.assertEqual(len(done.stderr.splitlines()), 1, done.stderr)
+        self.assertRegex(done.stderr, r"\Areplay: the log has more than %d calls in flight" % bound)
+        with self.assertRaises(LogError):
+            drive(load(path), LONG)  # refused before a thread is started
+        self.assertEqual(threading.active_count(), threads)
+
+    def test_as_many_calls_in_flight_as_the_bound_replay(self) -> None:
+        bound = replay_module.MAX_CONCURRENT_CALLS
+        outcomes, divergences = drive(load(write_log(self.dir, pings(bound, overlapping=True))),
+                                      LONG)
+        self.assertEqual(divergences, [])
+        self.assertEqual(outcomes[1:], ["ping ok"] * bound)
+
+    def test_the_bound_holds_while_driving_too(self) -> None:
+        # A client slower than its recording must not pile up threads either: with
+        # the bound at 3, ten overlapping pings never run more than 3 threads (the
+        # first ones then time out: their recorded answers follow the tenth ping).
+        peak = [0]
+
+        class Counted(replay_run._Running):
+            def __init__(self, *args: Any) -> None:
+                super().__init__(*args)
+                live = [t for t in threading.enumerate() if t.name.startswith("replay-call-")]
+                peak[0] = max(peak[0], len(live))
+
+        with mock.patch.object(replay_run, "MAX_CONCURRENT_CALLS", 3), \
+                mock.patch.object(replay_run, "_Running", Counted):
+            outcomes, _ = drive(load(write_log(self.dir, pings(10, overlapping=True))), SHORT)
+        self.assertEqual(len(outcomes), 11, outcomes)
+        self.assertEqual(peak[0], 3)
+
+    def test_control_sequences_from_the_log_are_escaped(self) -> None:
+        items = pings(1)
+        hostile_text = "\x1b[2J\x1b]0;title\x07\u009b31m\u202eRLO\rback\nFORGED"
+        items.insert(-2, {"dir": "send", "text": "not json " + hostile_text})  # never sent again
+        items.append({"event": "dropped", "detail": hostile_text, "entries": 1, "bytes": 1})
+        done = run_replay(write_log(self.dir, [dict(item, seq=seq)
+                                               for seq, item in enumerate(items, 1)]))
+        self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
+        diverged = [line for line in done.stdout.splitlines() if line.startswith("DIVERGED")]
+        self.assertEqual(len(diverged), 3, done.stdout)  # lost, out of order, never sent
+        self.assertIn("\\x1b[2J", done.stdout)  # shown, as an escape
+        self.assertEqual(hostile.unsafe_characters(done.stdout + done.stderr, lines=True), [])
+
+    def test_serve_escapes_what_it_reports_on_stderr(self) -> None:
+        items = handshake_entries()
+        recorded = {"jsonrpc": "2.0", "id": 100, "method": "tools/call",
+                    "params": {"name": "echo", "arguments": {"x": "\u009b2J\u202eRLO\u2028"}}}
+        items += [{"dir": "send", "text": json.dumps(recorded, ensure_ascii=False)},
+                  {"dir": "recv", "text": '{"jsonrpc":"2.0","id":100,"result":{"content":[]}}'}]
+        path = write_log(self.dir, [dict(item, seq=seq) for seq, item in enumerate(items, 1)])
+        asked = [message(item) for item in items if item.get("dir") == "send"]
+        asked[-1]["params"]["arguments"] = {"x": "\x1b[2J\u202e"}  # differs, hostile too
+        feed = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in asked)
+        done = subprocess.run([sys.executable, REPLAY, "--serve", path], input=feed,
+                              capture_output=True, text=True, timeout=60,
+                              env=dict(os.environ, PYTHONPATH=REPO))
+        self.assertEqual(done.returncode, 1, done.stderr)
+        self.assertIn("differs", done.stderr)
+        self.assertIn("\\u202e", done.stderr)
+        self.assertEqual(hostile.unsafe_characters(done.stderr, lines=True), [])
 
 
 class EntryPoints(unittest.TestCase):

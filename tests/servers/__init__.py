@@ -45,6 +45,7 @@ server does; what the client is expected to do):
 ``noisy [--banner N]`` -- writes N (default 2) banner lines to stdout that are not JSON (the first coloured with ANSI escapes) before its initialize answer, and a log line ``[Mock SDK Server] Executing METHOD with id ID`` before every other answer; otherwise ``good``; client: strict (the default) dies on the first banner line (HandshakeFailed naming the line and ``tolerated_noise_lines``), tolerant skips each with a WARNING record.
 ``json_noise`` -- before each tools/call answer (echo) writes ``{"hello": 1}``, JSON but not JSON-RPC; client: death path (Unavailable) whatever it tolerates.
 ``binary_noise BYTES`` -- before its initialize answer writes one line of BYTES bytes of binary garbage (not UTF-8 from its first byte, control bytes, no newline inside); client: strict dies, tolerant skips it up to 16 MiB; 17825792 is a framing fault (LineTooLong -> HandshakeFailed).
+``hostile_text`` -- every string it chooses holds ``HOSTILE`` (terminal escapes, a carriage return, a bidi override, a newline that starts a forged log line): its ``serverInfo`` name and version, a notification's and a server request's method (sent before the initialize answer), its one tool's (``echo``) description, a stderr line at initialize and on each call, its call results, and the message of the -32602 error that answers any tool but ``echo``; client: no log record, error message or line the CLI prints holds a control character, and ``initialize_result`` keeps the name raw.
 """
 
 from __future__ import annotations

@@ -30,6 +30,11 @@ LONG_SLEEP = 300.0  # "forever" for a test: the client retires servers with SIGK
 # lock keeps every line whole.
 _write_lock = threading.Lock()
 
+#: Text for servers that try to drive a terminal or forge a log line: escapes
+#: that would clear the screen, colour, set the title, ring, return the
+#: carriage and reverse the text, and a newline that starts a forged record.
+HOSTILE = "\x1b[2J\x1b[31mred\x1b]0;title\x07\rback\u202eRLO\nFORGED mcp_client.server: pwned"
+
 
 # ---------------------------------------------------------------------- wire helpers
 
@@ -512,6 +517,36 @@ def binary_noise(argv: List[str]) -> None:
     server.run()
 
 
+def hostile_text(argv: List[str]) -> None:
+    server = Server(tools=1)
+
+    def initialize(request: Message) -> None:
+        sys.stderr.write("stderr %s\n" % HOSTILE)
+        sys.stderr.flush()
+        send({"jsonrpc": "2.0", "method": "notify" + HOSTILE})
+        send({"jsonrpc": "2.0", "id": "asked", "method": "ask" + HOSTILE})
+        result = server.init_result(request)
+        result["serverInfo"] = {"name": "name" + HOSTILE, "version": "v" + HOSTILE}
+        respond(request, result)
+
+    def list_tools(request: Message) -> None:
+        entry = tool("echo")
+        entry["description"] = "description " + HOSTILE
+        respond(request, {"tools": [entry]})
+
+    def call(request: Message) -> None:
+        sys.stderr.write("call %s\n" % HOSTILE)
+        sys.stderr.flush()
+        if request.get("params", {}).get("name") == "echo":
+            respond(request, text_result("result " + HOSTILE))
+        else:
+            fail(request, -32602, "error " + HOSTILE)
+
+    server.handlers.update({"initialize": initialize, "tools/list": list_tools,
+                            "tools/call": call})
+    server.run()
+
+
 BEHAVIOURS: Dict[str, Callable[[List[str]], None]] = {
     "good": good,
     "garbage_before_handshake": garbage_before_handshake,
@@ -543,6 +578,7 @@ BEHAVIOURS: Dict[str, Callable[[List[str]], None]] = {
     "noisy": noisy,
     "json_noise": json_noise,
     "binary_noise": binary_noise,
+    "hostile_text": hostile_text,
 }
 
 
