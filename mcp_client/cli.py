@@ -405,7 +405,7 @@ def _open_capture(path: Optional[str]) -> Optional[IO[str]]:
     if path is None:
         return None
     try:  # never through a link a server planted (see _files)
-        fd = open_for_writing(path, os.O_CREAT | os.O_TRUNC, "--capture")
+        fd = open_for_writing(path, os.O_CREAT | os.O_TRUNC, "the capture log")
         return os.fdopen(fd, "w", encoding="utf-8")
     except SymlinkRefused as e:
         raise Failure("usage", UsageError("--capture: %s" % e.reason)) from None

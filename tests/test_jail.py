@@ -251,6 +251,35 @@ class Filesystem(JailCase):
 
 
 @skip_without_jail
+class StderrFile(JailCase):
+    """Issue 17 item 5: a jailed server given the stderr file itself read the
+    harness's log back through ``/proc/self/fd/2`` and truncated it. It gets a
+    pipe now, and the harness copies what comes out into the file."""
+
+    def test_the_jail_holds_a_pipe_and_the_file_gets_what_it_wrote(self) -> None:
+        path = os.path.join(self.visible_dir(), "server.log")
+        with open(path, "w") as log:
+            log.write("the harness's earlier line\n")
+        with open(path, "ab") as handle:  # a path, and a file object the caller keeps
+            for target in (path, handle):
+                with self.subTest(target=type(target).__name__):
+                    self.assert_kept_out(path, target)
+            handle.write(b"the caller's handle still works\n")
+        with open(path) as log:
+            lines = log.read().splitlines()
+        self.assertEqual(lines, ["the harness's earlier line", "written by the server",
+                                 "written by the server", "the caller's handle still works"])
+
+    def assert_kept_out(self, path: str, target: Any) -> None:
+        client = self.jailed(jail_for_tests(), server("diagnostics", "fd2_probe"), stderr=target)
+        facts = json.loads(text_of(client.call_tool("probe", {})))
+        self.assertNotIn("earlier line", facts["read"] + facts["pread"])
+        self.assertTrue(facts["truncate"].startswith("refused"), facts["truncate"])
+        self.assertEqual(facts["kind"], "fifo")
+        self.assertEqual(client.shutdown(), Exited(-9))
+
+
+@skip_without_jail
 class Network(JailCase):
     def test_no_tcp_even_to_loopback_unless_network_is_true(self) -> None:
         with socket.create_server(("127.0.0.1", 0)) as listener:

@@ -25,9 +25,9 @@ answering; client: the tail shows that line by its start and its true length.
 server's own process group (std streams on /dev/null) and answers its pid;
 exits 0 at stdin EOF, leaving it behind; client with ``retire_grace``:
 Exited(0), and the grandchild is gone with the group.
-``fd2_probe`` -- on tools/call writes ``written by the server`` to stderr, then
-tries to read its fd 2 back (by ``/proc/self/fd/2``, and at offset 0) and to
-``ftruncate`` it; answers ``{"kind": "file"|"fifo"|..., "read": TEXT or an
+``fd2_probe`` -- on tools/call tries to read its fd 2 back (by
+``/proc/self/fd/2``, and at offset 0) and to ``ftruncate`` it, then writes
+``written by the server`` to it; answers ``{"kind": "file"|"fifo"|..., "read": TEXT or an
 error, "pread": ..., "truncate": "done" or an error}``; client, jailed with
 stderr to a file: the jail holds a pipe, not the file.
 """
@@ -162,12 +162,13 @@ def fd2_probe(argv: List[str]) -> None:
     server = Server()
 
     def call(request: Message) -> None:
-        os.write(2, b"written by the server\n")
         mode = os.fstat(2).st_mode
         kind = "file" if stat.S_ISREG(mode) else "fifo" if stat.S_ISFIFO(mode) else "other"
         facts = {"kind": kind, "read": _attempt(_read_back),
                  "pread": _attempt(lambda: os.pread(2, 65536, 0).decode("utf-8", "replace")),
                  "truncate": _attempt(_truncate)}
+        # After the reads: a read end opened through /proc of a pipe would take it.
+        os.write(2, b"written by the server\n")
         respond(request, text_result(json.dumps(facts)))
 
     server.handlers["tools/call"] = call
