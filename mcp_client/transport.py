@@ -375,7 +375,9 @@ class ProcessTransport(Transport):
             return _StderrRoute.pipe(None)
         if isinstance(target, (str, os.PathLike)):
             fd = _open_stderr_file(target)
-            return _StderrRoute.pipe(fd) if self.jail is not None else _StderrRoute(fd, owned=fd)
+            if self.jail is not None and _regular_file(fd) is not None:
+                return _StderrRoute.pipe(fd)
+            return _StderrRoute(fd, owned=fd)  # a FIFO or a device: a copy could block
         if self.jail is not None:
             held = _regular_file(target)
             if held is not None:  # a copy of our descriptor: the caller's stays theirs

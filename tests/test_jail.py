@@ -270,6 +270,21 @@ class StderrFile(JailCase):
         self.assertEqual(lines, ["the harness's earlier line", "written by the server",
                                  "written by the server", "the caller's handle still works"])
 
+    def test_an_inherited_stderr_that_is_a_file_is_copied_too(self) -> None:
+        path = os.path.join(self.visible_dir(), "harness.log")
+        with open(path, "w") as log:
+            log.write("the harness's earlier line\n")
+        saved = os.dup(2)
+        self.addCleanup(os.close, saved)
+        with open(path, "ab") as handle:
+            os.dup2(handle.fileno(), 2)  # as if the harness ran with 2>>harness.log
+        try:
+            self.assert_kept_out(path, None)
+        finally:
+            os.dup2(saved, 2)
+        with open(path) as log:
+            self.assertEqual(log.read(), "the harness's earlier line\nwritten by the server\n")
+
     def assert_kept_out(self, path: str, target: Any) -> None:
         client = self.jailed(jail_for_tests(), server("diagnostics", "fd2_probe"), stderr=target)
         facts = json.loads(text_of(client.call_tool("probe", {})))
