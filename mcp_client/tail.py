@@ -25,7 +25,7 @@ record and a terminal.
 
 from __future__ import annotations
 
-from typing import List, Union
+from typing import List, Tuple, Union
 
 from .noise import show
 
@@ -47,16 +47,16 @@ class Tail:
     only when the caller wants each line (to log it).
     """
 
-    __slots__ = ("_recent", "_head", "_dropped", "_pending", "_overflow")
+    __slots__ = ("_recent", "_cut", "_pending", "_overflow")
 
     def __init__(self) -> None:
         self._recent = bytearray()  # the stream's last _KEEP bytes at most
         # The line _recent begins inside: how many of its bytes were dropped, and
         # the first of those (LINE_BYTES at most), so that a long line is shown
         # by its start and its true length -- as its log record is -- not by a
-        # fragment of its middle.
-        self._dropped = 0
-        self._head = b""
+        # fragment of its middle. One tuple, replaced whole: text() may run in
+        # another thread (client.stderr_tail) and must never see half of it.
+        self._cut: Tuple[int, bytes] = (0, b"")
         self._pending = bytearray()  # the unfinished line, for push(lines=True)
         self._overflow = 0  # bytes of that line that were not kept
 
@@ -87,12 +87,13 @@ class Tail:
     def text(self) -> str:
         """The last lines, oldest first, one per line, within :data:`TAIL_BYTES`
         (``""`` when none)."""
+        dropped, head = self._cut
         raw = bytes(self._recent).split(b"\n")
         # Each line cut as push() cuts it, so a tail line is its log record's text;
         # the first continues the line whose start was dropped: made whole.
         lengths = [len(piece) for piece in raw]
-        lengths[0] += self._dropped
-        raw[0] = self._head + raw[0][:LINE_BYTES]
+        lengths[0] += dropped
+        raw[0] = head + raw[0][:LINE_BYTES]
         raw = [piece[:LINE_BYTES] for piece in raw]
         overflows = [length - len(piece) for length, piece in zip(lengths, raw)]
         kept: List[str] = []
@@ -128,13 +129,11 @@ class Tail:
         falls in needs (a search and a copy of at most LINE_BYTES, in C)."""
         cut = data.rfind(b"\n", 0, end)
         if cut >= 0:  # the line began in what is dropped
-            self._head = bytes(data[cut + 1:min(end, cut + 1 + LINE_BYTES)])
-            self._dropped = end - cut - 1
+            self._cut = (end - cut - 1, bytes(data[cut + 1:min(end, cut + 1 + LINE_BYTES)]))
             return
-        room = LINE_BYTES - len(self._head)  # the same line goes on
-        if room > 0:
-            self._head += bytes(data[:min(end, room)])
-        self._dropped += end
+        dropped, head = self._cut  # the same line goes on
+        room = LINE_BYTES - len(head)
+        self._cut = (dropped + end, head + bytes(data[:min(end, room)]) if room > 0 else head)
 
     def _hold(self, piece: bytes) -> None:
         room = LINE_BYTES - len(self._pending)
