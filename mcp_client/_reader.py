@@ -245,27 +245,26 @@ class Reader:
         a full pipe -- never our callers'. Logged, the read is smaller: each of
         its lines is a log record.
         """
-        logged = self._conn.stderr_sink is None and server_log.isEnabledFor(logging.INFO)
+        sink = self._conn.stderr_sink
+        logged = sink is None and server_log.isEnabledFor(logging.INFO)
         try:
             chunk = os.read(fd, _STDERR_LOGGED_READ if logged else _STDERR_READ)
         except BlockingIOError:
             return 0
         except OSError:  # closed under us: as good as EOF
             chunk = b""
-        if not chunk:
-            self._stderr_done = True
-            if self._conn.stderr_sink is None:
-                self._log_stderr(self._host._stderr.close() if logged else [])
-            return -1
-        if self._conn.stderr_sink is not None:
-            self._copy_stderr(self._conn.stderr_sink, chunk)
-        else:
+        if sink is not None:
+            self._copy_stderr(sink, chunk)
+        elif chunk:
             self._log_stderr(self._host._stderr.push(chunk, lines=logged))
-        return len(chunk)
+        else:
+            self._log_stderr(self._host._stderr.close() if logged else [])
+        self._stderr_done = not chunk
+        return len(chunk) if chunk else -1
 
     def _copy_stderr(self, sink: int, chunk: bytes) -> None:
         """Into the stderr file of a jailed server (which may not hold it itself)."""
-        if self._sink_failed:
+        if self._sink_failed or not chunk:
             return  # dropped, still drained: the server never blocks on its stderr
         try:
             write_all(sink, chunk)
