@@ -14,6 +14,7 @@ not ``/tmp``: every jail has a private, empty ``/tmp`` of its own.
 
 from __future__ import annotations
 
+import errno
 import importlib.util
 import io
 import json
@@ -35,6 +36,7 @@ from mcp_client import (
     cli, demo_server, jailer, start,
 )
 from mcp_client.errors import CallTimedOut, TransportFailed, Unavailable
+from mcp_client.transport import CAPTURE
 
 from servers import alive
 from support import (
@@ -284,6 +286,33 @@ class StderrFile(JailCase):
             os.dup2(saved, 2)
         with open(path) as log:
             self.assertEqual(log.read(), "the harness's earlier line\nwritten by the server\n")
+
+    def test_a_failed_start_leaves_nothing_open(self) -> None:
+        # The pipe and the file are ours until the server runs (the leak check).
+        path = os.path.join(self.visible_dir(), "server.log")
+        for target in (path, CAPTURE):
+            with self.subTest(target=target):
+                with self.assertRaisesRegex(TransportFailed, "No such file"):
+                    start(ProcessTransport(Spawn("/nonexistent/server"), stderr=target,
+                                           jail=jail_for_tests()), OPTIONS)
+
+    def test_a_copy_that_fails_is_one_warning_and_the_calls_go_on(self) -> None:
+        path = os.path.join(self.visible_dir(), "server.log")
+
+        def full(fd: int, data: bytes) -> None:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        with mock.patch("mcp_client._reader.write_all", full):
+            with self.assertLogs("mcp_client.client", "WARNING") as logs:
+                client = self.jailed(jail_for_tests(), server("diagnostics", "fd2_probe"),
+                                     stderr=path)
+                for _ in range(3):
+                    self.assertEqual(json.loads(text_of(client.call_tool("probe", {})))["kind"],
+                                     "fifo")
+                self.assertEqual(client.shutdown(), Exited(-9))
+        warned = [r.getMessage() for r in logs.records if "stderr file" in r.getMessage()]
+        self.assertEqual(len(warned), 1, warned)
+        self.assertIn("No space left on device", warned[0])
 
     def assert_kept_out(self, path: str, target: Any) -> None:
         client = self.jailed(jail_for_tests(), server("diagnostics", "fd2_probe"), stderr=target)
