@@ -497,8 +497,10 @@ def write_all(fd: int, data: bytes) -> None:
 class ProcessConnection(Connection):
     """A running child: its stdin, its stdout, and custody of its process group.
 
-    ``stderr_fd`` (ours, the reader's) is the server's stderr pipe when it is
-    captured, or copied into ``stderr_sink`` (a jailed server's stderr file).
+    ``stderr_fd`` is the server's stderr pipe when it is captured, or copied
+    into ``stderr_sink`` (a jailed server's stderr file). Both are set here and
+    then the reader's alone: it reads one, writes the other, and closes both
+    (:meth:`close_stderr`) once, after the server's end.
     """
 
     def __init__(self, popen: "subprocess.Popen[bytes]", stderr_fd: Optional[int] = None,
