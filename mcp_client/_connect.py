@@ -32,6 +32,7 @@ from .errors import (
     HandshakeFailed,
     ProtocolFault,
     StderrTail,
+    SymlinkRefused,
     ToolsNotDeclared,
     TransportFailed,
     VersionUnsupported,
@@ -56,6 +57,9 @@ def open_transport(client: "Client") -> None:
     """Open the capture log and the transport, and take custody of what was started."""
     try:
         client._capture = open_capture(client.options.capture)
+    except SymlinkRefused:  # already a TransportFailed, naming the link
+        _adopt(client, None)
+        raise
     except OSError as e:
         _adopt(client, None)  # nothing was started: the retirement is NoResource
         raise TransportFailed("cannot open the capture log: %s" % e) from e

@@ -19,7 +19,8 @@ field          who touches it
 _buffer,       this thread only (``noise`` is read by others: two
 _noise,        ints and a str, each replaced whole)
 _first_noise,
-_stderr_done
+_stderr_done,
+_sink_failed
 answerer       this thread (``reply``), its own thread, and ``shutdown``
                (``last``, to join it); see :mod:`._answers`
 =============  ======================================================
@@ -47,7 +48,7 @@ from .errors import (
     ServerError,
 )
 from .stdio import Buffer, frame
-from .transport import Connection, Retirement
+from .transport import Connection, Retirement, write_all
 
 if TYPE_CHECKING:  # pragma: no cover - the host, for annotations only
     from .client import Client
@@ -63,8 +64,12 @@ server_log = logging.getLogger("mcp_client.server")
 #: How long a retirement waits for a broken server's stderr to reach EOF before
 #: it fails the calls, so that what the server said as it died reaches them.
 STDERR_SETTLE = 0.2
-#: Reads of stderr (stdout's size is the Buffer's to choose).
+#: One read of stderr a selector turn (stdout's size is the Buffer's to choose);
+#: less when its lines are logged, each line a record (``Reader._stderr_chunk``).
 _STDERR_READ = 64 * 1024
+_STDERR_LOGGED_READ = 4 * 1024
+#: The most read of what an ended server left in its stderr pipe.
+_STDERR_LEFT = 1024 * 1024
 
 Evidence = Tuple[Optional[Retirement], Optional[RetirementError]]
 
@@ -80,6 +85,7 @@ class Reader:
         self._noise = 0
         self._first_noise: Optional[str] = None
         self._stderr_done = False
+        self._sink_failed = False
         self.answerer = Answerer(host._lock, conn, host._request_retirement,
                                  lambda: host._reason is not None)
 
@@ -112,7 +118,7 @@ class Reader:
                     if key.fd == wake_r:
                         return
                     if key.fd == conn.stderr_fd:
-                        if not self._stderr_chunk(key.fd):
+                        if self._stderr_chunk(key.fd) < 0:
                             selector.unregister(key.fd)
                     elif not self._read_some():
                         return
@@ -213,28 +219,62 @@ class Reader:
         poller = select.poll()
         poller.register(fd, select.POLLIN)
         while True:
-            if not self._stderr_chunk(fd):
+            if self._stderr_chunk(fd) < 0:
                 return False
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not poller.poll(remaining * 1000.0):
                 return True
 
-    def _stderr_chunk(self, fd: int) -> bool:
-        """Take what the server's stderr holds now; ``False`` at its EOF."""
-        tail = self._host._stderr
-        while True:
-            try:
-                chunk = os.read(fd, _STDERR_READ)
-            except BlockingIOError:
-                return True
-            except OSError:  # closed under us: as good as EOF
-                chunk = b""
-            logged = server_log.isEnabledFor(logging.INFO)
-            if not chunk:
-                self._stderr_done = True
-                self._log_stderr(tail.close() if logged else [])
-                return False
-            self._log_stderr(tail.push(chunk, lines=logged))
+    def _stderr_left(self) -> None:
+        """What the ended server left in its stderr pipe (its last words, and for
+        a file, bytes it wrote before the SIGKILL): read until the pipe is empty,
+        at most :data:`_STDERR_LEFT` -- a writer that outlived the group could
+        refill it for ever."""
+        fd = self._conn.stderr_fd
+        taken = 0
+        while fd is not None and not self._stderr_done and taken < _STDERR_LEFT:
+            read = self._stderr_chunk(fd)
+            if read <= 0:
+                return
+            taken += read
+
+    def _stderr_chunk(self, fd: int) -> int:
+        """One bounded turn of the server's stderr: a single read, kept, logged or
+        copied; the bytes read, ``0`` when none are there now, ``-1`` at its EOF.
+
+        Never until EAGAIN: a server writing faster than we log would hold the
+        reader here, and stdout, the wake-up pipe and retirement behind it (issue
+        17). One read a turn makes a flood cost the server's time -- it blocks on
+        a full pipe -- never our callers'. Logged, the read is smaller: each of
+        its lines is a log record.
+        """
+        sink = self._conn.stderr_sink
+        logged = sink is None and server_log.isEnabledFor(logging.INFO)
+        try:
+            chunk = os.read(fd, _STDERR_LOGGED_READ if logged else _STDERR_READ)
+        except BlockingIOError:
+            return 0
+        except OSError:  # closed under us: as good as EOF
+            chunk = b""
+        if sink is not None:
+            self._copy_stderr(sink, chunk)
+        elif chunk:
+            self._log_stderr(self._host._stderr.push(chunk, lines=logged))
+        else:
+            self._log_stderr(self._host._stderr.close() if logged else [])
+        self._stderr_done = not chunk
+        return len(chunk) if chunk else -1
+
+    def _copy_stderr(self, sink: int, chunk: bytes) -> None:
+        """Into the stderr file of a jailed server (which may not hold it itself)."""
+        if self._sink_failed or not chunk:
+            return  # dropped, still drained: the server never blocks on its stderr
+        try:
+            write_all(sink, chunk)
+        except OSError as e:  # a full disk, a file size limit: keep serving the calls
+            self._sink_failed = True
+            log.warning("%r: writing the server's stderr file failed (%s); the rest of its "
+                        "stderr is dropped", self._host, e)
 
     def _log_stderr(self, lines: List[str]) -> None:
         if lines:
@@ -259,6 +299,8 @@ class Reader:
         host._close_wake()
         os.close(self._wake_r)
         evidence, fault = self._end_server()
+        self._stderr_left()
+        conn.close_stderr()
         conn.dispose_input(time.monotonic() + host.options.retire_timeout)
         host._record_retirement(evidence, fault)
 

@@ -76,6 +76,7 @@ from typing import (
 )
 
 from . import _threads
+from ._files import open_for_writing
 from .errors import LogError
 
 __all__ = [
@@ -411,13 +412,13 @@ class _FdSink(_Sink):
 
 def open_capture(target: CaptureTarget, limit: Optional[int] = None) -> Optional[Capture]:
     """A :class:`Capture` for a path (created, truncated) or a writable text file;
-    ``OSError`` when it cannot be opened or written without blocking."""
+    ``OSError`` when it cannot be opened or written without blocking,
+    :class:`SymlinkRefused` when the path is a symbolic link (never followed)."""
     if target is None:
         return None
     if isinstance(target, (str, os.PathLike)):
         # Non-blocking: a FIFO or a terminal nobody drains must not hold the writer.
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK | _O_CLOEXEC,
-                     0o666)
+        fd = open_for_writing(target, os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK, "the capture log")
         return _started(_FdSink(fd), limit, fd)
     sink = _stream_sink(target)
     return _started(sink, limit, sink._fd if isinstance(sink, _FdSink) else None)
@@ -432,6 +433,7 @@ def _stream_sink(stream: IO[str]) -> _Sink:
         return _StreamSink(stream)
     # A pipe, terminal or socket could block the writer for good: write it through a
     # non-blocking open file description of our own (the caller's keeps its flags).
+    # /proc/self/fd/N is a link by design (to the caller's own stream): followed.
     stream.flush()
     try:
         return _FdSink(os.open("/proc/self/fd/%d" % fd, os.O_WRONLY | os.O_NONBLOCK | _O_CLOEXEC))

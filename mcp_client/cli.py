@@ -100,6 +100,7 @@ from types import FrameType
 from typing import IO, Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple, TypeVar
 
 from . import codegen, demo_server
+from ._files import open_for_writing
 from ._version import __version__
 from .client import Client, Options, prepare
 from .codegen import Generated, sanitize
@@ -110,6 +111,7 @@ from .errors import (
     McpClientError,
     RetirementError,
     StartError,
+    SymlinkRefused,
     TransportFailed,
     VersionUnsupported,
 )
@@ -420,8 +422,11 @@ def run(settings: Settings, out: IO[str], err: IO[str]) -> int:
 def _open_capture(path: Optional[str]) -> Optional[IO[str]]:
     if path is None:
         return None
-    try:
-        return open(path, "w", encoding="utf-8")
+    try:  # never through a link a server planted (see _files)
+        fd = open_for_writing(path, os.O_CREAT | os.O_TRUNC, "the capture log")
+        return os.fdopen(fd, "w", encoding="utf-8")
+    except SymlinkRefused as e:
+        raise Failure("usage", UsageError("--capture: %s" % e.reason)) from None
     except OSError as e:
         if e.errno in _DISK_FULL:  # the machine's state, not the command line's fault
             raise Failure("capture", CaptureFailed("cannot create %s: %s"

@@ -24,7 +24,9 @@ The hierarchy (urllib3's shape: one root, leaves that carry their context)::
     |   |   +-- ClientInherited        ... because it is another process's (fork)
     |   +-- CallTimedOut, ServerError, ResultMalformed, TooManyPages
     +-- StartError                 connect() failed; what it spawned is retired (.reason)
-    |   +-- TransportFailed, HandshakeFailed, VersionUnsupported,
+    |   +-- TransportFailed        the server could not be started
+    |   |   +-- SymlinkRefused         a file to write is a symbolic link (.path)
+    |   +-- HandshakeFailed, VersionUnsupported,
     |       ToolsNotDeclared, CleanupUnconfirmed
     +-- RetirementError            shutdown() could not establish retirement
     |   +-- RetirementTimedOut, RetirementUnconfirmed
@@ -278,6 +280,23 @@ class StartError(_Reason, McpClientError):
 
 class TransportFailed(StartError):
     """The server could not be started (no such executable, bad cwd, ...)."""
+
+
+class SymlinkRefused(TransportFailed):
+    """A file the package was to write (the stderr file, the capture log, the
+    CLI's ``--capture``) is a symbolic link: refused, never followed (``O_NOFOLLOW``).
+
+    A server that can write a directory could plant a link where the next
+    session's log goes, and the harness would write through it, with its own
+    rights, wherever the link points. ``path`` is the link; ``role`` what it was for.
+    A ``TransportFailed``: it is raised where the server would have been started.
+    """
+
+    def __init__(self, path: str, role: str) -> None:
+        super().__init__("refusing to write %s to %r: it is a symbolic link (a planted link "
+                         "would send the writes wherever it points)" % (role, path))
+        self.path = path
+        self.role = role
 
 
 class HandshakeFailed(StderrTail, StartError):

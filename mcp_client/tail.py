@@ -9,8 +9,12 @@ Bounds, whatever the server writes (a 100 MB flood, one endless line):
 
 * only the stream's last ``TAIL_BYTES + LINE_BYTES`` bytes are kept (twice
   that between trims), as raw bytes: a flood costs a copy per chunk, not a
-  Python step per line;
-* a line is shown cut at :data:`LINE_BYTES`, the rest counted, not kept;
+  Python step per line; and of the line those bytes begin inside, its first
+  :data:`LINE_BYTES` and how long it is, so a 300 KB line that starts
+  ``FATAL: ...`` is shown by that start, not by a fragment of its middle;
+* a line is shown cut at :data:`LINE_BYTES`, the rest counted, not kept
+  (``... [299000 more bytes]``: its true length), the same text its log
+  record has;
 * :meth:`Tail.text` gives the most recent lines whose shown text adds up to
   at most :data:`TAIL_BYTES`.
 
@@ -21,7 +25,7 @@ record and a terminal.
 
 from __future__ import annotations
 
-from typing import List
+from typing import List, Tuple, Union
 
 from .noise import show
 
@@ -43,11 +47,16 @@ class Tail:
     only when the caller wants each line (to log it).
     """
 
-    __slots__ = ("_recent", "_trimmed", "_pending", "_overflow")
+    __slots__ = ("_recent", "_cut", "_pending", "_overflow")
 
     def __init__(self) -> None:
         self._recent = bytearray()  # the stream's last _KEEP bytes at most
-        self._trimmed = False  # bytes before _recent were dropped
+        # The line _recent begins inside: how many of its bytes were dropped, and
+        # the first of those (LINE_BYTES at most), so that a long line is shown
+        # by its start and its true length -- as its log record is -- not by a
+        # fragment of its middle. One tuple, replaced whole: text() may run in
+        # another thread (client.stderr_tail) and must never see half of it.
+        self._cut: Tuple[int, bytes] = (0, b"")
         self._pending = bytearray()  # the unfinished line, for push(lines=True)
         self._overflow = 0  # bytes of that line that were not kept
 
@@ -78,13 +87,19 @@ class Tail:
     def text(self) -> str:
         """The last lines, oldest first, one per line, within :data:`TAIL_BYTES`
         (``""`` when none)."""
+        dropped, head = self._cut
         raw = bytes(self._recent).split(b"\n")
-        if self._trimmed and len(raw) > 1:
-            raw = raw[1:]  # its start was dropped: not a whole line
+        # Each line cut as push() cuts it, so a tail line is its log record's text;
+        # the first continues the line whose start was dropped: made whole.
+        lengths = [len(piece) for piece in raw]
+        lengths[0] += dropped
+        raw[0] = head + raw[0][:LINE_BYTES]
+        raw = [piece[:LINE_BYTES] for piece in raw]
+        overflows = [length - len(piece) for length, piece in zip(lengths, raw)]
         kept: List[str] = []
         size = 0
-        for piece in reversed(raw):
-            line = _shown(piece, 0)
+        for piece, overflow in zip(reversed(raw), reversed(overflows)):
+            line = _shown(piece, overflow)
             if not line:
                 continue
             size += len(line.encode("utf-8")) + 1
@@ -98,14 +113,27 @@ class Tail:
         return lines[-count:] if count > 0 else []
 
     def _remember(self, chunk: bytes) -> None:
-        if len(chunk) >= _KEEP:
+        if len(chunk) >= _KEEP:  # only its end is kept
+            self._forget(self._recent, len(self._recent))
+            self._forget(chunk, len(chunk) - _KEEP)
             self._recent = bytearray(chunk[-_KEEP:])
-            self._trimmed = True
             return
         self._recent += chunk
         if len(self._recent) > 2 * _KEEP:  # trim now and then: amortised, bounded
-            del self._recent[:-_KEEP]
-            self._trimmed = True
+            count = len(self._recent) - _KEEP
+            self._forget(self._recent, count)
+            del self._recent[:count]
+
+    def _forget(self, data: Union[bytes, bytearray], end: int) -> None:
+        """``data[:end]`` is dropped from the front: keep what the line the cut
+        falls in needs (a search and a copy of at most LINE_BYTES, in C)."""
+        cut = data.rfind(b"\n", 0, end)
+        if cut >= 0:  # the line began in what is dropped
+            self._cut = (end - cut - 1, bytes(data[cut + 1:min(end, cut + 1 + LINE_BYTES)]))
+            return
+        dropped, head = self._cut  # the same line goes on
+        room = LINE_BYTES - len(head)
+        self._cut = (dropped + end, head + bytes(data[:min(end, room)]) if room > 0 else head)
 
     def _hold(self, piece: bytes) -> None:
         room = LINE_BYTES - len(self._pending)
@@ -123,9 +151,12 @@ _KEEP = TAIL_BYTES + LINE_BYTES
 
 
 def _shown(raw: bytes, overflow: int) -> str:
-    """One line as shown: printable, at most LINE_BYTES characters (``""`` if blank)."""
+    """One line as shown: printable, at most LINE_BYTES characters (``""`` if blank).
+
+    ``raw`` is the line's start, ``overflow`` how many more bytes it had: a line
+    blank at its start but not at its end is shown (``[N more bytes]``)."""
     raw = raw.rstrip(b"\r")
-    if not raw.strip():
+    if not raw.strip() and not overflow:
         return ""
     if len(raw) > LINE_BYTES:
         raw, overflow = raw[:LINE_BYTES], overflow + len(raw) - LINE_BYTES

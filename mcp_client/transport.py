@@ -26,6 +26,7 @@ import logging
 import os
 import select
 import signal
+import stat
 import subprocess
 import threading
 import time
@@ -39,6 +40,7 @@ from .errors import (
     WriteFailed,
     WriteStalled,
 )
+from ._files import open_for_writing
 from .jail import Jail
 from .jsonvalue import JsonValue
 from ._threads import until
@@ -118,6 +120,8 @@ class Connection(abc.ABC):
     read_fd: int
     #: The server's stderr, when the transport captures it (non-blocking, the reader's).
     stderr_fd: Optional[int] = None
+    #: A file ``stderr_fd`` is copied into rather than kept as a tail (the reader's).
+    stderr_sink: Optional[int] = None
 
     def __init__(self, write_fd: int) -> None:
         self._writer = _PipeWriter(write_fd)
@@ -160,6 +164,9 @@ class Connection(abc.ABC):
     @abc.abstractmethod
     def close_output(self) -> None:
         """Close ``read_fd``; only the reader thread calls it, once, on its way out."""
+
+    def close_stderr(self) -> None:
+        """Close ``stderr_fd`` and ``stderr_sink``; the reader calls it, once, last."""
 
     @property
     def pid(self) -> Optional[int]:
@@ -318,12 +325,16 @@ def _enlarge_pipe(fd: int) -> None:
 
 StderrTarget = Union[None, int, str, "os.PathLike[str]", IO[bytes], IO[str]]
 
+#: At most this much of what a server left in a pipe is read when a start fails.
+_LEFT_ON_FAILURE = 1024 * 1024
+
 
 class ProcessTransport(Transport):
     """Starts ``spawn`` as a child process in a process group of its own.
 
     ``stderr``: ``None`` (inherit ours, the default), ``subprocess.DEVNULL``, a
-    file object, a path (opened for appending), or :data:`CAPTURE` (the string
+    file object, a path (opened for appending; never through a symbolic link:
+    :class:`~mcp_client.errors.SymlinkRefused`), or :data:`CAPTURE` (the string
     ``"capture"``; a file of that name is ``pathlib.Path("capture")``): a pipe
     that the client's reader drains through its selector, keeping the last
     lines (:mod:`mcp_client.tail`) for the errors a death raises and logging
@@ -331,7 +342,12 @@ class ProcessTransport(Transport):
 
     ``jail``: run the server inside bubblewrap, as :class:`~mcp_client.jail.Jail`
     says (see :mod:`mcp_client.jailer`); a jail that cannot be had is
-    :class:`TransportFailed`, never an unjailed start.
+    :class:`TransportFailed`, never an unjailed start. A jailed server never
+    holds a file of ours: where its stderr would be a regular file (a path, a
+    file object or descriptor on one, or our own stderr when inherited), it
+    gets a pipe, and the reader copies what comes out into the file. Holding
+    the file, it could read the harness's log back through ``/proc/self/fd/2``
+    and ``ftruncate`` it.
     """
 
     def __init__(self, spawn: Spawn, stderr: StderrTarget = None,
@@ -344,25 +360,29 @@ class ProcessTransport(Transport):
         return " ".join(self.spawn.argv())
 
     def open(self) -> Connection:
-        stderr, opened = self._stderr_target()
+        route = self._route_stderr()
         try:
-            popen = self._popen(stderr)
-        finally:
-            if opened is not None:
-                opened.close()  # the child holds its own copy now
-        return ProcessConnection(popen)
+            popen = self._popen(route.child)
+        except BaseException:
+            route.abandon()
+            raise
+        route.started()
+        return ProcessConnection(popen, route.read_fd, route.sink)
 
-    def _stderr_target(self) -> Tuple[Any, Optional[IO[bytes]]]:
+    def _route_stderr(self) -> "_StderrRoute":
         target = self._stderr
         if isinstance(target, str) and target == CAPTURE:
-            return subprocess.PIPE, None
+            return _StderrRoute.pipe(None)
         if isinstance(target, (str, os.PathLike)):
-            try:
-                handle = open(target, "ab")
-            except OSError as e:
-                raise TransportFailed("cannot open the stderr file: %s" % e) from e
-            return handle, handle
-        return target, None
+            fd = _open_stderr_file(target)
+            if self.jail is not None and _regular_file(fd) is not None:
+                return _StderrRoute.pipe(fd)
+            return _StderrRoute(fd, owned=fd)  # a FIFO or a device: a copy could block
+        if self.jail is not None:
+            held = _regular_file(target)
+            if held is not None:  # a copy of our descriptor: the caller's stays theirs
+                return _StderrRoute.pipe(_dup_cloexec(held))
+        return _StderrRoute(target)
 
     def _popen(self, stderr: Any) -> "subprocess.Popen[bytes]":
         if self.jail is not None:  # bwrap's Popen; bwrap hands its pipes down to the server
@@ -379,10 +399,112 @@ class ProcessTransport(Transport):
             raise TransportFailed("cannot start %s: %s" % (self.describe(), e)) from e
 
 
-class ProcessConnection(Connection):
-    """A running child: its stdin, its stdout, and custody of its process group."""
+def _open_stderr_file(target: "Union[str, os.PathLike[str]]") -> int:
+    try:
+        return open_for_writing(target, os.O_CREAT | os.O_APPEND, "the stderr file")
+    except OSError as e:
+        raise TransportFailed("cannot open the stderr file: %s" % e) from e
 
-    def __init__(self, popen: "subprocess.Popen[bytes]") -> None:
+
+def _regular_file(target: StderrTarget) -> Optional[int]:
+    """The descriptor ``target`` would hand the child, when it is a regular file's."""
+    if target is None:
+        fd = 2  # inherited: ours
+    elif isinstance(target, int):
+        fd = target  # DEVNULL and PIPE are negative: no descriptor
+    else:
+        try:
+            fd = target.fileno()  # type: ignore[union-attr]
+        except (AttributeError, OSError, ValueError):
+            return None
+    try:
+        return fd if fd >= 0 and stat.S_ISREG(os.fstat(fd).st_mode) else None
+    except OSError:  # closed
+        return None
+
+
+def _dup_cloexec(fd: int) -> int:
+    import fcntl
+
+    try:
+        return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 0)
+    except OSError as e:
+        raise TransportFailed("cannot take a copy of the stderr file: %s" % e) from e
+
+
+class _StderrRoute:
+    """Where one start sends the server's stderr: ``child`` is what ``Popen``
+    gets; ``read_fd`` the pipe's end the reader drains (ours); ``sink`` the
+    file the reader copies that pipe into (ours), when the server may not
+    hold the file itself. ``owned`` is a descriptor the child gets a copy of,
+    closed once it has."""
+
+    def __init__(self, child: Any, owned: Optional[int] = None,
+                 read_fd: Optional[int] = None, sink: Optional[int] = None) -> None:
+        self.child = child
+        self.owned = owned
+        self.read_fd = read_fd
+        self.sink = sink
+
+    @classmethod
+    def pipe(cls, sink: Optional[int]) -> "_StderrRoute":
+        try:
+            read_fd, write_fd = os.pipe()  # both close-on-exec; Popen dup2s its end onto 2
+        except OSError as e:
+            if sink is not None:
+                os.close(sink)
+            raise TransportFailed("cannot make the stderr pipe: %s" % e) from e
+        os.set_blocking(read_fd, False)
+        return cls(write_fd, owned=write_fd, read_fd=read_fd, sink=sink)
+
+    def started(self) -> None:
+        """The child holds its copy now."""
+        if self.owned is not None:
+            os.close(self.owned)
+            self.owned = None
+
+    def abandon(self) -> None:
+        """The start failed: what the pipe holds (bwrap's own words, say) still
+        reaches the file; then nothing of ours stays open."""
+        self.started()
+        if self.read_fd is not None and self.sink is not None:
+            _copy_left(self.read_fd, self.sink)
+        for fd in (self.read_fd, self.sink):
+            if fd is not None:
+                os.close(fd)
+
+
+def _copy_left(read_fd: int, sink: int) -> None:
+    taken = 0
+    while taken < _LEFT_ON_FAILURE:
+        try:
+            chunk = os.read(read_fd, 65536)
+            if not chunk:
+                return
+            write_all(sink, chunk)
+        except OSError:  # EAGAIN: a writer that outlived the start; or the file failed
+            return
+        taken += len(chunk)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to a blocking descriptor (a regular file)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+class ProcessConnection(Connection):
+    """A running child: its stdin, its stdout, and custody of its process group.
+
+    ``stderr_fd`` is the server's stderr pipe when it is captured, or copied
+    into ``stderr_sink`` (a jailed server's stderr file). Both are set here and
+    then the reader's alone: it reads one, writes the other, and closes both
+    (:meth:`close_stderr`) once, after the server's end.
+    """
+
+    def __init__(self, popen: "subprocess.Popen[bytes]", stderr_fd: Optional[int] = None,
+                 stderr_sink: Optional[int] = None) -> None:
         assert popen.stdin is not None and popen.stdout is not None
         self._popen = popen
         self._signal_lock = threading.Lock()
@@ -394,9 +516,13 @@ class ProcessConnection(Connection):
         # not close it a second time (a recycled number could belong to anyone).
         super().__init__(os.dup(popen.stdin.fileno()))
         popen.stdin.close()
-        if popen.stderr is not None:  # stderr="capture": the reader drains it too
-            self.stderr_fd = popen.stderr.fileno()
-            os.set_blocking(self.stderr_fd, False)
+        if stderr_fd is None and popen.stderr is not None:  # stderr=subprocess.PIPE
+            stderr_fd = os.dup(popen.stderr.fileno())
+            popen.stderr.close()
+        if stderr_fd is not None:  # the reader drains it too
+            os.set_blocking(stderr_fd, False)
+        self.stderr_fd = stderr_fd
+        self.stderr_sink = stderr_sink
 
     @property
     def pid(self) -> Optional[int]:
@@ -406,7 +532,7 @@ class ProcessConnection(Connection):
         with self._signal_lock:
             # Only while the child is unreaped is its pid -- and so its group id --
             # still ours (a zombie keeps it); after wait() it may name a stranger.
-            if self._popen.returncode is None:
+            if self._unreaped():
                 _kill_group(self._popen.pid)
         # Then release our end of its stdin. Not before: an EOF first would race the
         # signal (a server that exits on EOF between the two would make the evidence
@@ -414,17 +540,39 @@ class ProcessConnection(Connection):
         self.close_input()
 
     def wait(self, deadline: Optional[float]) -> Retirement:
-        """Wait for the child's exit *without* reaping it, holding nothing; then
-        reap it under the signal lock, which by then costs nothing. So ``kill``
-        never waits behind a reaper, and never signals a reaped (recycled) pid."""
+        """Wait for the child's exit *without* reaping it, holding nothing; then,
+        under the signal lock, SIGKILL what is left of its group and reap it.
+
+        So ``kill`` never waits behind a reaper, and never signals a reaped
+        (recycled) pid; and a server that exits by itself (``retire_grace``)
+        takes its group with it -- a grandchild of its is no orphan of ours --
+        while the evidence stays the server's own exit code: until it is reaped,
+        the exited leader is a zombie whose pid, and so group id, is still ours.
+        """
         pid = self._popen.pid
         try:
             self._await_exit(deadline)
             with self._signal_lock:
+                if self._unreaped():
+                    _kill_group(pid)
                 returncode = self._popen.wait()
         except OSError as e:
             raise RetirementUnconfirmed("reaping pid %d failed: %s" % (pid, e)) from e
         return Exited(returncode)
+
+    def _unreaped(self) -> bool:
+        """Whether the child's pid is still ours to signal: running, or a zombie
+        nobody reaped. (``Popen.send_signal`` polls first for the same reason; a
+        poll would reap the zombie, so where waitid can, this looks without reaping.)"""
+        if self._popen.returncode is not None:
+            return False
+        if not hasattr(os, "waitid"):  # macOS: a poll, which reaps an exited child
+            return self._popen.poll() is None
+        try:
+            os.waitid(os.P_PID, self._popen.pid, os.WEXITED | os.WNOWAIT | os.WNOHANG)
+        except ChildProcessError:  # reaped behind Popen's back: the number is anyone's
+            return False
+        return True
 
     def _await_exit(self, deadline: Optional[float]) -> None:
         if self._popen.returncode is not None:
@@ -458,8 +606,12 @@ class ProcessConnection(Connection):
     def close_output(self) -> None:
         assert self._popen.stdout is not None
         self._popen.stdout.close()
-        if self._popen.stderr is not None:
-            self._popen.stderr.close()
+
+    def close_stderr(self) -> None:
+        for fd in (self.stderr_fd, self.stderr_sink):
+            if fd is not None:
+                os.close(fd)
+        self.stderr_fd = self.stderr_sink = None
 
 
 def _kill_group(pid: int) -> None:

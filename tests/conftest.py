@@ -52,8 +52,8 @@ def no_leaks(monkeypatch: pytest.MonkeyPatch) -> Iterator[List[int]]:
     spawned: List[int] = []
     original = transport.ProcessConnection.__init__
 
-    def spy(self: transport.ProcessConnection, popen: "object") -> None:
-        original(self, popen)  # type: ignore[arg-type]
+    def spy(self: transport.ProcessConnection, popen: "object", *rest: "object") -> None:
+        original(self, popen, *rest)  # type: ignore[arg-type]
         spawned.append(popen.pid)  # type: ignore[attr-defined]
 
     monkeypatch.setattr(transport.ProcessConnection, "__init__", spy)

@@ -46,7 +46,9 @@ from mcp_client.capture import (
     open_capture,
     read_log,
 )
-from mcp_client.errors import CallTimedOut, ClientBroken, LogError, TransportFailed
+from mcp_client.errors import (
+    CallTimedOut, ClientBroken, LogError, SymlinkRefused, TransportFailed,
+)
 
 from procs import rss_bytes
 from strategies import property_settings
@@ -380,6 +382,23 @@ class Targets(unittest.TestCase):
                 client.connect()
             self.assertIn("cannot open the capture log", str(caught.exception))
             self.assertEqual(client.shutdown(), NoResource())
+
+    def test_a_link_planted_at_the_path_is_refused_and_its_target_untouched(self) -> None:
+        # Issue 17 item 4: the log would be truncated and written through the link.
+        with tempfile.TemporaryDirectory() as directory:
+            target = os.path.join(directory, "authorized_keys")
+            with open(target, "w") as planted:
+                planted.write("ssh-ed25519 AAAA the owner's key\n")
+            link = os.path.join(directory, "wire.jsonl")
+            os.symlink(target, link)
+            client = prepare(server("good"), Options(retire_timeout=2.0, capture=link))
+            with self.assertRaises(SymlinkRefused) as caught:
+                client.connect()
+            self.assertIsInstance(caught.exception, TransportFailed)
+            self.assertEqual(caught.exception.path, link)
+            self.assertEqual(client.shutdown(), NoResource())  # nothing was started
+            with open(target) as planted:
+                self.assertEqual(planted.read(), "ssh-ed25519 AAAA the owner's key\n")
 
     def test_a_callers_regular_file_stays_open(self) -> None:
         with tempfile.TemporaryFile("w+", encoding="utf-8") as stream:

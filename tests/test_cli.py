@@ -240,6 +240,19 @@ class ExitCodes(CliCase):
                 self.assertEqual(done.stdout, "")
 
 
+    def test_a_link_at_the_capture_path_is_refused(self) -> None:
+        target = os.path.join(self.dir, "crontab")
+        with open(target, "w") as planted:
+            planted.write("untouched\n")
+        link = os.path.join(self.dir, "wire.jsonl")
+        os.symlink(target, link)
+        done = self.cli("--capture", link)
+        self.assertIn("--capture: refusing to write the capture log to %r: it is a symbolic link"
+                      % link, self.assert_failed(done, "usage"))
+        with open(target) as planted:
+            self.assertEqual(planted.read(), "untouched\n")
+
+
 class UnconfirmedShutdown(unittest.TestCase):
     """Exit status 9, in-process (``cli.run``): a shutdown that cannot be confirmed."""
 

@@ -17,8 +17,9 @@ import unittest
 
 from hypothesis import given
 from hypothesis import strategies as st
+from servers import alive
 from strategies import property_settings
-from support import LONG, OPTIONS, server, text_of
+from support import LONG, OPTIONS, server, text_of, wait_until
 
 from mcp_client import (
     Exited,
@@ -73,6 +74,45 @@ class TailRing(unittest.TestCase):
         self.assertTrue(all(line.isprintable() for line in tail.text().split("\n")))
 
 
+    def test_a_long_line_is_shown_by_its_start_and_its_true_length(self) -> None:
+        # Issue 17 item 9: it was shown as a fragment of its middle, "[8192 more bytes]".
+        line = b"FATAL: the index is corrupt " + b"x" * 300000
+        for size in (1, 4096, 65536, len(line) + 20):
+            tail = Tail()
+            stream = b"starting\n" + line + b"\nexiting\n"
+            logged = []
+            for start in range(0, len(stream), size if size > 1 else 7):
+                logged += tail.push(stream[start:start + (size if size > 1 else 7)], lines=True)
+            shown = tail.text().split("\n")
+            self.assertEqual(shown[-1], "exiting")
+            self.assertTrue(shown[-2].startswith("FATAL: the index is corrupt xxx"), shown[-2][:60])
+            self.assertTrue(shown[-2].endswith(" [%d more bytes]" % (len(line) - LINE_BYTES)))
+            self.assertEqual(shown[-2], logged[1], "the tail and the log record say the same")
+
+    def test_a_line_cut_by_the_trim_is_shown_whole(self) -> None:
+        # The raw bytes kept (TAIL_BYTES + LINE_BYTES = 9216) are trimmed back to
+        # that once they pass twice that: the last push here does, and the cut
+        # falls 18 bytes into the line (9200 bytes before it, 9211 after).
+        tail = Tail()
+        for chunk in (b"a" * 4599, b"b" * 4599, b"the line the trim cuts", b"c" * 4599,
+                      b"d" * 4610):
+            tail.push(chunk + b"\n")
+        self.assertEqual(tail.text().split("\n")[0], "the line the trim cuts")
+
+    @property_settings(200)
+    @given(st.lists(st.one_of(st.binary(max_size=3000),
+                              st.builds(lambda n, c: c * n, st.integers(0, 40000),
+                                        st.sampled_from([b"y", b"\n", b"z\n", b" "]))),
+                    max_size=30))
+    def test_the_tail_is_the_end_of_what_was_logged(self, chunks: list) -> None:  # type: ignore[type-arg]
+        tail, logged = Tail(), []
+        for chunk in chunks:
+            logged += tail.push(chunk, lines=True)
+        logged += tail.close()
+        kept = tail.text().split("\n") if tail.text() else []
+        self.assertEqual(kept, logged[len(logged) - len(kept):])
+
+
 class StderrInErrors(unittest.TestCase):
 
     def test_a_traceback_before_the_handshake_explains_the_failure(self) -> None:
@@ -106,6 +146,19 @@ class StderrInErrors(unittest.TestCase):
         self.assertEqual(caught.exception.stderr_tail, "")
         self.assertNotIn("server stderr", str(caught.exception))
         self.assertEqual(client.shutdown(), Exited(3))
+
+    def test_a_long_fatal_line_keeps_its_start_and_its_length(self) -> None:
+        transport = ProcessTransport(server("diagnostics", "long_fatal_line"), stderr=CAPTURE)
+        client = start(transport, OPTIONS)
+        with self.assertRaises(Unavailable) as caught:
+            client.call_tool("echo", {}, timeout=LONG)
+        self.assertEqual(client.shutdown(), Exited(3))
+        *_, fatal, last = caught.exception.stderr_tail.split("\n")
+        self.assertEqual(last, "exiting")
+        said = "FATAL: the index is corrupt; "  # a 300,000-byte line (servers/diagnostics.py)
+        self.assertEqual(fatal, (said + "x" * (LINE_BYTES - len(said))
+                                 + " [%d more bytes]" % (300000 - LINE_BYTES)))
+        self.assertIn(fatal, str(caught.exception))
 
     def test_lines_reach_the_server_logger(self) -> None:
         transport = ProcessTransport(server("diagnostics", "stderr_then_die"), stderr=CAPTURE)
@@ -150,6 +203,54 @@ class StderrFlood(unittest.TestCase):
         self.assertEqual(last[-3], "flood line %d" % (final - 1))
 
 
+class _Counting(logging.Handler):
+    """Formats every record, as a real handler would, and counts them."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.format(record)
+        self.count += 1
+
+
+class LoggedStderrFlood(unittest.TestCase):
+    """Issue 17 item 7: a server writing stderr faster than the reader can log it
+    (``mcp_client.server`` at INFO) starved stdout, so pings timed out and
+    ``shutdown()`` raised ``RetirementTimedOut``: the reader read stderr until
+    EAGAIN, which never came."""
+
+    def setUp(self) -> None:
+        logger = logging.getLogger("mcp_client.server")
+        self.handler = _Counting()
+        saved = logger.level, logger.propagate
+        logger.addHandler(self.handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False  # pytest's own handler would keep every record
+
+        def restore() -> None:
+            logger.removeHandler(self.handler)
+            logger.setLevel(saved[0])
+            logger.propagate = saved[1]
+
+        self.addCleanup(restore)
+
+    def test_calls_and_retirement_never_wait_behind_it(self) -> None:
+        transport = ProcessTransport(server("diagnostics", "stderr_flood"), stderr=CAPTURE)
+        client = start(transport, OPTIONS)
+        self.assertEqual(text_of(client.call_tool("flood", {"mb": 100000})), "started")
+        self.assertTrue(wait_until(lambda: self.handler.count > 10000), "the flood never began")
+        for n in range(20):  # each answered by the server, and so read, within LONG
+            client.ping(timeout=LONG)
+            self.assertEqual(text_of(client.call_tool("echo", {"n": n}, timeout=LONG)),
+                             '{"n":%d}' % n)
+        self.assertEqual(text_of(client.call_tool("flooded", {}, timeout=LONG)), "no")
+        self.assertEqual(client.shutdown(), Exited(-9))
+        # (Its very last line may be cut short: the SIGKILL can land mid-write.)
+        self.assertTrue(client.stderr_tail.split("\n")[-2].startswith("flood line "))
+
+
 class Grace(unittest.TestCase):
 
     def test_a_server_that_flushes_on_eof_is_given_the_time(self) -> None:
@@ -160,6 +261,16 @@ class Grace(unittest.TestCase):
             self.assertEqual(client.shutdown(), Exited(0))
             with open(state) as written:
                 self.assertEqual(written.read(), "flushed")
+
+    def test_a_grandchild_left_behind_goes_with_the_group(self) -> None:
+        # Issue 17 item 12: the server's own Exited(0), and the grandchild survived.
+        client = start(server("diagnostics", "grandchild_on_eof"),
+                       Options(retire_grace=LONG, retire_timeout=LONG))
+        grandchild = int(text_of(client.call_tool("spawn", {})))
+        self.assertTrue(alive(grandchild))
+        self.assertEqual(client.shutdown(), Exited(0))
+        self.assertTrue(wait_until(lambda: not alive(grandchild)),
+                        "the grandchild outlived the retirement")
 
     def test_a_server_that_ignores_eof_is_killed_when_the_grace_ends(self) -> None:
         client = start(server("diagnostics", "ignore_eof"),

@@ -15,6 +15,7 @@ not ``/tmp``: every jail has a private, empty ``/tmp`` of its own.
 from __future__ import annotations
 
 import ctypes
+import errno
 import importlib.util
 import io
 import json
@@ -37,6 +38,7 @@ from mcp_client import (
     cli, demo_server, jailer, start,
 )
 from mcp_client.errors import CallTimedOut, TransportFailed, Unavailable
+from mcp_client.transport import CAPTURE
 
 from servers import alive
 from support import (
@@ -274,6 +276,77 @@ class Filesystem(JailCase):
 
 
 # ----------------------------------------------------------------------------- the network
+
+
+@skip_without_jail
+class StderrFile(JailCase):
+    """Issue 17 item 5: a jailed server given the stderr file itself read the
+    harness's log back through ``/proc/self/fd/2`` and truncated it. It gets a
+    pipe now, and the harness copies what comes out into the file."""
+
+    def test_the_jail_holds_a_pipe_and_the_file_gets_what_it_wrote(self) -> None:
+        path = os.path.join(self.visible_dir(), "server.log")
+        with open(path, "w") as log:
+            log.write("the harness's earlier line\n")
+        with open(path, "ab") as handle:  # a path, and a file object the caller keeps
+            for target in (path, handle):
+                with self.subTest(target=type(target).__name__):
+                    self.assert_kept_out(path, target)
+            handle.write(b"the caller's handle still works\n")
+        with open(path) as log:
+            lines = log.read().splitlines()
+        self.assertEqual(lines, ["the harness's earlier line", "written by the server",
+                                 "written by the server", "the caller's handle still works"])
+
+    def test_an_inherited_stderr_that_is_a_file_is_copied_too(self) -> None:
+        path = os.path.join(self.visible_dir(), "harness.log")
+        with open(path, "w") as log:
+            log.write("the harness's earlier line\n")
+        saved = os.dup(2)
+        self.addCleanup(os.close, saved)
+        with open(path, "ab") as handle:
+            os.dup2(handle.fileno(), 2)  # as if the harness ran with 2>>harness.log
+        try:
+            self.assert_kept_out(path, None)
+        finally:
+            os.dup2(saved, 2)
+        with open(path) as log:
+            self.assertEqual(log.read(), "the harness's earlier line\nwritten by the server\n")
+
+    def test_a_failed_start_leaves_nothing_open(self) -> None:
+        # The pipe and the file are ours until the server runs (the leak check).
+        path = os.path.join(self.visible_dir(), "server.log")
+        for target in (path, CAPTURE):
+            with self.subTest(target=target):
+                with self.assertRaisesRegex(TransportFailed, "No such file"):
+                    start(ProcessTransport(Spawn("/nonexistent/server"), stderr=target,
+                                           jail=jail_for_tests()), OPTIONS)
+
+    def test_a_copy_that_fails_is_one_warning_and_the_calls_go_on(self) -> None:
+        path = os.path.join(self.visible_dir(), "server.log")
+
+        def full(fd: int, data: bytes) -> None:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        with mock.patch("mcp_client._reader.write_all", full):
+            with self.assertLogs("mcp_client.client", "WARNING") as logs:
+                client = self.jailed(jail_for_tests(), server("diagnostics", "fd2_probe"),
+                                     stderr=path)
+                for _ in range(3):
+                    self.assertEqual(json.loads(text_of(client.call_tool("probe", {})))["kind"],
+                                     "fifo")
+                self.assertEqual(client.shutdown(), Exited(-9))
+        warned = [r.getMessage() for r in logs.records if "stderr file" in r.getMessage()]
+        self.assertEqual(len(warned), 1, warned)
+        self.assertIn("No space left on device", warned[0])
+
+    def assert_kept_out(self, path: str, target: Any) -> None:
+        client = self.jailed(jail_for_tests(), server("diagnostics", "fd2_probe"), stderr=target)
+        facts = json.loads(text_of(client.call_tool("probe", {})))
+        self.assertNotIn("earlier line", facts["read"] + facts["pread"])
+        self.assertTrue(facts["truncate"].startswith("refused"), facts["truncate"])
+        self.assertEqual(facts["kind"], "fifo")
+        self.assertEqual(client.shutdown(), Exited(-9))
 
 
 @skip_without_jail

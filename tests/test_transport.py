@@ -9,7 +9,7 @@ import tempfile
 import unittest
 
 from mcp_client import Exited, ProcessTransport, Spawn, start
-from mcp_client.errors import TransportFailed
+from mcp_client.errors import SymlinkRefused, TransportFailed
 from mcp_client.transport import SAFE_ENV_KEYS, child_environment
 
 from servers import alive
@@ -101,6 +101,26 @@ class Failures(unittest.TestCase):
     def test_bad_cwd(self) -> None:
         with self.assertRaises(TransportFailed):
             start(Spawn(sys.executable, ("-c", "pass"), cwd="/nonexistent/dir"), OPTIONS)
+
+    def test_a_link_planted_at_the_stderr_path_is_refused(self) -> None:
+        # Issue 17 item 4: a server that can write the log's directory replaces the
+        # log with a link; the next session must not write through it.
+        spawn = Spawn(sys.executable, ("-c", _INTROSPECTIVE))
+        with tempfile.TemporaryDirectory() as where:
+            target, missing = os.path.join(where, "crontab"), os.path.join(where, "absent")
+            with open(target, "w") as planted:
+                planted.write("untouched\n")
+            for points_to in (target, missing):  # a dangling link must not create its target
+                link = os.path.join(where, "server.log")
+                os.symlink(points_to, link)
+                with self.assertRaises(SymlinkRefused) as caught:
+                    start(ProcessTransport(spawn, stderr=link), OPTIONS)
+                self.assertEqual(caught.exception.path, link)
+                self.assertIn(repr(link), str(caught.exception))
+                os.unlink(link)
+            with open(target) as planted:
+                self.assertEqual(planted.read(), "untouched\n")
+            self.assertFalse(os.path.lexists(missing))
 
     def test_unwritable_stderr_path(self) -> None:
         spawn = Spawn(sys.executable, ("-c", "pass"))

@@ -18,11 +18,26 @@ ends with the true last lines.
 client with ``retire_grace``: Exited(0) and the file written.
 ``ignore_eof`` -- at stdin EOF sleeps for 300 s; client with ``retire_grace``:
 killed when the grace ends (Exited(-9)).
+``long_fatal_line`` -- on tools/call writes one 300,000-byte stderr line that
+starts ``FATAL: the index is corrupt``, then ``exiting`` , and exits 3 without
+answering; client: the tail shows that line by its start and its true length.
+``grandchild_on_eof`` -- tools/call ``spawn`` starts ``sleep 300`` in the
+server's own process group (std streams on /dev/null) and answers its pid;
+exits 0 at stdin EOF, leaving it behind; client with ``retire_grace``:
+Exited(0), and the grandchild is gone with the group.
+``fd2_probe`` -- on tools/call tries to read its fd 2 back (by
+``/proc/self/fd/2``, and at offset 0) and to ``ftruncate`` it, then writes
+``written by the server`` to it; answers ``{"kind": "file"|"fifo"|..., "read": TEXT or an
+error, "pread": ..., "truncate": "done" or an error}``; client, jailed with
+stderr to a file: the jail holds a pipe, not the file.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import stat
+import subprocess
 import sys
 import threading
 import time
@@ -96,7 +111,74 @@ def ignore_eof(argv: List[str]) -> None:
     time.sleep(LONG_SLEEP)
 
 
+FATAL_LINE = b"FATAL: the index is corrupt; " + b"x" * (300000 - 29)
+
+
+def long_fatal_line(argv: List[str]) -> None:
+    server = Server()
+
+    def call(request: Message) -> None:
+        os.write(2, b"starting\n" + FATAL_LINE + b"\nexiting\n")
+        os._exit(3)
+
+    server.handlers["tools/call"] = call
+    server.run()
+
+
+def grandchild_on_eof(argv: List[str]) -> None:
+    server = Server()
+
+    def call(request: Message) -> None:
+        child = subprocess.Popen(["sleep", "300"], stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        respond(request, text_result(str(child.pid)))
+
+    server.handlers["tools/call"] = call
+    server.run()
+    os._exit(0)  # not waiting for the child: a server that leaves one behind
+
+
+def _attempt(action: Callable[[], str]) -> str:
+    try:
+        return action()
+    except OSError as e:
+        return "refused: %s" % e
+
+
+def _read_back() -> str:
+    fd = os.open("/proc/self/fd/2", os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        return os.read(fd, 65536).decode("utf-8", "replace")
+    finally:
+        os.close(fd)
+
+
+def _truncate() -> str:
+    os.ftruncate(2, 0)
+    return "done"
+
+
+def fd2_probe(argv: List[str]) -> None:
+    server = Server()
+
+    def call(request: Message) -> None:
+        mode = os.fstat(2).st_mode
+        kind = "file" if stat.S_ISREG(mode) else "fifo" if stat.S_ISFIFO(mode) else "other"
+        facts = {"kind": kind, "read": _attempt(_read_back),
+                 "pread": _attempt(lambda: os.pread(2, 65536, 0).decode("utf-8", "replace")),
+                 "truncate": _attempt(_truncate)}
+        # After the reads: a read end opened through /proc of a pipe would take it.
+        os.write(2, b"written by the server\n")
+        respond(request, text_result(json.dumps(facts)))
+
+    server.handlers["tools/call"] = call
+    server.run()
+
+
 BEHAVIOURS: Dict[str, Callable[[List[str]], None]] = {
+    "long_fatal_line": long_fatal_line,
+    "grandchild_on_eof": grandchild_on_eof,
+    "fd2_probe": fd2_probe,
     "traceback_before_init": traceback_before_init,
     "stderr_then_die": stderr_then_die,
     "stderr_flood": stderr_flood,
