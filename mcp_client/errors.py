@@ -29,7 +29,8 @@ The hierarchy (urllib3's shape: one root, leaves that carry their context)::
     +-- RetirementError            shutdown() could not establish retirement
     |   +-- RetirementTimedOut, RetirementUnconfirmed
     +-- ChannelError               transport-internal, translated by the client (.reason)
-        +-- WriteStalled, WriteFailed
+    |   +-- WriteStalled, WriteFailed
+    +-- ConfigError                config.load: a servers file that cannot be used (.path, .entry)
 
 ``tests/test_errors.py`` derives the tree from the classes and holds this
 drawing to it, edge by edge: a class added, moved or renamed is drawn here too.
@@ -48,7 +49,7 @@ reach them from where they happen; this module is where they are defined.
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Any, Dict, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover - imports for annotations only
     from .jsonrpc import RpcError
@@ -335,6 +336,33 @@ class WriteStalled(ChannelError):
 
 class WriteFailed(ChannelError):
     """The write side is closed or broken (EPIPE: the server stopped reading for good)."""
+
+
+# --------------------------------------------------------------------------- configuration
+
+
+class ConfigError(McpClientError):
+    """``config.load`` cannot use the file: unreadable, not JSON, a field of the
+    wrong type, an unset ``${VAR}``, no stdio server. ``path`` is the file,
+    ``entry`` the server's key (``None`` for the file as a whole), ``reason``
+    what is wrong; ``str()`` is one line naming the file and the entry."""
+
+    def __init__(self, path: str, entry: Optional[str], reason: str) -> None:
+        where = path if entry is None else '%s: server "%s"' % (path, entry)
+        super().__init__(_one_line("%s: %s" % (where, reason)))
+        self.path = path
+        self.entry = entry
+        self.reason = reason
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        return (type(self), (self.path, self.entry, self.reason))
+
+
+def _one_line(text: str) -> str:
+    """``text`` on one line: line breaks and every other unprintable character
+    escaped (a file's name or a server's key may hold anything)."""
+    return "".join(char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
+                   for char in text)
 
 
 # --------------------------------------------------------------------------- old names
