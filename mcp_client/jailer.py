@@ -39,7 +39,7 @@ import signal
 import subprocess
 import sys
 import time
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import _threads
 from .errors import TransportFailed
@@ -49,7 +49,7 @@ from .jail import require_host
 if TYPE_CHECKING:
     from .transport import Spawn
 
-__all__ = ["popen", "look", "Cgroup", "STARTUP_TIMEOUT"]
+__all__ = ["popen", "spawn_command", "look", "Cgroup", "STARTUP_TIMEOUT"]
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +108,64 @@ def _start(jail: Jail, spawn: "Spawn", env: Mapping[str, str], host: Host,
         raise TransportFailed("cannot start %s in a jail: %s" % (" ".join(spawn.argv()), e)) from e
     ends.close_theirs()
     return child, the_plan
+
+
+def spawn_command(jail: Jail, argv: Sequence[str], env: Mapping[str, str], *,
+                  cwd: Optional[str] = None, pass_fds: Sequence[int] = (), stdin: Any = None,
+                  stdout: Any = None, stderr: Any = None) -> "subprocess.Popen[bytes]":
+    """Run any command in ``jail`` with stdio of its own and extra descriptors.
+
+    What :func:`popen` does for a server, without assuming MCP pipes: ``stdin``,
+    ``stdout`` and ``stderr`` are ``Popen``'s (``None`` inherits ours), and
+    ``pass_fds`` reach the command under the same numbers (a code-mode harness's
+    call pipes). The handle is bwrap's ``Popen``, in a session and process group
+    of its own: ``os.killpg(handle.pid, SIGKILL)`` ends the whole jail, and so
+    does the harness's death, even by SIGKILL (the lifeline). Its ``returncode``
+    is the command's, ``128 + N`` for a signal. Raises :class:`TransportFailed`
+    as :func:`popen` does.
+    """
+    from .transport import Spawn  # here: transport imports jailer on first use, not at load
+
+    spawn = Spawn(argv[0], tuple(argv[1:]), cwd=cwd)
+    host = look(jail, spawn, env)
+    require_host(host)
+    limit = pids_max(jail)
+    cgroup = None if limit is None else Cgroup.create(limit)
+    ends = _Ends()
+    try:
+        channels = ends.open(None if cgroup is None else cgroup.open_procs())
+        the_plan = plan(jail, spawn, env, host, channels)
+        ends.feed_seccomp(the_plan.seccomp)
+        child = _popen_command(the_plan, spawn, tuple(ends.theirs()) + tuple(pass_fds),
+                               (stdin, stdout, stderr))
+        ends.close_theirs()
+    except BaseException:
+        ends.close()
+        if cgroup is not None:
+            cgroup.remove(0.0)
+        raise
+    try:
+        _await_server(child, ends, the_plan, spawn)
+        _watch(child, ends, cgroup)
+    except BaseException:
+        _abandon(child)
+        ends.close()
+        if cgroup is not None:
+            cgroup.remove(CGROUP_DRAIN)
+        raise
+    return child
+
+
+def _popen_command(the_plan: Plan, spawn: "Spawn", fds: Tuple[int, ...],
+                   stdio: Tuple[Any, Any, Any]) -> "subprocess.Popen[bytes]":
+    try:
+        return subprocess.Popen(
+            list(the_plan.argv), stdin=stdio[0], stdout=stdio[1], stderr=stdio[2],
+            env=dict(the_plan.env), cwd=spawn.cwd, close_fds=True, pass_fds=fds,
+            start_new_session=True, bufsize=0,
+        )
+    except (OSError, ValueError, subprocess.SubprocessError) as e:
+        raise TransportFailed("cannot start %s in a jail: %s" % (" ".join(spawn.argv()), e)) from e
 
 
 # ----------------------------------------------------------------------------- the facts
