@@ -86,16 +86,20 @@ import json
 import os
 import signal
 import subprocess
+import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import FrameType
-from typing import IO, Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple, TypeVar
+from typing import (IO, Any, Callable, Dict, List, Mapping, NoReturn, Optional, Sequence, Tuple,
+                    TypeVar)
 
-from . import codegen, demo_server
+from . import _threads, codegen, config, demo_server
 from ._version import __version__
 from .client import Client, Options, prepare
 from .codegen import Generated, sanitize
+from .config import ConfiguredServer
 from .errors import (
+    ConfigError,
     StderrTail,
     CleanupUnconfirmed,
     GenerateError,
@@ -148,6 +152,8 @@ _REASON = 500
 _TAIL_LINES = 10
 #: Characters of a wire name or a server name shown.
 _NAME = 64
+#: A server's stderr line that reads as its reason for failing.
+_READS_AS_ERROR = re.compile(r"error|fatal|exception|traceback", re.IGNORECASE)
 
 
 class Failure(Exception):
@@ -162,23 +168,37 @@ class Failure(Exception):
     def code(self) -> int:
         return EXIT_CODES[self.what]
 
-    def line(self) -> str:
-        """The one stderr line: ``mcp_client: <what> failed: <error class>: <reason>``."""
+    def line(self, label: Optional[str] = None) -> str:
+        """The one stderr line: ``mcp_client: <what> failed: <error class>: <reason>``
+        (``mcp_client: <label>: ...`` for a server of a config file)."""
+        name = NAME if label is None else "%s: %s" % (NAME, _name(label))
         if self.what == "interrupt":
-            return "%s: interrupted; the server was shut down" % NAME
+            return "%s: interrupted; the server was shut down" % name
         if self.what == "usage":
-            return "%s: usage failed: %s" % (NAME, sanitize(str(self.error), _REASON))
+            return "%s: usage failed: %s" % (name, sanitize(str(self.error), _REASON))
         detail = "%s: %s" % (type(self.error).__name__, _headline(self.error))
-        return "%s: %s failed: %s" % (NAME, self.what, sanitize(detail, _REASON))
+        return "%s: %s failed: %s" % (name, self.what, sanitize(detail, _REASON))
 
-    def tail(self) -> List[str]:
-        """The server's last stderr lines, when its death explains the failure."""
+    def tail(self, label: Optional[str] = None) -> List[str]:
+        """The server's stderr lines that explain its death: those that read as an
+        error anywhere in the tail, then the last few."""
         error = self.error
         if not isinstance(error, StderrTail) or not error.stderr_tail:
             return []
-        lines = error.stderr_tail.split("\n")[-_TAIL_LINES:]
-        return ["%s: server stderr, last %d lines:" % (NAME, len(lines))] + [
-            "  | " + line for line in lines]
+        name = NAME if label is None else "%s: %s" % (NAME, _name(label))
+        lines = error.stderr_tail.split("\n")
+        last = lines[-_TAIL_LINES:]
+        # The reason is often logged early and followed by a stack of noise (dbhub:
+        # line 5 of 20), so the lines that read as one are shown wherever they are.
+        earlier = [line for line in lines[:-_TAIL_LINES] if _READS_AS_ERROR.search(line)]
+        shown: List[str] = []
+        if earlier:
+            earlier = earlier[-_TAIL_LINES:]
+            shown += ["%s: server stderr, %d earlier line%s that read%s as an error:" % (
+                name, len(earlier), "" if len(earlier) == 1 else "s",
+                "s" if len(earlier) == 1 else "")] + ["  | " + line for line in earlier]
+        return shown + ["%s: server stderr, last %d lines:" % (name, len(last))] + [
+            "  | " + line for line in last]
 
 
 def _headline(error: BaseException) -> str:
@@ -203,6 +223,13 @@ class Settings:
     capture: Optional[str] = None
     jail: Optional[Jail] = None
     tolerated_noise: int = DEFAULT_NOISE
+    surface: bool = True
+    #: ``--config``: the servers to inspect, one after another (``spawn`` is then unused).
+    servers: Tuple[ConfiguredServer, ...] = ()
+    #: The config's warning lines, one per entry left out.
+    skipped: Tuple[str, ...] = ()
+    #: The config key of the one server these settings are for (in the output).
+    label: Optional[str] = None
 
 
 class UsageError(Exception):
@@ -217,6 +244,7 @@ class _Parser(argparse.ArgumentParser):
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=PROG, usage="%(prog)s [options] [-- COMMAND ARGS...]\n"
+                         "       %(prog)s --config FILE [--server NAME] [options]\n"
                          "       %(prog)s replay [--timeout SECONDS] [--serve] LOG",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Start an MCP server over stdio (the bundled demo server when no COMMAND "
@@ -225,8 +253,14 @@ def _parser() -> argparse.ArgumentParser:
         epilog="exit status: 0 ok, 2 usage, 3 spawn, 4 handshake, 5 version, 6 listing, "
                "7 generation, 8 call, 9 shutdown, 130 interrupted, 141 output closed, "
                "1 internal error")
+    parser.add_argument("--config", metavar="FILE",
+                        help="inspect the servers of FILE ({\"mcpServers\": ...} or VS "
+                        "Code's {\"servers\": ...}), one after another")
+    parser.add_argument("--server", metavar="NAME",
+                        help="with --config: only the server NAME of the file")
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
-                        help="set a variable in the server's (minimal) environment; repeatable")
+                        help="set a variable in the server's (minimal) environment; KEY alone "
+                        "passes this shell's value of KEY; nothing else is passed; repeatable")
     parser.add_argument("--cwd", metavar="DIR", help="the server's working directory")
     parser.add_argument("--timeout", type=seconds_argument, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                         help="deadline of the handshake and of each request (default %g)"
@@ -238,7 +272,12 @@ def _parser() -> argparse.ArgumentParser:
                              "last lines printed under a failure)")
     parser.add_argument("--source", action="store_true", help="also print the generated module")
     parser.add_argument("--call", nargs=2, metavar=("NAME", "JSON"),
-                        help="also call tool NAME with the JSON object JSON as its arguments")
+                        help="call tool NAME (its wire name or the surface's Python name) "
+                        "with the JSON object JSON as its arguments, and print the outcome "
+                        "alone")
+    parser.add_argument("--surface", action="store_true",
+                        help="with --call, print the usual report (server, tools, surface) "
+                        "before the outcome")
     parser.add_argument("--json", action="store_true",
                         help="print one JSON object instead of text")
     parser.add_argument("--capture", metavar="FILE", help="record the wire log in FILE")
@@ -261,21 +300,72 @@ def seconds_argument(text: str) -> float:
     return value
 
 
-def parse_arguments(argv: Sequence[str]) -> Settings:
-    """The settings for ``argv`` (without the program name); :class:`UsageError` if none."""
+def parse_arguments(argv: Sequence[str], environ: Optional[Mapping[str, str]] = None
+                    ) -> Settings:
+    """The settings for ``argv`` (without the program name); :class:`UsageError` if none.
+
+    ``environ`` (default ``os.environ``) gives ``--env KEY``'s value and the
+    config file's ``${VAR}``s.
+    """
+    environ = os.environ if environ is None else environ
     options, command = _split(list(argv))
-    parsed = _parser().parse_args(options)
+    parsed = _parse(options)
     if command is None:
         command = [sys.executable, demo_server.__file__]  # by path: needs no sys.path
-    return Settings(
-        spawn=Spawn(command[0], tuple(command[1:]), _environment(parsed.env) or None,
+    elif parsed.config is not None:
+        raise UsageError("--config gives the servers: no COMMAND after -- with it")
+    settings = Settings(
+        spawn=Spawn(command[0], tuple(command[1:]), _environment(parsed.env, environ) or None,
                     parsed.cwd),
         timeout=parsed.timeout, server_name=parsed.server_name,
         quiet_server=parsed.quiet_server, source=parsed.source,
         call=None if parsed.call is None else _call(parsed.call),
         json_output=parsed.json, capture=parsed.capture, jail=_jail(parsed),
         tolerated_noise=0 if parsed.strict else DEFAULT_NOISE,
+        surface=parsed.call is None or parsed.surface,
     )
+    if parsed.surface and parsed.call is None:
+        raise UsageError("--surface goes with --call (without it the surface is printed anyway)")
+    return _configured(settings, parsed, environ)
+
+
+def _parse(options: List[str]) -> argparse.Namespace:
+    parsed, extra = _parser().parse_known_args(options)
+    if extra and not extra[0].startswith("-"):  # the commonest slip: the server's command, bare
+        raise UsageError("unrecognized arguments: %s; put the server's command after --: "
+                         "%s [options] -- %s" % (" ".join(extra), PROG, " ".join(extra)))
+    if extra:
+        raise UsageError("unrecognized arguments: %s" % " ".join(extra))
+    return parsed
+
+
+def _configured(settings: Settings, parsed: argparse.Namespace,
+                environ: Mapping[str, str]) -> Settings:
+    """``settings`` with the servers of ``--config`` (and ``--server``), if given."""
+    if parsed.config is None:
+        if parsed.server is not None:
+            raise UsageError("--server needs --config")
+        return settings
+    given = [flag for flag, value in (("--env", parsed.env), ("--cwd", parsed.cwd),
+                                      ("--server-name", parsed.server_name)) if value]
+    if given:  # each entry of the file says these for itself (its key names its module)
+        raise UsageError("%s cannot go with --config: the file's entries give them" % given[0])
+    try:
+        loaded = config.load(parsed.config, environ)
+    except ConfigError as e:
+        raise UsageError("--config: %s" % e) from None
+    servers = loaded.servers
+    if parsed.server is not None:
+        servers = tuple(server for server in loaded.servers if server.name == parsed.server)
+        if not servers:
+            raise UsageError("--server %s: no such server in %s; its servers: %s" % (
+                _name(parsed.server), _name(parsed.config), ", ".join(
+                    _name(name) for name in loaded.names())))
+    for flag, given_flag in (("--call", settings.call), ("--capture", settings.capture)):
+        if given_flag is not None and len(servers) > 1:
+            raise UsageError("%s is for one server: name it with --server (the file has %s)"
+                             % (flag, ", ".join(_name(name) for name in loaded.names())))
+    return replace(settings, servers=servers, skipped=loaded.skipped)
 
 
 def _jail_arguments(parser: argparse.ArgumentParser) -> None:
@@ -345,12 +435,17 @@ def _split(argv: List[str]) -> Tuple[List[str], Optional[List[str]]]:
     return argv[:cut], argv[cut + 1:]
 
 
-def _environment(pairs: Sequence[str]) -> Dict[str, str]:
+def _environment(pairs: Sequence[str], environ: Mapping[str, str]) -> Dict[str, str]:
     env: Dict[str, str] = {}
     for pair in pairs:
         key, equals, value = pair.partition("=")
-        if not key or not equals or "\0" in pair:
-            raise UsageError("--env needs KEY=VALUE, not %r" % pair)
+        if not key or "\0" in pair:
+            raise UsageError("--env needs KEY=VALUE or KEY, not %r" % pair)
+        if not equals:  # KEY alone: our own value (an API key), and only the ones named
+            if key not in environ:
+                raise UsageError("--env %s: %s is not set here, so there is no value to pass"
+                                 % (key, key))
+            value = environ[key]
         env[key] = value
     return env
 
@@ -378,6 +473,8 @@ class Session:
     tools: Optional[Tuple[ToolDescriptor, ...]] = None
     generated: Optional[Generated] = None
     called: Optional[CallToolResult] = None
+    called_tool: Optional[str] = None  # the wire name --call's NAME stands for
+    apart: bool = False  # a blank line before the report (a config's servers after the first)
     retirement: Optional[Retirement] = None
     failure: Optional[Failure] = None
     noise: Tuple[int, Optional[str]] = (0, None)  # lines skipped, the first one shown
@@ -385,6 +482,8 @@ class Session:
 
 def run(settings: Settings, out: IO[str], err: IO[str]) -> int:
     """Run the main job with ``settings``; returns the exit status."""
+    if settings.servers:
+        return _run_configured(settings, out, err)
     session = Session(settings)
     try:
         capture = _open_capture(settings.capture)
@@ -409,16 +508,25 @@ def _open_capture(path: Optional[str]) -> Optional[IO[str]]:
                                           % (path, e.strerror or e))) from None
 
 
-def _run_client(session: Session, capture: Optional[IO[str]], out: IO[str]) -> None:
-    settings = session.settings
+def _prepare(settings: Settings, capture: Optional[IO[str]]) -> Client:
     # Captured, not inherited: the server's last lines are printed under a
     # failure rather than mixed into ours as it runs (--quiet-server: dropped).
     stderr = subprocess.DEVNULL if settings.quiet_server else CAPTURE
     options = Options(handshake_timeout=settings.timeout, request_timeout=settings.timeout,
                       capture=capture, tolerated_noise_lines=settings.tolerated_noise)
-    client = prepare(ProcessTransport(settings.spawn, stderr=stderr, jail=settings.jail), options)
+    return prepare(ProcessTransport(settings.spawn, stderr=stderr, jail=settings.jail), options)
+
+
+def _run_client(session: Session, capture: Optional[IO[str]], out: IO[str]) -> None:
+    client = _prepare(session.settings, capture)
+    _session(client, session, out, client.connect)
+
+
+def _session(client: Client, session: Session, out: IO[str],
+             connect: Callable[[], InitializeResult]) -> None:
+    """The steps on ``client``, whose handshake is ``connect()``; then its retirement."""
     try:
-        _steps(client, session, out)
+        _steps(client, session, out, connect)
     except Failure as failure:
         session.failure = failure
     except KeyboardInterrupt as interrupt:
@@ -428,21 +536,162 @@ def _run_client(session: Session, capture: Optional[IO[str]], out: IO[str]) -> N
         session.noise = (client.noise_skipped, client.first_noise)
 
 
-def _steps(client: Client, session: Session, out: IO[str]) -> None:
-    text = None if session.settings.json_output else out
-    session.initialized = _step("handshake", client.connect)
-    _print(text, _server_text(session))
+def _steps(client: Client, session: Session, out: IO[str],
+           connect: Callable[[], InitializeResult]) -> None:
+    settings = session.settings
+    report = None if settings.json_output or not settings.surface else out
+    session.initialized = _step("handshake", connect)
+    _print(report, _server_text(session))
     session.tools = _step("listing", client.list_tools)
-    _print(text, _tools_text(session.tools))
-    name = session.settings.server_name or session.initialized.server_info.name
+    _print(report, _tools_text(session.tools))
+    name = settings.server_name or settings.label or session.initialized.server_info.name
     session.generated = _step("generation", lambda: codegen.generate(name, session.tools or ()))
-    _print(text, _surface_text(session.generated))
-    if session.settings.source:
-        _print(text, _source_text(session.generated))
-    if session.settings.call is not None:
-        tool, arguments = session.settings.call
+    _print(report, _surface_text(session.generated))
+    if settings.source:
+        _print(None if settings.json_output else out, _source_text(session.generated))
+    if settings.call is not None:
+        name, arguments = settings.call
+        try:
+            tool = wire_name(name, session.tools, session.generated)
+        except UnknownTool as e:
+            raise Failure("call", e) from None
+        session.called_tool = tool
         session.called = _step("call", lambda: client.call_tool(tool, arguments))
-        _print(text, _call_text(tool, session.called))
+        _print(None if settings.json_output else out,
+               _call_text(tool, session.called, leading=report is not None or settings.source))
+
+
+class UnknownTool(Exception):
+    """``--call`` named no tool of the server: refused before anything is sent; exit 8."""
+
+
+def wire_name(name: str, tools: Sequence[ToolDescriptor], generated: Generated) -> str:
+    """The wire name of the tool ``name`` stands for: a wire name itself, or the
+    Python name the surface shows, bare or after its module (``module.function``,
+    ``cap.mcp.module.function``); :class:`UnknownTool` listing them otherwise.
+
+    The Python names are read back from the generated module -- each function
+    ends in ``internal.invoke(server, "<wire name>", ...)`` -- so they are the
+    generator's own, whatever its mangling.
+    """
+    wire = [tool.name for tool in tools]
+    if name in wire:
+        return name
+    python = functions_of(generated.source)
+    module = generated.module_name
+    for prefix in (module + ".", module[len("cap.mcp."):] + "."):
+        if name.startswith(prefix) and name[len(prefix):] in python:
+            return python[name[len(prefix):]]
+    if name in python:
+        return python[name]
+    named = {tool: function for function, tool in python.items() if function != tool}
+    listed = ", ".join("%s (%s)" % (_name(tool), named[tool]) if tool in named else _name(tool)
+                       for tool in wire)
+    raise UnknownTool("no tool %s, so nothing was sent; the server's tools: %s"
+                      % (_name(name), listed or "none"))
+
+
+def functions_of(source: str) -> Dict[str, str]:
+    """Each generated function's name -> the wire name of the tool it calls."""
+    import ast  # only for --call: the main job does not pay for it
+
+    found: Dict[str, str] = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef):
+            for call in ast.walk(node):
+                if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                        and call.func.attr == "invoke" and len(call.args) >= 2
+                        and isinstance(call.args[1], ast.Constant)
+                        and isinstance(call.args[1].value, str)):
+                    found[node.name] = call.args[1].value
+    return found
+
+
+# ----------------------------------------------------------------------------- --config
+
+
+def _run_configured(settings: Settings, out: IO[str], err: IO[str]) -> int:
+    """Every server of the config file: all prepared (the census), all connected
+    at once, then inspected one after another in the usual output."""
+    for line in settings.skipped:
+        err.write("%s: warning: %s\n" % (NAME, line))
+    sessions = [Session(replace(settings, spawn=server.spawn, label=server.name, servers=(),
+                                skipped=())) for server in settings.servers]
+    # Published before any server runs (SEED.md's census): whatever happens
+    # from here on, the finally below retires every one of them.
+    clients = [_prepare(session.settings, None) for session in sessions]
+    connecting: List[_Connecting] = []
+    code = EXIT_OK
+    try:
+        connecting = [_Connecting(client) for client in clients]
+        shown = False  # whether a server's report was printed yet: the next one is set apart
+        for session, client, handshake in zip(sessions, clients, connecting):
+            session.apart = shown
+            _session(client, session, out, handshake.result)
+            shown = shown or session.initialized is not None
+            failed = _report_failure(session, err)
+            code = code or failed
+            if failed == EXIT_INTERRUPTED:
+                return failed
+    finally:
+        for client in clients:
+            client.stop()  # all at once: each retirement below then only waits for its own
+        for session, client in zip(sessions, clients):
+            if session.retirement is None and session.failure is None:
+                _retire(client, session)
+        for handshake in connecting:
+            handshake.join()
+        if settings.json_output:
+            _json_out(out, {"ok": all(s.failure is None for s in sessions),
+                            "servers": [dict(_json_report(s), name=s.settings.label)
+                                        for s in sessions]})
+    return code
+
+
+def _report_failure(session: Session, err: IO[str]) -> int:
+    _warn_of_noise(session.noise, err)
+    failure = session.failure
+    if failure is None:
+        return EXIT_OK
+    label = session.settings.label
+    for line in [failure.line(label)] + failure.tail(label):
+        err.write(line + "\n")
+    err.flush()
+    return failure.code
+
+
+class _Connecting:
+    """One client's ``connect``, in a thread of its own, so that all servers start at once."""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+        self._result: Optional[InitializeResult] = None
+        self._error: Optional[BaseException] = None
+        self._thread: Optional[Any] = _threads.named(self._connect, "mcp-cli-connect")
+        try:
+            _threads.start(self._thread)
+        except RuntimeError:  # no thread to be had: this one connects when asked
+            self._thread = None
+
+    def _connect(self) -> None:
+        try:
+            self._result = self._client.connect()
+        except BaseException as e:  # handed to result(), in the main thread
+            self._error = e
+
+    def join(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+
+    def result(self) -> InitializeResult:
+        """The handshake's result, or its error raised here."""
+        if self._thread is None:
+            return self._client.connect()
+        self.join()
+        if self._error is not None:
+            raise self._error
+        assert self._result is not None
+        return self._result
 
 
 _T = TypeVar("_T")
@@ -480,8 +729,7 @@ def _retire(client: Client, session: Session) -> None:
 
 def _finish(session: Session, out: IO[str], err: IO[str]) -> int:
     if session.settings.json_output:
-        out.write(json.dumps(_json_report(session), indent=2) + "\n")
-        out.flush()
+        _json_out(out, _json_report(session))
     _warn_of_noise(session.noise, err)
     if session.failure is None:
         return EXIT_OK
@@ -490,6 +738,11 @@ def _finish(session: Session, out: IO[str], err: IO[str]) -> int:
         err.write(line + "\n")
     err.flush()
     return session.failure.code
+
+
+def _json_out(out: IO[str], report: Dict[str, Any]) -> None:
+    out.write(json.dumps(report, indent=2) + "\n")
+    out.flush()
 
 
 def _warn_of_noise(noise: Tuple[int, Optional[str]], err: IO[str]) -> None:
@@ -515,8 +768,10 @@ def _server_text(session: Session) -> str:
     result = session.initialized
     assert result is not None
     info = result.server_info
-    return ("server    %s %s\nprotocol  %s\ncommand   %s\n"
-            % (_name(info.name), _name(info.version) or "(no version)", result.protocol_version,
+    label = session.settings.label
+    return ("%s%sserver    %s %s\nprotocol  %s\ncommand   %s\n"
+            % ("\n" if session.apart else "", "" if label is None else "config    %s\n" % _name(label),
+               _name(info.name), _name(info.version) or "(no version)", result.protocol_version,
                _terminal(" ".join(session.settings.spawn.argv()), 400)))
 
 
@@ -545,8 +800,9 @@ def _source_text(generated: Generated) -> str:
     return "\nsource of %s\n%s" % (generated.module_name, generated.source)
 
 
-def _call_text(tool: str, result: CallToolResult) -> str:
-    lines = ["", "call %s: isError=%s" % (_name(tool), "true" if result.is_error else "false")]
+def _call_text(tool: str, result: CallToolResult, leading: bool = True) -> str:
+    lines = [""] if leading else []
+    lines.append("call %s: isError=%s" % (_name(tool), "true" if result.is_error else "false"))
     for block in result.content:
         if isinstance(block, Text):
             lines.append(_indented("text: ", _terminal(block.text)))
@@ -595,7 +851,7 @@ def _json_report(session: Session) -> Dict[str, Any]:
         if session.settings.source:
             report["source"] = session.generated.source
     if session.called is not None and session.settings.call is not None:
-        report["call"] = _json_call(session.settings.call, session.called)
+        report["call"] = _json_call(session.settings.call, session.called, session.called_tool)
     if session.retirement is not None:
         report["retirement"] = _json_retirement(session.retirement)
     if session.failure is not None:
@@ -616,10 +872,11 @@ def _json_tool(tool: ToolDescriptor) -> Dict[str, Any]:
             "annotations": tool.annotations}
 
 
-def _json_call(call: Tuple[str, Dict[str, JsonValue]], result: CallToolResult) -> Dict[str, Any]:
+def _json_call(call: Tuple[str, Dict[str, JsonValue]], result: CallToolResult,
+               tool: Optional[str]) -> Dict[str, Any]:
     content = [{"type": "text", "text": block.text} if isinstance(block, Text)
                else {"type": block.kind} for block in result.content]
-    return {"name": call[0], "arguments": call[1], "isError": result.is_error,
+    return {"name": tool or call[0], "arguments": call[1], "isError": result.is_error,
             "content": content, "structuredContent": result.structured_content}
 
 

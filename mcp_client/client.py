@@ -40,7 +40,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Tuple, Union
 
-from . import _connect, _threads, protocol
+from . import _connect, _threads, noise, protocol
 from ._census import ACTIVE, FORKS
 from ._custody import Custody
 from ._reader import Reader
@@ -87,6 +87,8 @@ log = logging.getLogger(__name__)
 
 #: A caller's own backstop beyond its deadline, should the timer thread be starved.
 _TIMER_SLACK = 0.05
+#: Characters of the server's name an :class:`Unavailable` shows.
+_NAME_SHOWN = 64
 
 
 @dataclass(frozen=True)
@@ -357,6 +359,8 @@ class Client:
         assert reason is not None
         if not reason.stderr_tail:
             reason.stderr_tail = self._stderr.text()
+        if reason.server is None:  # here, not in the latch, which stays straight-line
+            reason.server = self._shown_name()
         self._requests.fail_doomed(reason)
 
     def _close_wake(self) -> None:
@@ -367,6 +371,14 @@ class Client:
     def _server_name(self) -> str:
         result = self.initialize_result
         return result.server_info.name if result is not None else self._transport.describe()
+
+    def _shown_name(self) -> Optional[str]:
+        """The server's own name (``serverInfo.name``), fit for a message; ``None``
+        before the handshake told it."""
+        result = self.initialize_result
+        if result is None:
+            return None
+        return noise.show(result.server_info.name.encode("utf-8", "surrogatepass"), _NAME_SHOWN)
 
     # ------------------------------------------------------------------ calls
 
@@ -395,7 +407,10 @@ class Client:
 
     def _check_open(self, handshake: bool) -> None:
         if self._reason is not None:
-            raise fresh(self._reason)
+            error = fresh(self._reason)
+            if error.server is None:  # latched, but the reader has not named it yet
+                error.server = self._shown_name()
+            raise error
         expected = State.CONNECTING if handshake else State.READY
         if self._state is not expected:
             raise Unavailable("client is %s, not %s" % (self._state.value, expected.value))

@@ -213,7 +213,18 @@ class StderrTail:
 
 
 class Unavailable(StderrTail, _Reason, ClientError):
-    """The client cannot serve calls; ``reason`` is the latched cause."""
+    """The client cannot serve calls; ``reason`` is the latched cause.
+
+    ``server`` is the server's own name (``serverInfo.name``, sanitized) once
+    the handshake told it, ``None`` before; ``str()`` then ends its first line
+    with ``(server NAME)``: a harness with several servers knows which one died.
+    """
+
+    server: Optional[str] = None
+
+    def headline(self) -> str:
+        text = super().headline()
+        return text if self.server is None else "%s (server %s)" % (text, self.server)
 
 
 class ClientClosed(Unavailable):

@@ -120,11 +120,11 @@ class DemoServer(CliCase):
         self.assertIn('return internal.invoke("mcp-client-demo", "reverse-text", arguments)',
                       source)
 
-    def test_call_prints_the_result(self) -> None:
+    def test_call_prints_the_outcome_alone(self) -> None:
         done = self.cli("--call", "add", '{"a": 2, "b": 3}')
         self.assertEqual(done.returncode, 0, done.stderr)
-        tail = done.stdout.split("\ncall add: ", 1)[1].splitlines()
-        self.assertEqual(tail, ["isError=false", "  text: 5", '  structuredContent: {"sum": 5}'])
+        self.assertEqual(done.stdout.splitlines(), [
+            "call add: isError=false", "  text: 5", '  structuredContent: {"sum": 5}'])
 
     def test_a_tool_error_is_a_result(self) -> None:
         done = self.cli("--call", "divide", '{"a": 1, "b": 0}')
@@ -196,7 +196,7 @@ class ExitCodes(CliCase):
     def test_call_of_an_unknown_tool(self) -> None:
         done = self.cli("--call", "no_such_tool", "{}")
         line = self.assert_failed(done, "call")
-        self.assertIn("ServerError: server error -32602", line)
+        self.assertIn("UnknownTool: no tool no_such_tool, so nothing was sent", line)
 
     def test_call_answered_with_invalid_utf8(self) -> None:
         # --strict: by default the CLI skips a line that is not UTF-8 as noise (see test_noise)
@@ -225,7 +225,9 @@ class ExitCodes(CliCase):
         cases = {
             ("--call", "add", "{not json"): "the arguments are not JSON",
             ("--call", "add", "[1, 2]"): "the arguments must be a JSON object",
-            ("--env", "NO_EQUALS_SIGN"): "--env needs KEY=VALUE",
+            ("--env", "=value"): "--env needs KEY=VALUE or KEY",
+            ("--env", "MCP_CLI_TEST_UNSET"): "--env MCP_CLI_TEST_UNSET: MCP_CLI_TEST_UNSET is "
+                                             "not set here",
             ("--timeout", "-1"): "must be a positive number of seconds",
             ("--no-such-option",): "unrecognized arguments",
             ("--",): "no COMMAND after --",
@@ -264,7 +266,7 @@ class UnconfirmedShutdown(unittest.TestCase):
         code, err = self.run_with_failing_shutdown("--call", "no_such_tool", "{}")
         self.assertEqual(code, cli.EXIT_CODES["shutdown"])
         self.assertRegex(err, r"\Amcp_client: shutdown failed: RetirementTimedOut: pretend .* "
-                              r"\(after: call failed: server error -32602: .*\)\n\Z")
+                              r"\(after: call failed: no tool no_such_tool, .*\)\n\Z")
 
 
 class Options(CliCase):
@@ -296,7 +298,9 @@ class Options(CliCase):
         self.assertEqual(loud.returncode, cli.EXIT_CODES["handshake"], loud.stderr)
         lines = loud.stderr.splitlines()
         self.assertTrue(lines[0].startswith("mcp_client: handshake failed: HandshakeFailed"))
-        self.assertTrue(lines[1].startswith("mcp_client: server stderr, last "), lines)
+        self.assertEqual(lines[1:3], ["mcp_client: server stderr, 1 earlier line that reads "
+                                      "as an error:", "  | Traceback (most recent call last):"])
+        self.assertTrue(lines[3].startswith("mcp_client: server stderr, last "), lines)
         self.assertNotIn("LookupError", lines[0])  # the first line stays one line
         self.assertEqual(lines[-1], "  | LookupError: no such profile: 'prod'")
         quiet = self.cli("--quiet-server", *dying)
@@ -350,7 +354,8 @@ class Capture(CliCase):
 
 class Interrupts(CliCase):
     def interrupt(self, signum: int) -> None:
-        args = ["--timeout", "30", "--call", "echo", "{}", *self.wrapped("never_answer")]
+        args = ["--timeout", "30", "--call", "echo", "{}", "--surface",
+                *self.wrapped("never_answer")]
         process = subprocess.Popen([sys.executable, "-m", "mcp_client", *args],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                    env=environment(), cwd=self.dir)

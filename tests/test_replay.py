@@ -132,13 +132,13 @@ EXPECTED: Dict[str, List[str]] = {
         r"tools/list ok 2 tools",
         r"ping ok",
         r"tools/call echo failed ClientBroken: framing: line of at least \d+ bytes; "
-        r"the limit is 16777216",
+        r"the limit is 16777216 \(server scripted\)",
     ],
     "exit_mid_call": [
         r"initialize ok 2025-06-18 \(scripted 1\.0\)",
         r"tools/list ok 2 tools",
         r"ping ok",
-        r"tools/call echo failed ClientBroken: server closed its stdout",
+        r"tools/call echo failed ClientBroken: server closed its stdout \(server scripted\)",
     ],
     "server_requests": [
         r"initialize ok 2025-06-18 \(scripted 1\.0\)",
