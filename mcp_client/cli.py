@@ -109,10 +109,11 @@ from .errors import (
     TransportFailed,
     VersionUnsupported,
 )
+from . import jail as jail_plan
 from .jail import DEFAULT_HIDDEN, Jail
 from .jsonvalue import CorruptionReport, JsonValue, parse
 from .protocol import CallToolResult, InitializeResult, Text, ToolDescriptor
-from .transport import CAPTURE, Exited, ProcessTransport, Retirement, Spawn
+from .transport import CAPTURE, Exited, ProcessTransport, Retirement, Spawn, child_environment
 
 __all__ = ["main", "run", "Settings", "parse_arguments", "EXIT_CODES"]
 
@@ -519,7 +520,35 @@ def _prepare(settings: Settings, capture: Optional[IO[str]]) -> Client:
 
 def _run_client(session: Session, capture: Optional[IO[str]], out: IO[str]) -> None:
     client = _prepare(session.settings, capture)
-    _session(client, session, out, client.connect)
+    _session(client, session, out, lambda: _connect_jailed(client, session.settings))
+
+
+def _connect_jailed(client: Client, settings: Settings) -> InitializeResult:
+    if settings.jail is not None:
+        check_jailed_paths(settings.jail, settings.spawn)
+    return client.connect()
+
+
+def check_jailed_paths(jail: Jail, spawn: Spawn) -> None:
+    """:class:`TransportFailed` naming the ``--allow-read`` needed when an element
+    of the server's argv names an existing path the jail would not show (a
+    script in a checkout under ``/tmp``); the jail's own check sees only the
+    executable, and the server would fail inside, far from its cause."""
+    from . import jailer  # only with --jail
+
+    base = spawn.cwd or os.getcwd()
+    named: Dict[str, str] = {}  # real path -> the argument that names it
+    for arg in spawn.argv():
+        piece = arg.partition("=")[2] if arg.startswith("-") else arg  # --root=/tmp/x too
+        path = os.path.join(base, piece)
+        if piece and os.path.lexists(path):
+            named.setdefault(os.path.realpath(path), arg)
+    host = jailer.look(jail, spawn, child_environment(spawn))
+    for real in jail_plan.unseen(jail, host, list(named)):
+        shown = real if os.path.isdir(real) else os.path.dirname(real)
+        raise TransportFailed("the server's argument %s names %s, which the jail would not "
+                              "show (/tmp is private, hidden paths are empty): --allow-read %s "
+                              "shows it read-only" % (named[real], real, shown))
 
 
 def _session(client: Client, session: Session, out: IO[str],
@@ -623,7 +652,8 @@ def _run_configured(settings: Settings, out: IO[str], err: IO[str]) -> int:
     connecting: List[_Connecting] = []
     code = EXIT_OK
     try:
-        connecting = [_Connecting(client) for client in clients]
+        connecting = [_Connecting(_connector(client, session.settings))
+                      for client, session in zip(clients, sessions)]
         shown = False  # whether a server's report was printed yet: the next one is set apart
         for session, client, handshake in zip(sessions, clients, connecting):
             session.apart = shown
@@ -660,11 +690,15 @@ def _report_failure(session: Session, err: IO[str]) -> int:
     return failure.code
 
 
+def _connector(client: Client, settings: Settings) -> Callable[[], InitializeResult]:
+    return lambda: _connect_jailed(client, settings)
+
+
 class _Connecting:
     """One client's ``connect``, in a thread of its own, so that all servers start at once."""
 
-    def __init__(self, client: Client) -> None:
-        self._client = client
+    def __init__(self, connect: Callable[[], InitializeResult]) -> None:
+        self._connect_once = connect
         self._result: Optional[InitializeResult] = None
         self._error: Optional[BaseException] = None
         self._thread: Optional[Any] = _threads.named(self._connect, "mcp-cli-connect")
@@ -675,7 +709,7 @@ class _Connecting:
 
     def _connect(self) -> None:
         try:
-            self._result = self._client.connect()
+            self._result = self._connect_once()
         except BaseException as e:  # handed to result(), in the main thread
             self._error = e
 
@@ -686,7 +720,7 @@ class _Connecting:
     def result(self) -> InitializeResult:
         """The handshake's result, or its error raised here."""
         if self._thread is None:
-            return self._client.connect()
+            return self._connect_once()
         self.join()
         if self._error is not None:
             raise self._error
