@@ -139,6 +139,8 @@ EXIT_CODES: Dict[str, int] = {
 }
 
 PROG = "python -m mcp_client"
+#: The console script's name (``setup.cfg``): the same command, installed.
+CONSOLE_SCRIPT = "mcp-client"
 #: How stderr lines start.
 NAME = "mcp_client"
 DEFAULT_TIMEOUT = 30.0
@@ -244,7 +246,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
-        prog=PROG, usage="%(prog)s [options] [-- COMMAND ARGS...]\n"
+        prog=program(), usage="%(prog)s [options] [-- COMMAND ARGS...]\n"
                          "       %(prog)s --config FILE [--server NAME] [options]\n"
                          "       %(prog)s replay [--timeout SECONDS] [--serve] LOG",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -288,6 +290,12 @@ def _parser() -> argparse.ArgumentParser:
     _jail_arguments(parser)
     parser.add_argument("--version", action="version", version="mcp_client " + __version__)
     return parser
+
+
+def program() -> str:
+    """How this command was run, for its messages: ``mcp-client`` (the console
+    script) or ``python -m mcp_client``."""
+    return CONSOLE_SCRIPT if os.path.basename(sys.argv[0]) == CONSOLE_SCRIPT else PROG
 
 
 def seconds_argument(text: str) -> float:
@@ -334,7 +342,7 @@ def _parse(options: List[str]) -> argparse.Namespace:
     parsed, extra = _parser().parse_known_args(options)
     if extra and not extra[0].startswith("-"):  # the commonest slip: the server's command, bare
         raise UsageError("unrecognized arguments: %s; put the server's command after --: "
-                         "%s [options] -- %s" % (" ".join(extra), PROG, " ".join(extra)))
+                         "%s [options] -- %s" % (" ".join(extra), program(), " ".join(extra)))
     if extra:
         raise UsageError("unrecognized arguments: %s" % " ".join(extra))
     return parsed
@@ -947,11 +955,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) > 0 and argv[0] == "replay":  # no option is positional: it is unambiguous
         from . import replay_run  # only here: the main job does not pay for importing it
-        return replay_run.main(argv[1:])
+        return replay_run.main(argv[1:], program() + " replay")
     try:
         settings = parse_arguments(argv)
     except UsageError as e:
-        sys.stderr.write("%s: usage failed: %s (see %s --help)\n" % (NAME, e, PROG))
+        sys.stderr.write("%s: usage failed: %s (see %s --help)\n" % (NAME, e, program()))
         return EXIT_USAGE
     signal.signal(signal.SIGTERM, _terminate)
     try:
