@@ -1,9 +1,13 @@
-"""``python -m mcp_client``: the main job, from a terminal, in one command.
+"""``mcp-client`` (or ``python -m mcp_client``): the main job, from a terminal, in one command.
 
 ::
 
-    python -m mcp_client [options] [-- COMMAND ARGS...]
-    python -m mcp_client replay [--timeout SECONDS] [--serve] LOG
+    mcp-client [options] [-- COMMAND ARGS...]
+    mcp-client --config FILE [--server NAME] [options]
+    mcp-client replay [--timeout SECONDS] [--serve] LOG
+
+(``mcp-client`` is the console script ``pip install`` writes; ``python -m
+mcp_client`` is the same command, for a checkout.)
 
 Starts a stdio MCP server -- ``COMMAND ARGS...`` after ``--``, or with no
 command the demo server that ships in the package -- handshakes, lists its
@@ -13,17 +17,37 @@ then title and description, cut to fit) and the generated surface. Then it
 shuts the server down; every way out, including a failure and Ctrl-C, goes
 through that shutdown, so no server is ever left running.
 
+``--config FILE`` takes the servers from a config file instead (Claude
+Desktop's, Cursor's and Claude Code's ``{"mcpServers": ...}`` or VS Code's
+``{"servers": ...}``; see :mod:`mcp_client.config`), and ``--server NAME`` one
+of them. Every server is prepared (published for the shutdown) before any
+starts, all are started at once, and then each is shown as above, one after
+another, under a ``config    NAME`` line; its module is named by its key
+(``cap.mcp.NAME``). A server that fails is named on its failure's lines
+(``mcp_client: NAME: handshake failed: ...``) and the others still run; the
+exit status is the first failure's. An entry that is not stdio is named in one
+warning line and left out. A config that cannot be used is a usage error, as
+are an unknown ``--server`` (the line lists the names), ``--env``, ``--cwd``,
+``--server-name`` or a ``COMMAND`` with ``--config`` (the file's entries say
+them), and ``--call`` or ``--capture`` for more than one server. With
+``--json``, one object: ``{"ok": ..., "servers": [<the usual object> + "name"]}``.
+
 Options: ``--env KEY=VALUE`` (repeatable; the server gets only a small safe
-environment plus these pairs, see :mod:`mcp_client.transport`), ``--cwd DIR``,
+environment plus these pairs, see :mod:`mcp_client.transport`; ``--env KEY``
+passes this shell's own value of ``KEY``, and nothing else of it is passed),
+``--cwd DIR``,
 ``--timeout SECONDS`` (handshake and each request; default 30),
 ``--server-name NAME`` (the module segment and the server named in every
 ``invoke``; default the server's ``serverInfo.name``), ``--quiet-server``
 (the server's stderr to ``/dev/null``; by default it is captured, and its last
 lines are printed under a failure they may explain), ``--source``
-(also print the generated module), ``--call NAME JSON`` (also call the tool
-with wire name ``NAME`` with the JSON object ``JSON`` as its arguments, and
-print the result: text blocks, other blocks by kind, ``isError``,
-``structuredContent``), ``--json`` (print one JSON object instead of the
+(also print the generated module), ``--call NAME JSON`` (call the tool
+``NAME`` -- its wire name, or the Python name the surface shows, bare or after
+its module -- with the JSON object ``JSON`` as its (wire) arguments, and print
+its outcome alone: text blocks, other blocks by kind, ``isError``,
+``structuredContent``; a name that is no tool's is refused before anything is
+sent, and the line lists the tools), ``--surface`` (with ``--call``: print
+the usual report before the outcome), ``--json`` (print one JSON object instead of the
 text), ``--capture FILE`` (record the wire log there; replay it with
 ``python -m mcp_client replay FILE``, see :mod:`mcp_client.replay_run`),
 ``--strict`` (die on the first stdout line that is not
@@ -40,7 +64,14 @@ a path the jail would cover, such as one under ``/tmp``, read-only),
 ``--allow-net``, ``--hide PATH`` (repeatable; added to the default list),
 ``--memory BYTES`` (``512M``, ``2G``: an address-space limit per process),
 ``--cpu-seconds N`` and ``--max-processes N``. Any of them without ``--jail``
-is a usage error.
+is a usage error. Before a jailed server starts, every element of its argv that
+names an existing path (``/tmp/checkout/server.py``, ``--root=/tmp/data``) is
+checked: one the jail would not show fails the start (exit 3), naming the
+``--allow-read`` that shows it.
+
+A server that fails prints, under the failure's line, the lines of its stderr
+tail that read as an error (``error``, ``fatal``, ``exception``,
+``traceback``, in any case) from before its last ten, then those last ten.
 
 Server text (names, descriptions, results) is never printed raw: control and
 direction-changing characters are removed or escaped first, so a hostile
@@ -54,9 +85,10 @@ code  what        when
 ====  ==========  ==============================================================
 0                 success (a tool result with ``isError: true`` is a result: 0)
 1     internal    a bug in mcp_client (this one does print a traceback)
-2     usage       bad options or arguments: unknown option, ``--env`` without
-                  ``=``, ``--call`` JSON that is not a JSON object, a capture
-                  file that cannot be opened
+2     usage       bad options or arguments: unknown option, ``--env KEY`` with
+                  ``KEY`` unset here, ``--call`` JSON that is not a JSON
+                  object, a capture file that cannot be opened, a config file
+                  that cannot be used, an unknown ``--server``
 3     spawn       the server could not be started (no such command, bad cwd)
 4     handshake   ``initialize`` failed, timed out or was refused, the server
                   died or wrote garbage first, or it declares no tools
@@ -65,8 +97,8 @@ code  what        when
                   pages, server error, death, timeout)
 7     generation  the code generator refused the listing (too many tools, a
                   name collision, a surface too large)
-8     call        ``--call`` failed: server error (unknown tool, bad arguments),
-                  malformed result, death, timeout
+8     call        ``--call`` failed: no such tool (nothing sent), server error
+                  (bad arguments), malformed result, death, timeout
 9     shutdown    the server could not be confirmed gone (retirement unconfirmed)
 130   interrupt   interrupted (Ctrl-C or SIGTERM); the server was shut down first
 141   output      stdout was closed early (``... | head``); the server was shut
@@ -658,32 +690,42 @@ def _run_configured(settings: Settings, out: IO[str], err: IO[str]) -> int:
     # from here on, the finally below retires every one of them.
     clients = [_prepare(session.settings, None) for session in sessions]
     connecting: List[_Connecting] = []
-    code = EXIT_OK
     try:
         connecting = [_Connecting(_connector(client, session.settings))
                       for client, session in zip(clients, sessions)]
-        shown = False  # whether a server's report was printed yet: the next one is set apart
-        for session, client, handshake in zip(sessions, clients, connecting):
-            session.apart = shown
-            _session(client, session, out, handshake.result)
-            shown = shown or session.initialized is not None
-            failed = _report_failure(session, err)
-            code = code or failed
-            if failed == EXIT_INTERRUPTED:
-                return failed
+        return _inspect_each(sessions, clients, connecting, out, err)
     finally:
-        for client in clients:
-            client.stop()  # all at once: each retirement below then only waits for its own
-        for session, client in zip(sessions, clients):
-            if session.retirement is None and session.failure is None:
-                _retire(client, session)
-        for handshake in connecting:
-            handshake.join()
+        _retire_all(sessions, clients, connecting)
         if settings.json_output:
             _json_out(out, {"ok": all(s.failure is None for s in sessions),
                             "servers": [dict(_json_report(s), name=s.settings.label)
                                         for s in sessions]})
+
+
+def _inspect_each(sessions: Sequence[Session], clients: Sequence[Client],
+                  connecting: Sequence["_Connecting"], out: IO[str], err: IO[str]) -> int:
+    """Each server's report in file order; the first failure's exit status."""
+    code, shown = EXIT_OK, False  # shown: a report was printed, so the next is set apart
+    for session, client, handshake in zip(sessions, clients, connecting):
+        session.apart = shown
+        _session(client, session, out, handshake.result)
+        shown = shown or session.initialized is not None
+        failed = _report_failure(session, err)
+        if failed == EXIT_INTERRUPTED:
+            return failed
+        code = code or failed
     return code
+
+
+def _retire_all(sessions: Sequence[Session], clients: Sequence[Client],
+                connecting: Sequence["_Connecting"]) -> None:
+    for client in clients:
+        client.stop()  # all at once: each retirement below then only waits for its own
+    for session, client in zip(sessions, clients):
+        if session.retirement is None and session.failure is None:
+            _retire(client, session)  # not reached (an interrupt): retired all the same
+    for handshake in connecting:
+        handshake.join()
 
 
 def _report_failure(session: Session, err: IO[str]) -> int:

@@ -522,6 +522,27 @@ class ConfigFile(CliCase):
                 self.assertIn(message, self.assert_failed(done, "usage"))
                 self.assertEqual(done.stdout, "")
 
+    def test_ctrl_c_retires_every_server_started(self) -> None:
+        pidfiles = [os.path.join(self.dir, name + ".pid") for name in ("a", "b")]
+        path = self.write_config({name: {"command": sys.executable, "args": [
+            "-c", PID_WRAPPER, pidfile, *server_argv("handshake_silent")[1:]]}
+            for name, pidfile in zip(("a", "b"), pidfiles)})
+        process = subprocess.Popen([sys.executable, "-m", "mcp_client", "--config", path],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   env=environment(), cwd=self.dir)
+        try:
+            wait_until(lambda: all(os.path.exists(pidfile) for pidfile in pidfiles))
+            process.send_signal(signal.SIGINT)
+            stdout, stderr = process.communicate(timeout=60)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        self.assertEqual(process.returncode, 130, stderr)
+        self.assertEqual(stderr, "mcp_client: a: interrupted; the server was shut down\n")
+        for self.pidfile in pidfiles:  # both: the one being shown and the one waiting its turn
+            self.assert_server_gone()
+
     def test_a_call_needs_one_server(self) -> None:
         path = self.write_config({"demo": self.demo(), "other": self.demo()})
         done = self.cli("--config", path, "--call", "add", "{}")

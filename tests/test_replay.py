@@ -628,6 +628,24 @@ class Serve(unittest.TestCase):
         pipe.close_stdin()
         self.assertEqual(pipe.wait(), 1, "it diverged from the recording, and says so")
 
+    def test_a_call_with_other_arguments_is_answered_as_recorded_with_a_warning(self) -> None:
+        import io
+        from mcp_client.replay_run import serve_main
+        lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}},
+                 {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                  "params": {"name": "add", "arguments": {"a": 20, "b": 30}}}]
+        stdin = io.BytesIO(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+        stdout, err = io.BytesIO(), io.StringIO()
+        self.assertEqual(serve_main(capture("demo"), stdin, stdout, err), 1)
+        answers = [json.loads(line) for line in stdout.getvalue().splitlines()]
+        self.assertEqual(answers[-1]["result"]["structuredContent"], {"sum": 5})  # as recorded
+        warnings = [line for line in err.getvalue().splitlines() if "tools/call" in line]
+        self.assertEqual(len(warnings), 1, err.getvalue())
+        self.assertRegex(warnings[0], r'\Areplay --serve: seq \d+ differs: tools/call "add" with '
+                                      r'other arguments than recorded, answered with the '
+                                      r'recorded answer: the client sent ')
+        self.assertIn('"arguments":{"a":20,"b":30}', warnings[0])
+
 
 if __name__ == "__main__":
     unittest.main()
