@@ -25,6 +25,7 @@ higher is better, for times, memory and CPU lower is better.
     python tools/bench.py            # the full run (about a minute and a half)
     python tools/bench.py --quick    # a shorter, noisier run
     python tools/bench.py --json out.json   # also keep the raw figures
+    python tools/bench.py --codemode        # only the code-mode runner's hop and start-up
 """
 
 from __future__ import annotations
@@ -256,10 +257,11 @@ def threaded_rate(call: Callable[[], Any], seconds: float) -> float:
 class Ours:
     """This package, optionally with wire capture to a file, optionally jailed."""
 
-    def __init__(self, capture: Optional[str] = None, jail: Any = None) -> None:
+    def __init__(self, capture: Optional[str] = None, jail: Any = None,
+                 server: Optional[List[str]] = None) -> None:
         from mcp_client import Options, ProcessTransport, Spawn, start
 
-        argv = server_argv()
+        argv = server or server_argv()
         transport = ProcessTransport(Spawn(argv[0], tuple(argv[1:])), jail=jail)
         self.client = start(transport, Options(capture=capture))
 
@@ -542,6 +544,9 @@ def run_worker(args: argparse.Namespace) -> None:
         serve(name)
     elif kind == "jail":
         reply(worker_jail(int(name)))
+    elif kind == "codemode":
+        repeats, duration, events = name.split(":")
+        reply(worker_codemode(int(repeats), float(duration), int(events)))
     else:
         reply(worker_memory(name) if kind == "memory" else worker_idle(name))
 
@@ -584,8 +589,8 @@ def jail_probe_argv() -> List[str]:
     return list(jail.plan(Jail(), spawn, env, host, channels).probe)
 
 
-def run_quietly(argv: List[str]) -> None:
-    subprocess.run(argv, check=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+def run_quietly(argv: List[str], env: Optional[Dict[str, str]] = None) -> None:
+    subprocess.run(argv, check=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env)
 
 
 def jail_lines(figures: Figures) -> List[str]:
@@ -604,6 +609,98 @@ def jail_lines(figures: Figures) -> List[str]:
                  "which that interpreter (python -I -S -c pass) %.1f ms"
                  % (ms["bwrap_init"], ms["init"]))
     return lines
+
+
+# ============================================================================ the code-mode runner
+
+RUNNER = os.path.join(HERE, "codemode.py")
+#: The program the runner runs: the echo tool in windows, as ``rate`` times it here.
+HOP_PROGRAM = """
+import json, statistics, sys, time as clock
+from cap.mcp import echo1
+print("up", flush=True)
+for _ in range(200):
+    echo1.echo(query="x")
+rates = []
+for _ in range(%(repeats)d):
+    count, start = 0, clock.perf_counter()
+    while clock.perf_counter() < start + %(duration)r:
+        echo1.echo(query="x")
+        count += 1
+    rates.append(count / (clock.perf_counter() - start))
+print(json.dumps(statistics.median(rates)))
+"""
+
+
+def small_echo_argv() -> List[str]:
+    """The echo server with three tools: a module per server is capped at 256 tools."""
+    return [sys.executable, SERVER, "--tools", "3", "--pages", "1"]
+
+
+def worker_codemode(repeats: int, duration: float, events: int) -> Figures:
+    """Calls/s from a program through ``tools/codemode.py`` beside the same calls made
+    directly with a ``Client`` (half the windows before the runner's, half after), and
+    the runner's start-up for three servers, started concurrently."""
+    from mcp_client import Options, Spawn, start
+
+    argv = small_echo_argv()
+    with tempfile.TemporaryDirectory(prefix="bench-codemode-") as where:
+        config = os.path.join(where, "servers.json")
+        with open(config, "w") as out:
+            entry = {"command": argv[0], "args": argv[1:]}
+            json.dump({"mcpServers": {"echo%d" % n: entry for n in (1, 2, 3)}}, out)
+        program = os.path.join(where, "program.py")
+        with open(program, "w") as out:
+            out.write(HOP_PROGRAM % {"repeats": repeats, "duration": duration})
+        command = [sys.executable, RUNNER, "--config", config]
+        # The runner imports this checkout's mcp_client, whatever is installed.
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]))
+        if shutil.which("bwrap") is None:
+            command.append("--no-jail")
+        client = start(Spawn(argv[0], tuple(argv[1:])), Options())
+        call = lambda: client.call_tool("echo", {"query": "x"})  # noqa: E731
+        rate(call, duration)  # warm
+        direct = [rate(call, duration) for _ in range(repeats // 2)]
+        up, hop = run_hop(command + [program], env)
+        direct += [rate(call, duration) for _ in range(repeats - repeats // 2)]
+        client.shutdown()
+        surface = [timed(lambda: run_quietly(command + ["--surface"], env)) for _ in range(events)]
+        one = [handshake(lambda: Ours(server=argv)) for _ in range(events)]
+    return {"hop": hop, "direct": median(direct), "up": up, "surface": median(surface),
+            "one": median(one), "jailed": float("--no-jail" not in command)}
+
+
+def run_hop(argv: List[str], env: Dict[str, str]) -> Tuple[float, float]:
+    """(seconds from exec to the program's first line, the program's calls/s)."""
+    start = time.perf_counter()
+    runner = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    assert runner.stdout is not None
+    first = runner.stdout.readline()
+    up = time.perf_counter() - start
+    out, _ = runner.communicate()
+    if first != "up\n" or runner.returncode != 0:
+        raise SystemExit("the runner failed (status %s): %r" % (runner.returncode, first + out))
+    return up, float(out.strip().splitlines()[-1])
+
+
+def codemode_figures(args: argparse.Namespace) -> Figures:
+    return spawn_worker("codemode", "%d:%r:%d" % (args.repeats, args.duration, args.events))
+
+
+def codemode_lines(figures: Figures) -> List[str]:
+    """The runner's figures, after the jail's."""
+    hop_ratio = figures["hop"] / figures["direct"]
+    return [
+        "code-mode runner (tools/codemode.py, the program %s; echo server with 3 tools):"
+        % ("jailed" if figures["jailed"] else "unjailed (no bwrap)"),
+        "  sequential calls: %s/s from the program through the runner, %s/s direct with a "
+        "Client: %.2fx (goal >=0.7x: %s)"
+        % ("{:,.0f}".format(figures["hop"]), "{:,.0f}".format(figures["direct"]), hop_ratio,
+           "met" if hop_ratio >= 0.7 else "MISSED"),
+        "  start-up, three servers at once: %.0f ms from exec to the program's first line; "
+        "--surface, exec to exit: %.0f ms (one direct handshake: %.0f ms)"
+        % (figures["up"] * 1e3, figures["surface"] * 1e3, figures["one"] * 1e3),
+    ]
 
 
 # ============================================================================ imports
@@ -759,6 +856,8 @@ def collect(args: argparse.Namespace, clients: Tuple[str, ...]) -> Dict[str, Fig
         progress("client: jailed handshakes")
         results["jail"] = spawn_worker("jail", str(args.events * 2))
         results["jail"]["runs"] = args.events * 2
+    progress("the code-mode runner's hop and start-up")
+    results["codemode"] = codemode_figures(args)
     return results
 
 
@@ -887,6 +986,8 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="a shorter, noisier run")
     parser.add_argument("--no-sdk", action="store_true", help="skip the official SDK")
     parser.add_argument("--json", metavar="FILE", help="also write the raw figures here")
+    parser.add_argument("--codemode", action="store_true",
+                        help="only the code-mode runner's figures")
     parser.add_argument("--worker", nargs=2, metavar=("KIND", "CLIENT"), help=argparse.SUPPRESS)
     parser.add_argument("--duration", type=float, help="seconds per rate window")
     parser.add_argument("--repeats", type=int, help="rate windows per client")
@@ -905,12 +1006,16 @@ def main(argv: Optional[List[str]] = None) -> None:
     if args.worker:
         run_worker(args)
         return
+    if args.codemode:
+        print("\n".join(codemode_lines(codemode_figures(args))))
+        return
     sdk = None if args.no_sdk else sdk_available()
     clients = CLIENTS if sdk else tuple(name for name in CLIENTS if name != "sdk")
     started = time.perf_counter()
     results = collect(args, clients)
     lines = header(args, sdk) + table(results)
     lines += [""] + jail_lines(results.get("jail", {})) + [""]
+    lines += codemode_lines(results["codemode"]) + [""]
     lines.append("(whole run: %.0f s; rerun: python tools/bench.py [--quick])"
                  % (time.perf_counter() - started))
     print("\n".join(lines))
