@@ -395,18 +395,24 @@ def _configured(settings: Settings, parsed: argparse.Namespace,
         loaded = config.load(parsed.config, environ)
     except ConfigError as e:
         raise UsageError("--config: %s" % e) from None
-    servers = loaded.servers
-    if parsed.server is not None:
-        servers = tuple(server for server in loaded.servers if server.name == parsed.server)
-        if not servers:
-            raise UsageError("--server %s: no such server in %s; its servers: %s" % (
-                _name(parsed.server), _name(parsed.config), ", ".join(
-                    _name(name) for name in loaded.names())))
+    servers = _selected(loaded, parsed.server, parsed.config)
     for flag, given_flag in (("--call", settings.call), ("--capture", settings.capture)):
         if given_flag is not None and len(servers) > 1:
             raise UsageError("%s is for one server: name it with --server (the file has %s)"
                              % (flag, ", ".join(_name(name) for name in loaded.names())))
     return replace(settings, servers=servers, skipped=loaded.skipped)
+
+
+def _selected(loaded: config.LoadedConfig, name: Optional[str],
+              path: str) -> Tuple[ConfiguredServer, ...]:
+    """The servers ``--server`` picks: all without it, the one it names, or a usage error."""
+    if name is None:
+        return loaded.servers
+    servers = tuple(server for server in loaded.servers if server.name == name)
+    if not servers:
+        raise UsageError("--server %s: no such server in %s; its servers: %s" % (
+            _name(name), _name(path), ", ".join(_name(each) for each in loaded.names())))
+    return servers
 
 
 def _jail_arguments(parser: argparse.ArgumentParser) -> None:
@@ -523,19 +529,19 @@ class Session:
 
 def run(settings: Settings, out: IO[str], err: IO[str]) -> int:
     """Run the main job with ``settings``; returns the exit status."""
-    if settings.servers:
-        return _run_configured(settings, out, err)
     session = Session(settings)
     try:
         capture = _open_capture(settings.capture)
     except Failure as failure:
         session.failure = failure
-    else:
-        try:
-            _run_client(session, capture, out)
-        finally:
-            if capture is not None:
-                capture.close()
+        return _finish(session, out, err)
+    try:
+        if settings.servers:  # --capture is for one server (_configured): it gets the log
+            return _run_configured(settings, capture, out, err)
+        _run_client(session, capture, out)
+    finally:
+        if capture is not None:
+            capture.close()
     return _finish(session, out, err)
 
 
@@ -679,7 +685,8 @@ def functions_of(source: str) -> Dict[str, str]:
 # ----------------------------------------------------------------------------- --config
 
 
-def _run_configured(settings: Settings, out: IO[str], err: IO[str]) -> int:
+def _run_configured(settings: Settings, capture: Optional[IO[str]], out: IO[str],
+                    err: IO[str]) -> int:
     """Every server of the config file: all prepared (the census), all connected
     at once, then inspected one after another in the usual output."""
     for line in settings.skipped:
@@ -688,7 +695,7 @@ def _run_configured(settings: Settings, out: IO[str], err: IO[str]) -> int:
                                 skipped=())) for server in settings.servers]
     # Published before any server runs (SEED.md's census): whatever happens
     # from here on, the finally below retires every one of them.
-    clients = [_prepare(session.settings, None) for session in sessions]
+    clients = [_prepare(session.settings, capture) for session in sessions]
     connecting: List[_Connecting] = []
     try:
         connecting = [_Connecting(_connector(client, session.settings))

@@ -543,6 +543,17 @@ class ConfigFile(CliCase):
         for self.pidfile in pidfiles:  # both: the one being shown and the one waiting its turn
             self.assert_server_gone()
 
+    def test_capture_records_the_one_server_picked(self) -> None:
+        path = self.write_config({"demo": self.demo(), "other": self.demo()})
+        wire = os.path.join(self.dir, "wire.jsonl")
+        done = self.cli("--config", path, "--server", "demo", "--capture", wire,
+                        "--call", "add", '{"a": 1, "b": 2}')
+        self.assertEqual(done.returncode, 0, done.stderr)
+        replayed = subprocess.run([sys.executable, REPLAY, wire], capture_output=True, text=True,
+                                  timeout=60, env=environment())
+        self.assertEqual(replayed.returncode, 0, replayed.stdout + replayed.stderr)
+        self.assertIn("tools/call add ok isError=false", replayed.stdout)
+
     def test_a_call_needs_one_server(self) -> None:
         path = self.write_config({"demo": self.demo(), "other": self.demo()})
         done = self.cli("--config", path, "--call", "add", "{}")
