@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib.util
 import json
 import os
 import platform
@@ -545,8 +546,8 @@ def run_worker(args: argparse.Namespace) -> None:
     elif kind == "jail":
         reply(worker_jail(int(name)))
     elif kind == "codemode":
-        repeats, duration, events = name.split(":")
-        reply(worker_codemode(int(repeats), float(duration), int(events)))
+        server, repeats, duration, events = name.split(":")
+        reply(worker_codemode(server, int(repeats), float(duration), int(events)))
     else:
         reply(worker_memory(name) if kind == "memory" else worker_idle(name))
 
@@ -614,93 +615,125 @@ def jail_lines(figures: Figures) -> List[str]:
 # ============================================================================ the code-mode runner
 
 RUNNER = os.path.join(HERE, "codemode.py")
-#: The program the runner runs: the echo tool in windows, as ``rate`` times it here.
+#: The program the runner runs: a window of echo calls for each line of its stdin (the
+#: window's seconds), answered with its rate, so that it takes turns with a direct client.
 HOP_PROGRAM = """
-import json, statistics, sys, time as clock
-from cap.mcp import echo1
+import sys, time as clock
+from cap.mcp import s1
 print("up", flush=True)
-for _ in range(200):
-    echo1.echo(query="x")
-rates = []
-for _ in range(%(repeats)d):
-    count, start = 0, clock.perf_counter()
-    while clock.perf_counter() < start + %(duration)r:
-        echo1.echo(query="x")
+for _ in range(50):
+    s1.%(call)s
+for line in sys.stdin:
+    count, start, seconds = 0, clock.perf_counter(), float(line)
+    while clock.perf_counter() < start + seconds:
+        s1.%(call)s
         count += 1
-    rates.append(count / (clock.perf_counter() - start))
-print(json.dumps(statistics.median(rates)))
+    print(count / (clock.perf_counter() - start), flush=True)
 """
+#: What the hop is measured against: the echo server (the brief's), and a real
+#: server whose calls cost what real servers' do (mcp-server-time, when installed).
+HOP_SERVERS = {
+    "echo": ('echo(query="x")', "echo", {"query": "x"}),
+    "time": ('get_current_time(timezone="UTC")', "get_current_time", {"timezone": "UTC"}),
+}
 
 
-def small_echo_argv() -> List[str]:
-    """The echo server with three tools: a module per server is capped at 256 tools."""
-    return [sys.executable, SERVER, "--tools", "3", "--pages", "1"]
+def hop_server_argv(name: str) -> Optional[List[str]]:
+    if name == "echo":  # three tools: a module per server is capped at 256
+        return [sys.executable, SERVER, "--tools", "3", "--pages", "1"]
+    if importlib.util.find_spec("mcp_server_time") is None:
+        return None
+    return [sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"]
 
 
-def worker_codemode(repeats: int, duration: float, events: int) -> Figures:
+def worker_codemode(server: str, repeats: int, duration: float, events: int) -> Figures:
     """Calls/s from a program through ``tools/codemode.py`` beside the same calls made
-    directly with a ``Client`` (half the windows before the runner's, half after), and
-    the runner's start-up for three servers, started concurrently."""
-    from mcp_client import Options, Spawn, start
-
-    argv = small_echo_argv()
+    directly with a ``Client``, the two taking turns window by window; and the
+    runner's start-up for three servers, started concurrently."""
+    argv = hop_server_argv(server)
+    if argv is None:
+        return {}
     with tempfile.TemporaryDirectory(prefix="bench-codemode-") as where:
         config = os.path.join(where, "servers.json")
         with open(config, "w") as out:
             entry = {"command": argv[0], "args": argv[1:]}
-            json.dump({"mcpServers": {"echo%d" % n: entry for n in (1, 2, 3)}}, out)
+            json.dump({"mcpServers": {"s%d" % n: entry for n in (1, 2, 3)}}, out)
         program = os.path.join(where, "program.py")
         with open(program, "w") as out:
-            out.write(HOP_PROGRAM % {"repeats": repeats, "duration": duration})
+            out.write(HOP_PROGRAM % {"call": HOP_SERVERS[server][0]})
         command = [sys.executable, RUNNER, "--config", config]
-        # The runner imports this checkout's mcp_client, whatever is installed.
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]))
         if shutil.which("bwrap") is None:
             command.append("--no-jail")
-        client = start(Spawn(argv[0], tuple(argv[1:])), Options())
-        call = lambda: client.call_tool("echo", {"query": "x"})  # noqa: E731
-        rate(call, duration)  # warm
-        direct = [rate(call, duration) for _ in range(repeats // 2)]
-        up, hop = run_hop(command + [program], env)
-        direct += [rate(call, duration) for _ in range(repeats - repeats // 2)]
-        client.shutdown()
-        surface = [timed(lambda: run_quietly(command + ["--surface"], env)) for _ in range(events)]
-        one = [handshake(lambda: Ours(server=argv)) for _ in range(events)]
-    return {"hop": hop, "direct": median(direct), "up": up, "surface": median(surface),
-            "one": median(one), "jailed": float("--no-jail" not in command)}
+        # The runner imports this checkout's mcp_client, whatever is installed.
+        path = os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")])
+        env = dict(os.environ, PYTHONPATH=path)
+        figures = taking_turns(command + [program], env, argv, HOP_SERVERS[server][1:],
+                               repeats, duration)
+        figures["surface"] = median([timed(lambda: run_quietly(command + ["--surface"], env))
+                                     for _ in range(events)])
+        figures["one"] = median([handshake(lambda: Ours(server=argv)) for _ in range(events)])
+    figures["jailed"] = float("--no-jail" not in command)
+    return figures
 
 
-def run_hop(argv: List[str], env: Dict[str, str]) -> Tuple[float, float]:
-    """(seconds from exec to the program's first line, the program's calls/s)."""
+def taking_turns(command: List[str], env: Dict[str, str], server: List[str],
+                 tool: Tuple[Any, ...], repeats: int, duration: float) -> Figures:
+    """The runner's start-up (exec to the program's first line), then windows of the
+    program's calls and of a direct client's, in turn."""
+    direct = Ours(server=server)
+    call = lambda: direct.client.call_tool(tool[0], tool[1])  # noqa: E731
+    rate(call, duration)  # warm
     start = time.perf_counter()
-    runner = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
-    assert runner.stdout is not None
-    first = runner.stdout.readline()
-    up = time.perf_counter() - start
-    out, _ = runner.communicate()
-    if first != "up\n" or runner.returncode != 0:
-        raise SystemExit("the runner failed (status %s): %r" % (runner.returncode, first + out))
-    return up, float(out.strip().splitlines()[-1])
+    runner = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True, env=env, cwd=ROOT)
+    assert runner.stdin is not None and runner.stdout is not None
+    try:
+        if runner.stdout.readline() != "up\n":
+            raise SystemExit("the runner failed: %s" % (runner.communicate(),))
+        up = time.perf_counter() - start
+        hops, directs = [], []
+        for _ in range(repeats):
+            runner.stdin.write("%r\n" % duration)
+            runner.stdin.flush()
+            hops.append(float(runner.stdout.readline()))
+            directs.append(rate(call, duration))
+    finally:
+        runner.communicate()
+        direct.close()
+    return {"up": up, "hop": median(hops), "direct": median(directs)}
 
 
 def codemode_figures(args: argparse.Namespace) -> Figures:
-    return spawn_worker("codemode", "%d:%r:%d" % (args.repeats, args.duration, args.events))
+    figures: Figures = {}
+    for server in HOP_SERVERS:
+        found = spawn_worker("codemode", "%s:%d:%r:%d" % (server, args.repeats, args.duration,
+                                                           args.events))
+        figures.update({"%s_%s" % (server, key): value for key, value in found.items()})
+    return figures
 
 
 def codemode_lines(figures: Figures) -> List[str]:
     """The runner's figures, after the jail's."""
-    hop_ratio = figures["hop"] / figures["direct"]
-    return [
-        "code-mode runner (tools/codemode.py, the program %s; echo server with 3 tools):"
-        % ("jailed" if figures["jailed"] else "unjailed (no bwrap)"),
-        "  sequential calls: %s/s from the program through the runner, %s/s direct with a "
-        "Client: %.2fx (goal >=0.7x: %s)"
-        % ("{:,.0f}".format(figures["hop"]), "{:,.0f}".format(figures["direct"]), hop_ratio,
-           "met" if hop_ratio >= 0.7 else "MISSED"),
-        "  start-up, three servers at once: %.0f ms from exec to the program's first line; "
-        "--surface, exec to exit: %.0f ms (one direct handshake: %.0f ms)"
-        % (figures["up"] * 1e3, figures["surface"] * 1e3, figures["one"] * 1e3),
-    ]
+    lines = ["code-mode runner (tools/codemode.py; the program %s; three servers of a kind, "
+             "the program calling one):" % ("jailed" if figures["echo_jailed"] else
+                                            "unjailed, no bwrap")]
+    for server, what in (("echo", "tools/echo_server.py"), ("time", "mcp-server-time")):
+        if server + "_hop" not in figures:
+            lines.append("  %s: not installed" % what)
+            continue
+        f = {key: figures["%s_%s" % (server, key)] for key in ("hop", "direct", "up", "surface",
+                                                                  "one")}
+        hop_ratio = f["hop"] / f["direct"]
+        goal = " (goal >=0.7x: %s)" % ("met" if hop_ratio >= 0.7 else "MISSED")
+        lines += [
+            "  %s: sequential calls %s/s from the program through the runner, %s/s direct "
+            "with a Client: %.2fx%s" % (what, "{:,.0f}".format(f["hop"]),
+                                        "{:,.0f}".format(f["direct"]), hop_ratio,
+                                        goal if server == "echo" else ""),
+            "    start-up, three at once: %.0f ms from exec to the program's first line; "
+            "--surface, exec to exit: %.0f ms (one direct handshake: %.0f ms)"
+            % (f["up"] * 1e3, f["surface"] * 1e3, f["one"] * 1e3)]
+    return lines
 
 
 # ============================================================================ imports

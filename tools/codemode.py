@@ -1,26 +1,18 @@
 #!/usr/bin/env python3
 """Code mode in one command: a reference harness, small enough to copy.
 
-    python tools/codemode.py --config servers.json [--surface] [--no-jail]
-                             [--timeout S] [--wall-clock S] [PROGRAM.py]
+    python tools/codemode.py --config FILE [--surface] [--no-jail] [--timeout S]
+                             [--wall-clock S] [PROGRAM.py]
 
-It starts every server of the config file (all prepared, then connected at once,
-stderr captured; one that fails is named with its stderr tail and left out),
-generates one module per server named by its config key (``from cap.mcp import
-time``) and writes them, with a ``cap`` package, into a temporary directory.
-``--surface`` prints the combined surface. Otherwise PROGRAM -- the model's code --
-runs in a child Python, in a jail (bubblewrap) unless ``--no-jail``: no network,
-nothing writable but its scratch directory (its working directory), our ``/tmp``
-and the credential paths out of sight, only the program's file and the ``cap``
-directory shown from there. Its ``cap.internal.mcp.invoke`` writes each call as a
-JSON line on a pipe; the harness calls the server and answers with
-``codegen.deliver``'s value, or a failure the program meets as
-``cap.mcp.ToolFailed`` (the tool said so) or ``cap.mcp.CallFailed`` (the call
-did not complete). The program's stdio is ours and its exit status is ours; every
-server is retired at the end, whatever happened.
-
-What it leaves to a production harness: approval before a destructive tool runs,
-progressive disclosure (``GeneratedTool.doc``), type-checking the program first.
+Every server of FILE is started (prepared, then connected at once; one that fails
+is named with its stderr tail and left out) and gets a module ``cap.mcp.<key>``,
+written with a ``cap`` package into a temporary directory. ``--surface`` prints the
+surface. Otherwise PROGRAM, the model's code, runs in a child Python, jailed unless
+``--no-jail``; its ``cap.internal.mcp.invoke`` sends each call over a pipe, and the
+harness answers with ``codegen.deliver``'s value or a failure, raised in the program
+as ``cap.mcp.ToolFailed`` (the tool said so) or ``cap.mcp.CallFailed``. Its stdio
+and exit status are ours; every server is retired at the end, whatever happened.
+The README ("Code mode in one command") says what a production harness adds.
 """
 
 from __future__ import annotations
@@ -39,7 +31,7 @@ from typing import IO, Any, Dict, List, Optional, Sequence, Tuple
 
 from mcp_client import codegen, config, jailer
 from mcp_client.client import Client, Options, prepare
-from mcp_client.errors import ConfigError, McpClientError, StderrTail, ToolFailed
+from mcp_client.errors import ConfigError, McpClientError, StderrTail, ToolFailed, TransportFailed
 from mcp_client.jail import INSTALL_HINT, Jail
 from mcp_client.transport import CAPTURE, SAFE_ENV_KEYS, ProcessTransport
 
@@ -48,6 +40,8 @@ USAGE, NO_SERVER, WALL_CLOCK, INTERRUPTED = 2, 3, 124, 130
 DEFAULT_WALL_CLOCK = 300.0
 #: How much of a failed server's stderr is shown.
 TAIL_LINES = 10
+#: Seconds the call server may take to see the pipe close after the program's end.
+LINGER = 5.0
 
 #: cap/internal/mcp.py, in the program: the seam every generated function calls.
 RUNTIME = '''"""The seam of the generated modules: each call goes to the harness over a pipe."""
@@ -230,7 +224,9 @@ def run_program(program: str, lib: str, scratch: Optional[str], servers: Dict[st
         code = WALL_CLOCK
     finally:
         end(child)
-        server_thread.join()  # the pipe's EOF: every copy of the program's end is closed
+        # EOF once every copy of the program's end is closed: at once, unless something
+        # unjailed escaped the program's process group with a copy (the thread is a daemon).
+        server_thread.join(LINGER)
     return 128 - code if code < 0 else code
 
 
@@ -296,6 +292,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                for entry in loaded.servers]  # every one published before any starts
     try:
         return run(args, program, jailed, start_all(servers, args.timeout))
+    except TransportFailed as e:  # the jail could not be had: never an unjailed run
+        say("the program cannot run jailed: %s" % e)
+        return USAGE
     except KeyboardInterrupt:
         say("interrupted")
         return INTERRUPTED
@@ -308,7 +307,8 @@ def run(args: argparse.Namespace, program: Optional[str], jailed: bool,
     if not live:
         say("no server started")
         return NO_SERVER
-    with tempfile.TemporaryDirectory(prefix="codemode-") as root:
+    # Jailed, under /tmp: the jail covers it, so only what it is given to see shows.
+    with tempfile.TemporaryDirectory(prefix="codemode-", dir="/tmp" if jailed else None) as root:
         lib = write_cap(root, live)
         if program is None:
             print("\n".join(s.generated.surface.rstrip("\n") for s in live if s.generated))
