@@ -644,15 +644,11 @@ def wire_name(name: str, tools: Sequence[ToolDescriptor], generated: Generated) 
     """The wire name of the tool ``name`` stands for: a wire name itself, or the
     Python name the surface shows, bare or after its module (``module.function``,
     ``cap.mcp.module.function``); :class:`UnknownTool` listing them otherwise.
-
-    The Python names are read back from the generated module -- each function
-    ends in ``internal.invoke(server, "<wire name>", ...)`` -- so they are the
-    generator's own, whatever its mangling.
-    """
+    The Python names are the generator's own (``Generated.tools``)."""
     wire = [tool.name for tool in tools]
     if name in wire:
         return name
-    python = functions_of(generated.source)
+    python = {tool.function: tool.wire_name for tool in generated.tools}
     module = generated.module_name
     for prefix in (module + ".", module[len("cap.mcp."):] + "."):
         if name.startswith(prefix) and name[len(prefix):] in python:
@@ -664,22 +660,6 @@ def wire_name(name: str, tools: Sequence[ToolDescriptor], generated: Generated) 
                        for tool in wire)
     raise UnknownTool("no tool %s, so nothing was sent; the server's tools: %s"
                       % (_name(name), listed or "none"))
-
-
-def functions_of(source: str) -> Dict[str, str]:
-    """Each generated function's name -> the wire name of the tool it calls."""
-    import ast  # only for --call: the main job does not pay for it
-
-    found: Dict[str, str] = {}
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.FunctionDef):
-            for call in ast.walk(node):
-                if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-                        and call.func.attr == "invoke" and len(call.args) >= 2
-                        and isinstance(call.args[1], ast.Constant)
-                        and isinstance(call.args[1].value, str)):
-                    found[node.name] = call.args[1].value
-    return found
 
 
 # ----------------------------------------------------------------------------- --config
