@@ -215,6 +215,15 @@ class Endings(CodeModeCase):
         self.assertIn("interrupted", stderr)
         self.assertAllGone(groups)
 
+    def test_sigterm_retires_every_server_and_the_program(self) -> None:
+        runner = self.start_runner({"time": TIME, "memory": self.memory()},
+                                   self.program(self.WAITS))
+        groups = self.ready(runner)
+        runner.terminate()
+        _, stderr = runner.communicate(timeout=RUN_TIMEOUT)
+        self.assertEqual(runner.returncode, 128 + signal.SIGTERM, stderr)
+        self.assertAllGone(groups)
+
     def test_the_wall_clock_limit_kills_the_program(self) -> None:
         program = self.program(self.WAITS.replace("sys.stdin.readline()",
                                                   "import time as clock; clock.sleep(3600)"))
@@ -330,6 +339,46 @@ class ProgramJail(CodeModeCase):
         self.assertIn("--no-jail", refused.stderr)
         unjailed = self.run_runner({"time": TIME}, "--no-jail", program)
         self.assertEqual((unjailed.returncode, unjailed.stdout), (0, "ran\n"), unjailed.stderr)
+
+
+class TypeChecking(CodeModeCase):
+    """The README's advice holds: the package written for a program passes ``mypy --strict``
+    with the program, and a wrong argument or a misread result is caught before any call."""
+
+    def test_mypy_checks_a_program_against_the_written_package(self) -> None:
+        sys.path.insert(0, os.path.dirname(RUNNER))
+        self.addCleanup(sys.path.remove, os.path.dirname(RUNNER))
+        import codemode
+        from mcp_client import Options, ProcessTransport, Spawn, prepare
+
+        spawn = Spawn(TIME["command"], tuple(TIME["args"]))
+        servers = [codemode.Server("time", prepare(ProcessTransport(spawn), Options()))]
+        try:
+            lib = codemode.write_cap(self.dir, codemode.start_all(servers, LONG))
+        finally:
+            codemode.retire(servers)
+        good = self.program("""
+            from cap.mcp import CallFailed, ToolFailed, time
+            try:
+                print(time.get_current_time(timezone="UTC")["datetime"].upper())
+            except (ToolFailed, CallFailed) as e:
+                print(e)
+        """, "good.py")
+        bad = self.program("""
+            from cap.mcp import time
+            hour: int = time.get_current_time(timezone=0)["datetime"]
+        """, "bad.py")
+        env = dict(self.env, MYPYPATH=lib)
+        check = [sys.executable, "-m", "mypy", "--strict", "--cache-dir", os.devnull]
+        passed = subprocess.run(check + [good], capture_output=True, text=True, env=env,
+                                cwd=self.dir)
+        self.assertEqual(passed.returncode, 0, passed.stdout)
+        failed = subprocess.run(check + [bad], capture_output=True, text=True, env=env,
+                                cwd=self.dir)
+        self.assertEqual(failed.returncode, 1, failed.stdout)
+        self.assertIn('Argument "timezone" to "get_current_time" has incompatible type "int"',
+                      failed.stdout)
+        self.assertIn('expression has type "str", variable has type "int"', failed.stdout)
 
 
 class SpawnCommand(unittest.TestCase):
