@@ -26,7 +26,7 @@ from mcp_client import jailer
 from mcp_client.errors import TransportFailed
 from mcp_client.jail import Jail
 from procs import process_stats
-from support import LONG, wait_until
+from support import LONG, SHORT, server_argv, wait_until
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -174,6 +174,57 @@ class RealServers(CodeModeCase):
         self.assertIn("cap.mcp.time.convert_time(", done.stdout)
         self.assertIn("cap.mcp.memory.create_entities(", done.stdout)
         self.assertEqual(done.stderr, "")
+
+
+class Seam(CodeModeCase):
+    """What the program's ``invoke`` meets when a call does not complete."""
+
+    def scripted(self, behaviour: str) -> Dict[str, Any]:
+        argv = server_argv(behaviour)
+        return {"command": argv[0], "args": argv[1:]}
+
+    def test_a_call_past_its_timeout_is_call_failed(self) -> None:
+        program = self.program("""
+            from cap.mcp import CallFailed, scripted
+            try:
+                scripted.echo(message="hello")
+            except CallFailed as e:
+                print("call failed:", e)
+        """)
+        done = self.run_runner({"scripted": self.scripted("never_answer")},
+                               "--timeout", str(SHORT), program)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertRegex(done.stdout, r"^call failed: scripted\.echo: tools/call got no answer "
+                                      r"within 0\.3 ?s\n$")
+
+    def test_a_server_that_dies_mid_call_fails_that_call_and_the_next(self) -> None:
+        program = self.program("""
+            from cap.mcp import CallFailed, scripted
+            for attempt in (1, 2):
+                try:
+                    scripted.echo(message="hello")
+                except CallFailed as e:
+                    print(attempt, "call failed")
+        """)
+        done = self.run_runner({"scripted": self.scripted("exit_mid_call")}, program)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout, "1 call failed\n2 call failed\n")
+
+    def test_only_generated_functions_calls_are_served(self) -> None:
+        program = self.program("""
+            from cap.internal import mcp
+            for server, tool, arguments in [("time", "no_such_tool", {}),
+                                            ("elsewhere", "get_current_time", {}),
+                                            ("time", "get_current_time", ["UTC"])]:
+                try:
+                    mcp.invoke(server, tool, arguments)
+                except mcp.CallFailed as e:
+                    print("refused:", str(e).split(":")[0])
+            print(mcp.invoke("time", "get_current_time", {"timezone": "UTC"})["timezone"])
+        """)
+        done = self.run_runner({"time": TIME}, program)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout, "refused: not a call of a generated function\n" * 3 + "UTC\n")
 
 
 class Endings(CodeModeCase):
@@ -354,7 +405,7 @@ class TypeChecking(CodeModeCase):
         spawn = Spawn(TIME["command"], tuple(TIME["args"]))
         servers = [codemode.Server("time", prepare(ProcessTransport(spawn), Options()))]
         try:
-            lib = codemode.write_cap(self.dir, codemode.start_all(servers, LONG))
+            lib = codemode.write_cap(self.dir, codemode.start_all(servers))
         finally:
             codemode.retire(servers)
         good = self.program("""

@@ -38,6 +38,8 @@ from mcp_client.transport import CAPTURE, SAFE_ENV_KEYS, ProcessTransport
 #: Exit statuses of the runner's own: a usage or config error, no server, the wall clock.
 USAGE, NO_SERVER, WALL_CLOCK, INTERRUPTED = 2, 3, 124, 130
 DEFAULT_WALL_CLOCK = 300.0
+#: Seconds a server may take to shake hands, and then to list its tools.
+START_TIMEOUT = 30.0
 #: How much of a failed server's stderr is shown.
 TAIL_LINES = 10
 #: Seconds the call server may take to see the pipe close after the program's end.
@@ -105,9 +107,9 @@ def say(text: str) -> None:
 # ----------------------------------------------------------------------------- servers
 
 
-def start_all(servers: Sequence[Server], timeout: float) -> List[Server]:
+def start_all(servers: Sequence[Server]) -> List[Server]:
     """Connect, list and generate for every server at once; the ones that worked."""
-    threads = [threading.Thread(target=open_one, args=(server, timeout), daemon=True,
+    threads = [threading.Thread(target=open_one, args=(server,), daemon=True,
                                 name="codemode-start-" + server.name) for server in servers]
     for thread in threads:
         thread.start()
@@ -121,10 +123,10 @@ def start_all(servers: Sequence[Server], timeout: float) -> List[Server]:
     return [server for server in servers if server.generated is not None]
 
 
-def open_one(server: Server, timeout: float) -> None:
+def open_one(server: Server) -> None:
     try:
         server.client.connect()
-        generated = codegen.generate(server.name, server.client.list_tools(timeout))
+        generated = codegen.generate(server.name, server.client.list_tools(START_TIMEOUT))
     except McpClientError as e:  # the tail is shown apart, whole: not str()'s last lines
         server.failure = e.headline() if isinstance(e, StderrTail) else str(e)
         server.client.stop()
@@ -168,7 +170,10 @@ def serve(calls: IO[bytes], answers: IO[bytes], servers: Dict[str, Server],
     """Answer the program's calls until it closes its end of the pipe."""
     with calls, answers:
         for line in calls:
-            reply = json.dumps(answer(line, servers, timeout)).encode("utf-8") + b"\n"
+            try:
+                reply = json.dumps(answer(line, servers, timeout)).encode("utf-8") + b"\n"
+            except Exception as e:  # a bug of ours: the program hears of it, not a dead pipe
+                reply = json.dumps({"error": "the harness failed: %r" % (e,)}).encode() + b"\n"
             try:
                 answers.write(reply)
             except BrokenPipeError:  # the program is gone
@@ -176,11 +181,13 @@ def serve(calls: IO[bytes], answers: IO[bytes], servers: Dict[str, Server],
 
 
 def answer(line: bytes, servers: Dict[str, Server], timeout: float) -> Dict[str, Any]:
-    try:
+    try:  # the program is untrusted: only a generated function's call is served
         request = json.loads(line)
         server = servers[request["server"]]
         tool = server.tools[request["tool"]]
         arguments = request["arguments"]
+        if type(arguments) is not dict:
+            raise TypeError("arguments is not an object")
     except (ValueError, KeyError, TypeError) as e:
         return {"error": "not a call of a generated function: %r" % (e,)}
     try:
@@ -287,11 +294,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         say(warning)
     # SIGTERM unwinds like Ctrl-C does, through the finally that retires the servers.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
-    options = Options(request_timeout=args.timeout)
+    options = Options(handshake_timeout=START_TIMEOUT, request_timeout=args.timeout)
     servers = [Server(entry.name, prepare(ProcessTransport(entry.spawn, stderr=CAPTURE), options))
                for entry in loaded.servers]  # every one published before any starts
     try:
-        return run(args, program, jailed, start_all(servers, args.timeout))
+        return run(args, program, jailed, start_all(servers))
     except TransportFailed as e:  # the jail could not be had: never an unjailed run
         say("the program cannot run jailed: %s" % e)
         return USAGE
