@@ -168,6 +168,17 @@ class RealServers(CodeModeCase):
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertRegex(done.stdout, r"^caught cap\.internal\.mcp .*outside allowed directories")
 
+    def test_large_arguments_and_answers_cross_the_pipes_whole(self) -> None:
+        program = self.program("""
+            from cap.mcp import filesystem
+            text = "".join("line %d\\n" % n for n in range(100000))  # 1.1 MB each way
+            filesystem.write_file(path={path!r}, content=text)
+            print(filesystem.read_text_file(path={path!r})["content"] == text, len(text))
+        """.format(path=self.path("files/big.txt")))
+        done = self.run_runner({"filesystem": self.filesystem()}, program)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout, "True 1088890\n")
+
     def test_the_surface_names_every_server_by_its_key(self) -> None:
         done = self.run_runner({"time": TIME, "memory": self.memory()}, "--surface")
         self.assertEqual(done.returncode, 0, done.stderr)

@@ -66,7 +66,7 @@ class CallFailed(Exception):
 
 _lock = threading.Lock()  # one call on the pipe at a time, whichever thread makes it
 _calls, _answers = (int(fd) for fd in os.environ["CAP_MCP_FDS"].split(","))
-_out = os.fdopen(_calls, "wb", buffering=0)
+_out = os.fdopen(_calls, "wb")  # buffered: a flush writes it all, a raw write may not
 _in = os.fdopen(_answers, "rb")
 
 
@@ -74,6 +74,7 @@ def invoke(server: str, tool: str, arguments: Dict[str, Any]) -> Any:
     line = json.dumps({"server": server, "tool": tool, "arguments": arguments})
     with _lock:
         _out.write(line.encode("utf-8") + b"\\n")
+        _out.flush()
         reply = _in.readline()
     if not reply:
         raise CallFailed("the harness is gone")
@@ -168,16 +169,17 @@ def write_cap(root: str, servers: Sequence[Server]) -> str:
 def serve(calls: IO[bytes], answers: IO[bytes], servers: Dict[str, Server],
           timeout: float) -> None:
     """Answer the program's calls until it closes its end of the pipe."""
-    with calls, answers:
-        for line in calls:
-            try:
-                reply = json.dumps(answer(line, servers, timeout)).encode("utf-8") + b"\n"
-            except Exception as e:  # a bug of ours: the program hears of it, not a dead pipe
-                reply = json.dumps({"error": "the harness failed: %r" % (e,)}).encode() + b"\n"
-            try:
-                answers.write(reply)
-            except BrokenPipeError:  # the program is gone
-                return
+    try:
+        with calls, answers:
+            for line in calls:
+                try:
+                    reply = json.dumps(answer(line, servers, timeout)).encode("utf-8")
+                except Exception as e:  # a bug of ours: the program hears of it
+                    reply = json.dumps({"error": "the harness failed: %r" % (e,)}).encode()
+                answers.write(reply + b"\n")
+                answers.flush()
+    except BrokenPipeError:  # the program is gone
+        pass
 
 
 def answer(line: bytes, servers: Dict[str, Server], timeout: float) -> Dict[str, Any]:
@@ -222,7 +224,7 @@ def run_program(program: str, lib: str, scratch: Optional[str], servers: Dict[st
             os.close(fd)
     server_thread = threading.Thread(
         target=serve, daemon=True, name="codemode-serve",
-        args=(os.fdopen(calls_in, "rb"), os.fdopen(answers_out, "wb", 0), servers, timeout))
+        args=(os.fdopen(calls_in, "rb"), os.fdopen(answers_out, "wb"), servers, timeout))
     server_thread.start()
     try:
         code = child.wait(wall_clock)
