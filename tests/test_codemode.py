@@ -50,6 +50,23 @@ def groups_of_children(parent: int) -> Set[int]:
     return {int(fields[2]) for _, fields in process_stats() if int(fields[1]) == parent}
 
 
+def command_of(pid: int) -> str:
+    """The base name of ``pid``'s executable, from its command line ("" once gone)."""
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as cmdline:
+            return os.path.basename(cmdline.read().split(b"\0")[0].decode())
+    except OSError:
+        return ""
+
+
+def kill_groups(groups: Set[int]) -> None:
+    for group in groups:
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except OSError:
+            pass
+
+
 class CodeModeCase(unittest.TestCase):
     def setUp(self) -> None:
         self.dir = os.path.realpath(tempfile.mkdtemp(prefix="codemode-test-"))
@@ -285,6 +302,19 @@ class Endings(CodeModeCase):
         _, stderr = runner.communicate(timeout=RUN_TIMEOUT)
         self.assertEqual(runner.returncode, 128 + signal.SIGTERM, stderr)
         self.assertAllGone(groups)
+
+    def test_a_jailed_program_dies_with_the_runner_even_by_sigkill(self) -> None:
+        runner = self.start_runner({"time": TIME}, self.program(self.WAITS))
+        groups = self.ready(runner)
+        self.addCleanup(kill_groups, groups)  # the servers are not the jail's: see below
+        jails = {pid for pid, fields in process_stats()
+                 if int(fields[1]) == runner.pid and command_of(pid).startswith("bwrap")}
+        self.assertEqual(len(jails), 1, "the program's bwrap")
+        runner.kill()
+        runner.communicate(timeout=RUN_TIMEOUT)
+        # The jail's lifeline broke with the runner: the init, the program and bwrap end.
+        self.assertTrue(wait_until(lambda: not live_in_groups(jails)),
+                        "left running: %s" % live_in_groups(jails))
 
     def test_the_wall_clock_limit_kills_the_program(self) -> None:
         program = self.program(self.WAITS.replace("sys.stdin.readline()",
