@@ -353,6 +353,7 @@ class FailedServer(CodeModeCase):
 
 PROBES = """
     import os, socket, sys
+    import cap
     from cap.mcp import time
     print("call", time.get_current_time(timezone="UTC")["timezone"])
 
@@ -368,6 +369,7 @@ PROBES = """
     probe("etc", lambda: open("/etc/codemode-probe", "w"))
     probe("net", lambda: socket.create_connection(("127.0.0.1", {port}), 5))
     probe("sibling", lambda: open({sibling!r}).read())
+    probe("cap", lambda: open(os.path.join(os.path.dirname(cap.__file__), "x.py"), "w"))
     probe("scratch", lambda: open("scratch.txt", "w").write("mine"))  # its working directory
 """
 
@@ -406,7 +408,7 @@ class ProgramJail(CodeModeCase):
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual(self.outcomes(done.stdout), {
             "call": "UTC", "tmp": "refused", "ssh": "refused", "etc": "refused",
-            "net": "refused", "sibling": "refused", "scratch": "allowed"})
+            "net": "refused", "sibling": "refused", "cap": "refused", "scratch": "allowed"})
         self.assertFalse(os.path.exists("/etc/codemode-probe"))
 
     def test_unjailed_the_same_program_reaches_everything(self) -> None:
@@ -419,7 +421,7 @@ class ProgramJail(CodeModeCase):
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual(self.outcomes(done.stdout), {
             "call": "UTC", "tmp": "allowed", "ssh": "allowed", "etc": "allowed",
-            "net": "allowed", "sibling": "allowed", "scratch": "allowed"})
+            "net": "allowed", "sibling": "allowed", "cap": "allowed", "scratch": "allowed"})
 
     def test_without_bubblewrap_it_refuses_unless_told_no_jail(self) -> None:
         self.env["PATH"] = self.path("empty-path")  # no bwrap on it; the servers are absolute
