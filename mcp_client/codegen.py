@@ -12,7 +12,7 @@ lists its tools in a different order each boot still gives the same text),
 each after the types it takes and returns. Every function ends in exactly one
 call of the seam::
 
-    return _typing.cast(<its return type>, internal.invoke("<server>", "<wire tool name>", arguments))
+    return _typing.cast(<return type>, internal.invoke("<server>", "<wire tool name>", arguments))
 
 where ``arguments`` is a ``dict`` keyed by the **wire** parameter names. A
 ``Typed`` plan's parameters are taken by label (``name.mangle_label``: the
@@ -1010,11 +1010,17 @@ def _source_returns(function: _Function, names: _Names) -> str:
     return "Dict[str, Any]" if function.returns == _STRUCTURED else TOOL_OUTPUT
 
 
+# A body names no type a label can take: a parameter may be called Dict, Any
+# or str (a cast's type is evaluated where the parameters are), so the dict's
+# annotation and the cast say _typing.Dict[_typing.Any, _typing.Any], which
+# mypy takes for Dict[str, Any] where that is what the signature declares.
+_BODY_DICT = "_typing.Dict[_typing.Any, _typing.Any]"
+
+
 def _cast_target(function: _Function, names: _Names) -> str:
-    # Spelled through _typing where it can be: a label may be called Dict or Any.
     if function.result is not None:
         return names.of(function.result)  # never a label: _name_types saw to that
-    return "_typing.Dict[str, _typing.Any]" if function.returns == _STRUCTURED else TOOL_OUTPUT
+    return _BODY_DICT if function.returns == _STRUCTURED else TOOL_OUTPUT
 
 
 def _docstring(doc: List[str]) -> List[str]:
@@ -1042,7 +1048,7 @@ def _arguments(function: _Function) -> List[str]:
     """The ``arguments`` dict: required wire names at once, optional ones when given."""
     pairs = list(zip(function.params, function.labels))
     entries = ["%s: %s" % (_literal(p.name), label) for p, label in pairs if not p.optional]
-    head = _INDENT + "arguments: _typing.Dict[str, _typing.Any] = {"
+    head = _INDENT + "arguments: %s = {" % _BODY_DICT
     lines = _fit(head, entries, "}", _INDENT)
     for param, label in pairs:
         if param.optional:

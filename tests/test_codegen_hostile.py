@@ -105,6 +105,20 @@ class HostileNames(CorpusCase):
         tools = [ToolDescriptor("t", typed(names, required=HOSTILE_NAMES[:5]))]
         self.generate_checked("srv", tools)
 
+    def test_labels_named_like_what_a_body_could_use_change_nothing(self) -> None:
+        # A cast's type is evaluated where the parameters are: a parameter called
+        # str once made it Dict["value of str", Any], a forward reference that
+        # does not compile. Each tool is called with every label given a string.
+        shadows = ["str", "cast", "Dict", "Any", "List", "Optional", "Literal", "Union",
+                   "TypedDict", "dict", "typing", "None_", "self", "_", "__class__"]
+        params = {name: {"type": "string"} for name in shadows}
+        outputs: List[Any] = [None, {"anyOf": [{}, {}]}, record({"ok": {"type": "boolean"}})]
+        tools = [ToolDescriptor("t%d" % index, typed(params, shadows[:3]), output_schema=output)
+                 for index, output in enumerate(outputs)]
+        generated = self.generate_checked("srv", tools)
+        labels = [line.split("(", 1)[1].split(":")[0] for line in generated.surface.splitlines()]
+        self.assertEqual(labels, ["str"] * 3)
+
     def test_hostile_server_name(self) -> None:
         server = "-*- coding: raw_unicode_escape -*-\n@evil\u202e\\x0a\"#"
         generated = self.generate_checked(server, [ToolDescriptor("t", typed({}))])

@@ -239,8 +239,12 @@ def _assert_ends_in_invoke(test: unittest.TestCase, function: ast.FunctionDef,
     cast = last.value
     test.assertEqual(ast.unparse(cast.func), "_typing.cast")
     test.assertEqual(len(cast.args), 2)
-    test.assertEqual(ast.unparse(cast.args[0]).replace("_typing.", ""),
-                     ast.unparse(function.returns))  # type: ignore[arg-type]
+    target = ast.unparse(cast.args[0])
+    returns = ast.unparse(function.returns)  # type: ignore[arg-type]
+    if returns == "Dict[str, Any]":  # a label may be called str: the body says Any
+        test.assertEqual(target, "_typing.Dict[_typing.Any, _typing.Any]")
+    else:
+        test.assertEqual(target, returns)
     call = cast.args[1]
     assert isinstance(call, ast.Call), ast.dump(call)
     test.assertEqual(ast.dump(call.func), ast.dump(ast.parse("internal.invoke").body[0].value))
