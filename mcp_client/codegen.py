@@ -116,10 +116,13 @@ it is cut rung by rung, the same cut on every line, until it fits:
 3. the input shapes, down to their types' names;
 4. the descriptions;
 5. the claims;
-6. the defaults (``| None = None`` instead);
-7. the parameters' types to the plain ones of the first surface (objects and
-   unions ``Any``, enums their kind, nullability dropped);
-8. the result types to ``Any``.
+6. the parameters to the plain ones of the first surface: no defaults
+   (``| None = None``), objects and unions ``Any``, enums their kind,
+   nullability dropped;
+7. the result types to ``Any``.
+
+(A default is at most ``MAX_DEFAULT_CHARS`` long and usually shorter than the
+``| None = None`` it replaces, so it gives way only with the plain types.)
 
 The last rung is never longer than the bare signatures the generator made
 before issue 19 (names are only ever shorter now), so a server that fitted
@@ -644,7 +647,6 @@ _RUNGS: Tuple[_Rung, ...] = (
     _Rung(MAX_NOTE_CHARS, False, False, True, True, False, False),
     _Rung(0, False, False, True, True, False, False),
     _Rung(0, False, False, False, True, False, False),
-    _Rung(0, False, False, False, False, False, False),
     _Rung(0, False, False, False, False, True, False),
     _Rung(0, False, False, False, False, True, True),
 )
@@ -684,8 +686,7 @@ def _render(line: _Line, rung: _Rung) -> str:
     return "%s  # %s" % (text, comment) if comment else text
 
 
-_PARAM_VARIANTS = ((True, True, False), (False, True, False), (False, False, False),
-                   (False, False, True))
+_PARAM_VARIANTS = ((True, True, False), (False, True, False), (False, False, True))
 _RETURN_VARIANTS = ((True, False), (False, False), (False, True))
 
 
