@@ -184,6 +184,8 @@ MAX_NOTE_CHARS = 120
 MAX_SHAPE_CHARS = 1000
 #: UTF-8 bytes of one tool's doc (``GeneratedTool.doc``, its docstring).
 MAX_DOC_BYTES = 8 * 1024
+#: UTF-8 bytes of the signature line a doc starts with.
+MAX_DOC_SIGNATURE_BYTES = 2 * 1024
 #: Characters kept of a tool's description in its doc.
 MAX_DOC_DESCRIPTION_CHARS = 2000
 #: Characters kept of a parameter's or a key's description in a doc.
@@ -299,13 +301,15 @@ def generate(
     functions = sorted((_read(tool, digest) for tool in tools), key=lambda f: f.name)
     names = _name_types(functions, digest)
     lines = _surface(module_name, functions, names)
-    docs = [_doc(function, names) for function in functions]
+    signatures = [_signature_line(module_name, function, names) for function in functions]
+    docs = [_doc(function, names, MAX_DOC_BYTES - len(signature.encode("utf-8")) - 2)
+            for function, signature in zip(functions, signatures)]
     source = _module(server, module_name, functions, names, docs)
     scan_for_at(source)
     generated = tuple(
         GeneratedTool(function.name, function.tool, function.returns, line,
-                      _signature_line(module_name, function, names) + "\n\n" + "\n".join(doc))
-        for function, line, doc in zip(functions, lines, docs))
+                      signature + "\n\n" + "\n".join(doc))
+        for function, line, signature, doc in zip(functions, lines, signatures, docs))
     surface = "".join(line + "\n" for line in lines)
     return Generated(module_name, source, surface, generated)
 
@@ -739,17 +743,24 @@ def _with_star(function: _Function, render: Callable[[Param, str], str]) -> Iter
 
 
 def _signature_line(module_name: str, function: _Function, names: _Names) -> str:
-    """The fullest surface line without its comment: the doc's first line."""
+    """The doc's first line: the fullest surface line without its comment, within
+    ``MAX_DOC_SIGNATURE_BYTES`` (the shapes give way to the types' names, which
+    the doc's type sections spell out, then the line is cut)."""
     head = "%s.%s(" % (module_name, function.name)
-    return "%s%s) -> %s" % (head, _surface_params(function, names, True, True, False),
-                            _surface_returns(function, names, True, False))
+    line = ""
+    for shapes in (True, False):
+        line = "%s%s) -> %s" % (head, _surface_params(function, names, shapes, True, False),
+                                _surface_returns(function, names, shapes, False))
+        if len(line.encode("utf-8")) <= MAX_DOC_SIGNATURE_BYTES:
+            return line
+    return truncate(line, MAX_DOC_SIGNATURE_BYTES // 4)  # 4 bytes a character at most
 
 
 # ----------------------------------------------------------------------------- doc
 
 
-def _doc(function: _Function, names: _Names) -> List[str]:
-    """The docstring's lines (generator text, sanitized server text), within MAX_DOC_BYTES."""
+def _doc(function: _Function, names: _Names, limit: int) -> List[str]:
+    """The docstring's lines (generator text, sanitized server text), within ``limit`` bytes."""
     lines = _wrap(function.long_description, 72) or ["(The server gives no description.)"]
     lines += _doc_params(function, names)
     lines += _doc_types("Input types:", function, names, True)
@@ -758,7 +769,7 @@ def _doc(function: _Function, names: _Names) -> List[str]:
     if function.claims:
         lines += [""] + _indented("Server says (claims, not checked): " + function.claims, "")
     lines += ["", "Raises:"] + _indented(_raises(function), "    ")
-    return _cut(lines, MAX_DOC_BYTES)
+    return _cut(lines, limit)
 
 
 def _doc_params(function: _Function, names: _Names) -> List[str]:
@@ -864,8 +875,9 @@ def _cut(lines: List[str], limit: int) -> List[str]:
     size = 0
     for index, line in enumerate(lines):
         size += len(line.encode("utf-8")) + 1
-        if size > limit - 64:  # room for the signature's line break and the mark
-            return lines[:index] + ["(cut: the rest passed %d bytes)" % limit]
+        if size > limit - 64:  # room for the mark
+            return lines[:index] + ["(cut here: a tool's doc is at most %d bytes)"
+                                    % MAX_DOC_BYTES]
     return lines
 
 

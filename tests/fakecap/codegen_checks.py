@@ -179,7 +179,10 @@ def _assert_field_type(test: unittest.TestCase, node: ast.expr,
         inner = node.slice  # Python 3.9+: no ast.Index
         parts = inner.elts if isinstance(inner, ast.Tuple) else [inner]
         for part in parts:
-            if node.value.id == "Literal":
+            if node.value.id == "Literal":  # constants; a negative integer is -<constant>
+                if isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.USub):
+                    part = part.operand
+                    assert isinstance(part, ast.Constant) and type(part.value) is int
                 assert isinstance(part, ast.Constant), ast.dump(part)
                 test.assertIn(type(part.value), (str, int, bool))
             else:
