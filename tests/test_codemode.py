@@ -9,6 +9,7 @@ and filesystem servers (npm).
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -497,6 +498,17 @@ class SpawnCommand(unittest.TestCase):
         os.killpg(child.pid, signal.SIGKILL)
         self.assertEqual(child.wait(timeout=LONG), -signal.SIGKILL)
         self.assertTrue(wait_until(lambda: not live_in_groups({child.pid})))
+
+    def test_its_limits_hold_as_a_servers_do(self) -> None:
+        try:  # as test_jail's fork bomb: root with a pids hierarchy, or a delegated subtree
+            jailer.Cgroup.create(2).remove(LONG)
+        except TransportFailed as e:
+            self.skipTest("no pids cgroup can be made here, so max_processes is refused: %s" % e)
+        script = "import os\ntry:\n    os.fork()\nexcept OSError as e:\n    print(e.errno)"
+        child = jailer.spawn_command(Jail(max_processes=1), [sys.executable, "-c", script],
+                                     {"PATH": os.environ["PATH"]}, stdout=subprocess.PIPE)
+        out, _ = child.communicate(timeout=LONG)
+        self.assertEqual((child.returncode, out), (0, b"%d\n" % errno.EAGAIN))
 
     def test_a_missing_command_is_transport_failed(self) -> None:
         with self.assertRaisesRegex(TransportFailed, "cannot start /no/such/program in the jail"):
