@@ -339,9 +339,12 @@ class FailedServer(CodeModeCase):
             except ImportError:
                 print("no module for broken")
         """)
-        done = self.run_runner({"broken": BROKEN, "time": TIME}, program)
+        done = self.run_runner({"broken": BROKEN, "time": TIME,
+                                "search": {"type": "http", "url": "https://example.com/mcp"}},
+                               program)
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual(done.stdout, "UTC\nno module for broken\n")
+        self.assertRegex(done.stderr, r"codemode: .*servers\.json: server \"search\" left out: ")
         self.assertRegex(done.stderr, r"codemode: server broken left out: .*\n"
                                       r"  \| ERROR: no database configured\n")
 
