@@ -38,7 +38,8 @@ RUN_TIMEOUT = LONG * 4
 TIME = {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}
 #: A server that says why on stderr and exits before the handshake.
 BROKEN = {"command": sys.executable, "args": [
-    "-c", "import sys; print('ERROR: no database configured', file=sys.stderr); sys.exit(3)"]}
+    "-c", "import sys; print('ERROR: no database configured\\x1b[2J', file=sys.stderr); "
+          "sys.exit(3)"]}
 
 
 def live_in_groups(groups: Set[int]) -> List[int]:
@@ -256,6 +257,21 @@ class Seam(CodeModeCase):
         self.assertEqual(done.stdout, "refused: not a call of a generated function\n" * 3 + "UTC\n")
 
 
+    def test_a_call_over_the_line_cap_ends_the_serving(self) -> None:
+        program = self.program("""
+            from cap.internal import mcp
+            try:
+                mcp.invoke("time", "get_current_time", {"timezone": "x" * (17 << 20)})
+            except (mcp.CallFailed, BrokenPipeError) as e:
+                print("cut off:", type(e).__name__)
+        """)
+        done = self.run_runner({"time": TIME}, program)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertRegex(done.stdout, r"^cut off: (CallFailed|BrokenPipeError)\n$")
+        self.assertIn("the program sent a call over 16777216 bytes; no more are served",
+                      done.stderr)
+
+
 class Endings(CodeModeCase):
     """However the program ends, its status is the runner's and every server is retired."""
 
@@ -346,7 +362,8 @@ class FailedServer(CodeModeCase):
         self.assertEqual(done.stdout, "UTC\nno module for broken\n")
         self.assertRegex(done.stderr, r"codemode: .*servers\.json: server \"search\" left out: ")
         self.assertRegex(done.stderr, r"codemode: server broken left out: .*\n"
-                                      r"  \| ERROR: no database configured\n")
+                                      r"  \| ERROR: no database configured")
+        self.assertNotIn("\x1b", done.stderr, "a server's control characters reach no terminal")
 
     def test_no_server_at_all_is_an_error(self) -> None:
         done = self.run_runner({"broken": BROKEN}, self.program("print('never')\n"))

@@ -33,6 +33,7 @@ from mcp_client import codegen, config, jailer
 from mcp_client.client import Client, Options, prepare
 from mcp_client.errors import ConfigError, McpClientError, StderrTail, ToolFailed, TransportFailed
 from mcp_client.jail import INSTALL_HINT, Jail
+from mcp_client.stdio import MAX_LINE_BYTES
 from mcp_client.transport import CAPTURE, SAFE_ENV_KEYS, ProcessTransport
 
 #: Exit statuses of the runner's own: a usage or config error, no server, the wall clock.
@@ -40,8 +41,8 @@ USAGE, NO_SERVER, WALL_CLOCK, INTERRUPTED = 2, 3, 124, 130
 DEFAULT_WALL_CLOCK = 300.0
 #: Seconds a server may take to shake hands, and then to list its tools.
 START_TIMEOUT = 30.0
-#: How much of a failed server's stderr is shown.
-TAIL_LINES = 10
+#: How much of a failed server's stderr is shown: lines, and characters a line.
+TAIL_LINES, TAIL_CHARS = 10, 300
 #: Seconds the call server may take to see the pipe close after the program's end.
 LINGER = 5.0
 
@@ -119,7 +120,8 @@ def start_all(servers: Sequence[Server]) -> List[Server]:
     for server in servers:
         if server.generated is None:
             tail = server.client.stderr_tail.strip().splitlines()[-TAIL_LINES:]
-            said = "".join("\n  | " + line for line in tail)
+            # The server's words, capped a line (the tail has escaped its control characters).
+            said = "".join("\n  | " + codegen.sanitize(line, TAIL_CHARS) for line in tail)
             say("server %s left out: %s%s" % (server.name, server.failure, said))
     return [server for server in servers if server.generated is not None]
 
@@ -171,7 +173,11 @@ def serve(calls: IO[bytes], answers: IO[bytes], servers: Dict[str, Server],
     """Answer the program's calls until it closes its end of the pipe."""
     try:
         with calls, answers:
-            for line in calls:
+            for line in iter(lambda: calls.readline(MAX_LINE_BYTES + 1), b""):
+                if len(line) > MAX_LINE_BYTES:  # bounded, as the wire is: no more calls
+                    say("the program sent a call over %d bytes; no more are served"
+                        % MAX_LINE_BYTES)
+                    return
                 try:
                     reply = json.dumps(answer(line, servers, timeout)).encode("utf-8")
                 except Exception as e:  # a bug of ours: the program hears of it
