@@ -327,6 +327,9 @@ class Endings(CodeModeCase):
         jails = {pid for pid, fields in process_stats()
                  if int(fields[1]) == runner.pid and command_of(pid).startswith("bwrap")}
         self.assertEqual(len(jails), 1, "the program's bwrap")
+        # A SIGKILLed runner cannot remove its directory: bwrap runs in its scratch, inside it.
+        scratch = os.readlink("/proc/%d/cwd" % next(iter(jails)))
+        self.addCleanup(shutil.rmtree, os.path.dirname(scratch), True)
         runner.kill()
         runner.communicate(timeout=RUN_TIMEOUT)
         # The jail's lifeline broke with the runner: the init, the program and bwrap end.
