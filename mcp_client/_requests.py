@@ -225,6 +225,7 @@ def fresh(reason: Unavailable) -> Unavailable:
     one instance raised in many threads would grow one shared ``__traceback__``."""
     copy = type(reason)(reason.reason)
     copy.stderr_tail = reason.stderr_tail
+    copy.server = reason.server
     return copy
 
 

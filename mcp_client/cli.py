@@ -1,9 +1,13 @@
-"""``python -m mcp_client``: the main job, from a terminal, in one command.
+"""``mcp-client`` (or ``python -m mcp_client``): the main job, from a terminal, in one command.
 
 ::
 
-    python -m mcp_client [options] [-- COMMAND ARGS...]
-    python -m mcp_client replay [--timeout SECONDS] [--serve] LOG
+    mcp-client [options] [-- COMMAND ARGS...]
+    mcp-client --config FILE [--server NAME] [options]
+    mcp-client replay [--timeout SECONDS] [--serve] LOG
+
+(``mcp-client`` is the console script ``pip install`` writes; ``python -m
+mcp_client`` is the same command, for a checkout.)
 
 Starts a stdio MCP server -- ``COMMAND ARGS...`` after ``--``, or with no
 command the demo server that ships in the package -- handshakes, lists its
@@ -13,17 +17,37 @@ then title and description, cut to fit) and the generated surface. Then it
 shuts the server down; every way out, including a failure and Ctrl-C, goes
 through that shutdown, so no server is ever left running.
 
+``--config FILE`` takes the servers from a config file instead (Claude
+Desktop's, Cursor's and Claude Code's ``{"mcpServers": ...}`` or VS Code's
+``{"servers": ...}``; see :mod:`mcp_client.config`), and ``--server NAME`` one
+of them. Every server is prepared (published for the shutdown) before any
+starts, all are started at once, and then each is shown as above, one after
+another, under a ``config    NAME`` line; its module is named by its key
+(``cap.mcp.NAME``). A server that fails is named on its failure's lines
+(``mcp_client: NAME: handshake failed: ...``) and the others still run; the
+exit status is the first failure's. An entry that is not stdio is named in one
+warning line and left out. A config that cannot be used is a usage error, as
+are an unknown ``--server`` (the line lists the names), ``--env``, ``--cwd``,
+``--server-name`` or a ``COMMAND`` with ``--config`` (the file's entries say
+them), and ``--call`` or ``--capture`` for more than one server. With
+``--json``, one object: ``{"ok": ..., "servers": [<the usual object> + "name"]}``.
+
 Options: ``--env KEY=VALUE`` (repeatable; the server gets only a small safe
-environment plus these pairs, see :mod:`mcp_client.transport`), ``--cwd DIR``,
+environment plus these pairs, see :mod:`mcp_client.transport`; ``--env KEY``
+passes this shell's own value of ``KEY``, and nothing else of it is passed),
+``--cwd DIR``,
 ``--timeout SECONDS`` (handshake and each request; default 30),
 ``--server-name NAME`` (the module segment and the server named in every
 ``invoke``; default the server's ``serverInfo.name``), ``--quiet-server``
 (the server's stderr to ``/dev/null``; by default it is captured, and its last
 lines are printed under a failure they may explain), ``--source``
-(also print the generated module), ``--call NAME JSON`` (also call the tool
-with wire name ``NAME`` with the JSON object ``JSON`` as its arguments, and
-print the result: text blocks, other blocks by kind, ``isError``,
-``structuredContent``), ``--json`` (print one JSON object instead of the
+(also print the generated module), ``--call NAME JSON`` (call the tool
+``NAME`` -- its wire name, or the Python name the surface shows, bare or after
+its module -- with the JSON object ``JSON`` as its (wire) arguments, and print
+its outcome alone: text blocks, other blocks by kind, ``isError``,
+``structuredContent``; a name that is no tool's is refused before anything is
+sent, and the line lists the tools), ``--surface`` (with ``--call``: print
+the usual report before the outcome), ``--json`` (print one JSON object instead of the
 text), ``--capture FILE`` (record the wire log there; replay it with
 ``python -m mcp_client replay FILE``, see :mod:`mcp_client.replay_run`),
 ``--strict`` (die on the first stdout line that is not
@@ -41,7 +65,14 @@ a path the jail would cover, such as one under ``/tmp``, read-only),
 ``--memory BYTES`` (``512M``, ``2G``: the whole jail's memory, a memory cgroup;
 also an address-space limit per process),
 ``--cpu-seconds N`` and ``--max-processes N``. Any of them without ``--jail``
-is a usage error.
+is a usage error. Before a jailed server starts, every element of its argv that
+names an existing path (``/tmp/checkout/server.py``, ``--root=/tmp/data``) is
+checked: one the jail would not show fails the start (exit 3), naming the
+``--allow-read`` that shows it.
+
+A server that fails prints, under the failure's line, the lines of its stderr
+tail that read as an error (``error``, ``fatal``, ``exception``,
+``traceback``, in any case) from before its last ten, then those last ten.
 
 Server text (names, descriptions, results) is never printed raw: control and
 direction-changing characters are removed or escaped first, so a hostile
@@ -55,9 +86,10 @@ code  what        when
 ====  ==========  ==============================================================
 0                 success (a tool result with ``isError: true`` is a result: 0)
 1     internal    a bug in mcp_client (this one does print a traceback)
-2     usage       bad options or arguments: unknown option, ``--env`` without
-                  ``=``, ``--call`` JSON that is not a JSON object, a capture
-                  file that cannot be opened
+2     usage       bad options or arguments: unknown option, ``--env KEY`` with
+                  ``KEY`` unset here, ``--call`` JSON that is not a JSON
+                  object, a capture file that cannot be opened, a config file
+                  that cannot be used, an unknown ``--server``
 3     spawn       the server could not be started (no such command, bad cwd)
 4     handshake   ``initialize`` failed, timed out or was refused, the server
                   died or wrote garbage first, or it declares no tools
@@ -66,8 +98,8 @@ code  what        when
                   pages, server error, death, timeout)
 7     generation  the code generator refused the listing (too many tools, a
                   name collision, a surface too large)
-8     call        ``--call`` failed: server error (unknown tool, bad arguments),
-                  malformed result, death, timeout
+8     call        ``--call`` failed: no such tool (nothing sent), server error
+                  (bad arguments), malformed result, death, timeout
 9     shutdown    the server could not be confirmed gone (retirement unconfirmed)
 10    capture     ``--capture``: the log is incomplete -- the file could not be
                   created or written (a full disk, an I/O error) or entries were
@@ -94,17 +126,21 @@ import json
 import os
 import signal
 import subprocess
+import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import FrameType
-from typing import IO, Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple, TypeVar
+from typing import (IO, Any, Callable, Dict, List, Mapping, NoReturn, Optional, Sequence, Tuple,
+                    TypeVar)
 
-from . import codegen, demo_server
+from . import _threads, codegen, config, demo_server
 from ._files import open_for_writing
 from ._version import __version__
 from .client import Client, Options, prepare
 from .codegen import Generated, sanitize
+from .config import ConfiguredServer
 from .errors import (
+    ConfigError,
     StderrTail,
     CleanupUnconfirmed,
     GenerateError,
@@ -115,10 +151,11 @@ from .errors import (
     TransportFailed,
     VersionUnsupported,
 )
+from . import jail as jail_plan
 from .jail import DEFAULT_HIDDEN, Jail
 from .jsonvalue import CorruptionReport, JsonValue, parse
 from .protocol import CallToolResult, InitializeResult, Text, ToolDescriptor
-from .transport import CAPTURE, Exited, ProcessTransport, Retirement, Spawn
+from .transport import CAPTURE, Exited, ProcessTransport, Retirement, Spawn, child_environment
 
 __all__ = ["main", "run", "Settings", "parse_arguments", "EXIT_CODES"]
 
@@ -146,6 +183,8 @@ EXIT_CODES: Dict[str, int] = {
 }
 
 PROG = "python -m mcp_client"
+#: The console script's name (``setup.cfg``): the same command, installed.
+CONSOLE_SCRIPT = "mcp-client"
 #: How stderr lines start.
 NAME = "mcp_client"
 DEFAULT_TIMEOUT = 30.0
@@ -160,6 +199,8 @@ _REASON = 500
 _TAIL_LINES = 10
 #: Characters of a wire name or a server name shown.
 _NAME = 64
+#: A server's stderr line that reads as its reason for failing.
+_READS_AS_ERROR = re.compile(r"error|fatal|exception|traceback", re.IGNORECASE)
 
 
 class Failure(Exception):
@@ -174,23 +215,37 @@ class Failure(Exception):
     def code(self) -> int:
         return EXIT_CODES[self.what]
 
-    def line(self) -> str:
-        """The one stderr line: ``mcp_client: <what> failed: <error class>: <reason>``."""
+    def line(self, label: Optional[str] = None) -> str:
+        """The one stderr line: ``mcp_client: <what> failed: <error class>: <reason>``
+        (``mcp_client: <label>: ...`` for a server of a config file)."""
+        name = NAME if label is None else "%s: %s" % (NAME, _name(label))
         if self.what == "interrupt":
-            return "%s: interrupted; the server was shut down" % NAME
+            return "%s: interrupted; the server was shut down" % name
         if self.what == "usage":
-            return "%s: usage failed: %s" % (NAME, sanitize(str(self.error), _REASON))
+            return "%s: usage failed: %s" % (name, sanitize(str(self.error), _REASON))
         detail = "%s: %s" % (type(self.error).__name__, _headline(self.error))
-        return "%s: %s failed: %s" % (NAME, self.what, sanitize(detail, _REASON))
+        return "%s: %s failed: %s" % (name, self.what, sanitize(detail, _REASON))
 
-    def tail(self) -> List[str]:
-        """The server's last stderr lines, when its death explains the failure."""
+    def tail(self, label: Optional[str] = None) -> List[str]:
+        """The server's stderr lines that explain its death: those that read as an
+        error anywhere in the tail, then the last few."""
         error = self.error
         if not isinstance(error, StderrTail) or not error.stderr_tail:
             return []
-        lines = error.stderr_tail.split("\n")[-_TAIL_LINES:]
-        return ["%s: server stderr, last %d lines:" % (NAME, len(lines))] + [
-            "  | " + line for line in lines]
+        name = NAME if label is None else "%s: %s" % (NAME, _name(label))
+        lines = error.stderr_tail.split("\n")
+        last = lines[-_TAIL_LINES:]
+        # The reason is often logged early and followed by a stack of noise (dbhub:
+        # line 5 of 20), so the lines that read as one are shown wherever they are.
+        earlier = [line for line in lines[:-_TAIL_LINES] if _READS_AS_ERROR.search(line)]
+        shown: List[str] = []
+        if earlier:
+            earlier = earlier[-_TAIL_LINES:]
+            shown += ["%s: server stderr, %d earlier line%s that read%s as an error:" % (
+                name, len(earlier), "" if len(earlier) == 1 else "s",
+                "s" if len(earlier) == 1 else "")] + ["  | " + line for line in earlier]
+        return shown + ["%s: server stderr, last %d lines:" % (name, len(last))] + [
+            "  | " + line for line in last]
 
 
 def _headline(error: BaseException) -> str:
@@ -215,6 +270,13 @@ class Settings:
     capture: Optional[str] = None
     jail: Optional[Jail] = None
     tolerated_noise: int = DEFAULT_NOISE
+    surface: bool = True
+    #: ``--config``: the servers to inspect, one after another (``spawn`` is then unused).
+    servers: Tuple[ConfiguredServer, ...] = ()
+    #: The config's warning lines, one per entry left out.
+    skipped: Tuple[str, ...] = ()
+    #: The config key of the one server these settings are for (in the output).
+    label: Optional[str] = None
 
 
 class UsageError(Exception):
@@ -232,7 +294,8 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
-        prog=PROG, usage="%(prog)s [options] [-- COMMAND ARGS...]\n"
+        prog=program(), usage="%(prog)s [options] [-- COMMAND ARGS...]\n"
+                         "       %(prog)s --config FILE [--server NAME] [options]\n"
                          "       %(prog)s replay [--timeout SECONDS] [--serve] LOG",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Start an MCP server over stdio (the bundled demo server when no COMMAND "
@@ -242,8 +305,14 @@ def _parser() -> argparse.ArgumentParser:
                "7 generation, 8 call, 9 shutdown, 10 capture incomplete, 130 interrupted, "
                "141 output closed, "
                "1 internal error")
+    parser.add_argument("--config", metavar="FILE",
+                        help="inspect the servers of FILE ({\"mcpServers\": ...} or VS "
+                        "Code's {\"servers\": ...}), one after another")
+    parser.add_argument("--server", metavar="NAME",
+                        help="with --config: only the server NAME of the file")
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
-                        help="set a variable in the server's (minimal) environment; repeatable")
+                        help="set a variable in the server's (minimal) environment; KEY alone "
+                        "passes this shell's value of KEY; nothing else is passed; repeatable")
     parser.add_argument("--cwd", metavar="DIR", help="the server's working directory")
     parser.add_argument("--timeout", type=seconds_argument, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                         help="deadline of the handshake and of each request (default %g)"
@@ -255,7 +324,12 @@ def _parser() -> argparse.ArgumentParser:
                              "last lines printed under a failure)")
     parser.add_argument("--source", action="store_true", help="also print the generated module")
     parser.add_argument("--call", nargs=2, metavar=("NAME", "JSON"),
-                        help="also call tool NAME with the JSON object JSON as its arguments")
+                        help="call tool NAME (its wire name or the surface's Python name) "
+                        "with the JSON object JSON as its arguments, and print the outcome "
+                        "alone")
+    parser.add_argument("--surface", action="store_true",
+                        help="with --call, print the usual report (server, tools, surface) "
+                        "before the outcome")
     parser.add_argument("--json", action="store_true",
                         help="print one JSON object instead of text")
     parser.add_argument("--capture", metavar="FILE", help="record the wire log in FILE")
@@ -265,6 +339,12 @@ def _parser() -> argparse.ArgumentParser:
     _jail_arguments(parser)
     parser.add_argument("--version", action="version", version="mcp_client " + __version__)
     return parser
+
+
+def program() -> str:
+    """How this command was run, for its messages: ``mcp-client`` (the console
+    script) or ``python -m mcp_client``."""
+    return CONSOLE_SCRIPT if os.path.basename(sys.argv[0]) == CONSOLE_SCRIPT else PROG
 
 
 def seconds_argument(text: str) -> float:
@@ -278,21 +358,78 @@ def seconds_argument(text: str) -> float:
     return value
 
 
-def parse_arguments(argv: Sequence[str]) -> Settings:
-    """The settings for ``argv`` (without the program name); :class:`UsageError` if none."""
+def parse_arguments(argv: Sequence[str], environ: Optional[Mapping[str, str]] = None
+                    ) -> Settings:
+    """The settings for ``argv`` (without the program name); :class:`UsageError` if none.
+
+    ``environ`` (default ``os.environ``) gives ``--env KEY``'s value and the
+    config file's ``${VAR}``s.
+    """
+    environ = os.environ if environ is None else environ
     options, command = _split(list(argv))
-    parsed = _parser().parse_args(options)
+    parsed = _parse(options)
     if command is None:
         command = [sys.executable, demo_server.__file__]  # by path: needs no sys.path
-    return Settings(
-        spawn=Spawn(command[0], tuple(command[1:]), _environment(parsed.env) or None,
+    elif parsed.config is not None:
+        raise UsageError("--config gives the servers: no COMMAND after -- with it")
+    settings = Settings(
+        spawn=Spawn(command[0], tuple(command[1:]), _environment(parsed.env, environ) or None,
                     parsed.cwd),
         timeout=parsed.timeout, server_name=parsed.server_name,
         quiet_server=parsed.quiet_server, source=parsed.source,
         call=None if parsed.call is None else _call(parsed.call),
         json_output=parsed.json, capture=parsed.capture, jail=_jail(parsed),
         tolerated_noise=0 if parsed.strict else DEFAULT_NOISE,
+        surface=parsed.call is None or parsed.surface,
     )
+    if parsed.surface and parsed.call is None:
+        raise UsageError("--surface goes with --call (without it the surface is printed anyway)")
+    return _configured(settings, parsed, environ)
+
+
+def _parse(options: List[str]) -> argparse.Namespace:
+    parsed, extra = _parser().parse_known_args(options)
+    if extra and not extra[0].startswith("-"):  # the commonest slip: the server's command, bare
+        raise UsageError("unrecognized arguments: %s; put the server's command after --: "
+                         "%s [options] -- %s" % (" ".join(extra), program(), " ".join(extra)))
+    if extra:
+        raise UsageError("unrecognized arguments: %s" % " ".join(extra))
+    return parsed
+
+
+def _configured(settings: Settings, parsed: argparse.Namespace,
+                environ: Mapping[str, str]) -> Settings:
+    """``settings`` with the servers of ``--config`` (and ``--server``), if given."""
+    if parsed.config is None:
+        if parsed.server is not None:
+            raise UsageError("--server needs --config")
+        return settings
+    given = [flag for flag, value in (("--env", parsed.env), ("--cwd", parsed.cwd),
+                                      ("--server-name", parsed.server_name)) if value]
+    if given:  # each entry of the file says these for itself (its key names its module)
+        raise UsageError("%s cannot go with --config: the file's entries give them" % given[0])
+    try:
+        loaded = config.load(parsed.config, environ)
+    except ConfigError as e:
+        raise UsageError("--config: %s" % e) from None
+    servers = _selected(loaded, parsed.server, parsed.config)
+    for flag, given_flag in (("--call", settings.call), ("--capture", settings.capture)):
+        if given_flag is not None and len(servers) > 1:
+            raise UsageError("%s is for one server: name it with --server (the file has %s)"
+                             % (flag, ", ".join(_name(name) for name in loaded.names())))
+    return replace(settings, servers=servers, skipped=loaded.skipped)
+
+
+def _selected(loaded: config.LoadedConfig, name: Optional[str],
+              path: str) -> Tuple[ConfiguredServer, ...]:
+    """The servers ``--server`` picks: all without it, the one it names, or a usage error."""
+    if name is None:
+        return loaded.servers
+    servers = tuple(server for server in loaded.servers if server.name == name)
+    if not servers:
+        raise UsageError("--server %s: no such server in %s; its servers: %s" % (
+            _name(name), _name(path), ", ".join(_name(each) for each in loaded.names())))
+    return servers
 
 
 def _jail_arguments(parser: argparse.ArgumentParser) -> None:
@@ -363,12 +500,17 @@ def _split(argv: List[str]) -> Tuple[List[str], Optional[List[str]]]:
     return argv[:cut], argv[cut + 1:]
 
 
-def _environment(pairs: Sequence[str]) -> Dict[str, str]:
+def _environment(pairs: Sequence[str], environ: Mapping[str, str]) -> Dict[str, str]:
     env: Dict[str, str] = {}
     for pair in pairs:
         key, equals, value = pair.partition("=")
-        if not key or not equals or "\0" in pair:
-            raise UsageError("--env needs KEY=VALUE, not %r" % pair)
+        if not key or "\0" in pair:
+            raise UsageError("--env needs KEY=VALUE or KEY, not %r" % pair)
+        if not equals:  # KEY alone: our own value (an API key), and only the ones named
+            if key not in environ:
+                raise UsageError("--env %s: %s is not set here, so there is no value to pass"
+                                 % (key, key))
+            value = environ[key]
         env[key] = value
     return env
 
@@ -396,6 +538,8 @@ class Session:
     tools: Optional[Tuple[ToolDescriptor, ...]] = None
     generated: Optional[Generated] = None
     called: Optional[CallToolResult] = None
+    called_tool: Optional[str] = None  # the wire name --call's NAME stands for
+    apart: bool = False  # a blank line before the report (a config's servers after the first)
     retirement: Optional[Retirement] = None
     failure: Optional[Failure] = None
     noise: Tuple[int, Optional[str]] = (0, None)  # lines skipped, the first one shown
@@ -411,10 +555,15 @@ def run(settings: Settings, out: IO[str], err: IO[str]) -> int:
         session.failure = failure
     else:
         try:
-            _run_client(session, capture, out)
+            if settings.servers:  # --capture is for one server (_configured): it gets the log
+                code = _run_configured(settings, capture, out, err)
+            else:
+                _run_client(session, capture, out)
         finally:
             if capture is not None:
                 _close_capture(session, capture)
+        if settings.servers and (session.capture_lost is None or code != EXIT_OK):
+            return code
     _judge_capture(session)
     return _finish(session, out, err)
 
@@ -435,16 +584,53 @@ def _open_capture(path: Optional[str]) -> Optional[IO[str]]:
                                           % (path, e.strerror or e))) from None
 
 
-def _run_client(session: Session, capture: Optional[IO[str]], out: IO[str]) -> None:
-    settings = session.settings
+def _prepare(settings: Settings, capture: Optional[IO[str]]) -> Client:
     # Captured, not inherited: the server's last lines are printed under a
     # failure rather than mixed into ours as it runs (--quiet-server: dropped).
     stderr = subprocess.DEVNULL if settings.quiet_server else CAPTURE
     options = Options(handshake_timeout=settings.timeout, request_timeout=settings.timeout,
                       capture=capture, tolerated_noise_lines=settings.tolerated_noise)
-    client = prepare(ProcessTransport(settings.spawn, stderr=stderr, jail=settings.jail), options)
+    return prepare(ProcessTransport(settings.spawn, stderr=stderr, jail=settings.jail), options)
+
+
+def _run_client(session: Session, capture: Optional[IO[str]], out: IO[str]) -> None:
+    client = _prepare(session.settings, capture)
+    _session(client, session, out, lambda: _connect_jailed(client, session.settings))
+
+
+def _connect_jailed(client: Client, settings: Settings) -> InitializeResult:
+    if settings.jail is not None:
+        check_jailed_paths(settings.jail, settings.spawn)
+    return client.connect()
+
+
+def check_jailed_paths(jail: Jail, spawn: Spawn) -> None:
+    """:class:`TransportFailed` naming the ``--allow-read`` needed when an element
+    of the server's argv names an existing path the jail would not show (a
+    script in a checkout under ``/tmp``); the jail's own check sees only the
+    executable, and the server would fail inside, far from its cause."""
+    from . import jailer  # only with --jail
+
+    base = spawn.cwd or os.getcwd()
+    named: Dict[str, str] = {}  # real path -> the argument that names it
+    for arg in spawn.argv():
+        piece = arg.partition("=")[2] if arg.startswith("-") else arg  # --root=/tmp/x too
+        path = os.path.join(base, piece)
+        if piece and os.path.lexists(path):
+            named.setdefault(os.path.realpath(path), arg)
+    host = jailer.look(jail, spawn, child_environment(spawn))
+    for real in jail_plan.unseen(jail, host, list(named)):
+        shown = real if os.path.isdir(real) else os.path.dirname(real)
+        raise TransportFailed("the server's argument %s names %s, which the jail would not "
+                              "show (/tmp is private, hidden paths are empty): --allow-read %s "
+                              "shows it read-only" % (named[real], real, shown))
+
+
+def _session(client: Client, session: Session, out: IO[str],
+             connect: Callable[[], InitializeResult]) -> None:
+    """The steps on ``client``, whose handshake is ``connect()``; then its retirement."""
     try:
-        _steps(client, session, out)
+        _steps(client, session, out, connect)
     except Failure as failure:
         session.failure = failure
     except KeyboardInterrupt as interrupt:
@@ -455,21 +641,159 @@ def _run_client(session: Session, capture: Optional[IO[str]], out: IO[str]) -> N
         _note_capture(session, client)
 
 
-def _steps(client: Client, session: Session, out: IO[str]) -> None:
-    text = None if session.settings.json_output else out
-    session.initialized = _step("handshake", client.connect)
-    _print(text, _server_text(session))
+def _steps(client: Client, session: Session, out: IO[str],
+           connect: Callable[[], InitializeResult]) -> None:
+    settings = session.settings
+    report = None if settings.json_output or not settings.surface else out
+    session.initialized = _step("handshake", connect)
+    _print(report, _server_text(session))
     session.tools = _step("listing", client.list_tools)
-    _print(text, _tools_text(session.tools))
-    name = session.settings.server_name or session.initialized.server_info.name
+    _print(report, _tools_text(session.tools))
+    name = settings.server_name or settings.label or session.initialized.server_info.name
     session.generated = _step("generation", lambda: codegen.generate(name, session.tools or ()))
-    _print(text, _surface_text(session.generated))
-    if session.settings.source:
-        _print(text, _source_text(session.generated))
-    if session.settings.call is not None:
-        tool, arguments = session.settings.call
+    _print(report, _surface_text(session.generated))
+    if settings.source:
+        _print(None if settings.json_output else out, _source_text(session.generated))
+    if settings.call is not None:
+        name, arguments = settings.call
+        try:
+            tool = wire_name(name, session.tools, session.generated)
+        except UnknownTool as e:
+            raise Failure("call", e) from None
+        session.called_tool = tool
         session.called = _step("call", lambda: client.call_tool(tool, arguments))
-        _print(text, _call_text(tool, session.called))
+        _print(None if settings.json_output else out,
+               _call_text(tool, session.called, leading=report is not None or settings.source))
+
+
+class UnknownTool(Exception):
+    """``--call`` named no tool of the server: refused before anything is sent; exit 8."""
+
+
+def wire_name(name: str, tools: Sequence[ToolDescriptor], generated: Generated) -> str:
+    """The wire name of the tool ``name`` stands for: a wire name itself, or the
+    Python name the surface shows, bare or after its module (``module.function``,
+    ``cap.mcp.module.function``); :class:`UnknownTool` listing them otherwise.
+    The Python names are the generator's own (``Generated.tools``)."""
+    wire = [tool.name for tool in tools]
+    if name in wire:
+        return name
+    python = {tool.function: tool.wire_name for tool in generated.tools}
+    module = generated.module_name
+    for prefix in (module + ".", module[len("cap.mcp."):] + "."):
+        if name.startswith(prefix) and name[len(prefix):] in python:
+            return python[name[len(prefix):]]
+    if name in python:
+        return python[name]
+    named = {tool: function for function, tool in python.items() if function != tool}
+    listed = ", ".join("%s (%s)" % (_name(tool), named[tool]) if tool in named else _name(tool)
+                       for tool in wire)
+    raise UnknownTool("no tool %s, so nothing was sent; the server's tools: %s"
+                      % (_name(name), listed or "none"))
+
+
+# ----------------------------------------------------------------------------- --config
+
+
+def _run_configured(settings: Settings, capture: Optional[IO[str]], out: IO[str],
+                    err: IO[str]) -> int:
+    """Every server of the config file: all prepared (the census), all connected
+    at once, then inspected one after another in the usual output."""
+    for line in settings.skipped:
+        err.write("%s: warning: %s\n" % (NAME, line))
+    sessions = [Session(replace(settings, spawn=server.spawn, label=server.name, servers=(),
+                                skipped=())) for server in settings.servers]
+    # Published before any server runs (SEED.md's census): whatever happens
+    # from here on, the finally below retires every one of them.
+    clients = [_prepare(session.settings, capture) for session in sessions]
+    connecting: List[_Connecting] = []
+    try:
+        connecting = [_Connecting(_connector(client, session.settings))
+                      for client, session in zip(clients, sessions)]
+        return _inspect_each(sessions, clients, connecting, out, err)
+    finally:
+        _retire_all(sessions, clients, connecting)
+        if settings.json_output:
+            _json_out(out, {"ok": all(s.failure is None for s in sessions),
+                            "servers": [dict(_json_report(s), name=s.settings.label)
+                                        for s in sessions]})
+
+
+def _inspect_each(sessions: Sequence[Session], clients: Sequence[Client],
+                  connecting: Sequence["_Connecting"], out: IO[str], err: IO[str]) -> int:
+    """Each server's report in file order; the first failure's exit status."""
+    code, shown = EXIT_OK, False  # shown: a report was printed, so the next is set apart
+    for session, client, handshake in zip(sessions, clients, connecting):
+        session.apart = shown
+        _session(client, session, out, handshake.result)
+        shown = shown or session.initialized is not None
+        _judge_capture(session)
+        failed = _report_failure(session, err)
+        if failed == EXIT_INTERRUPTED:
+            return failed
+        code = code or failed
+    return code
+
+
+def _retire_all(sessions: Sequence[Session], clients: Sequence[Client],
+                connecting: Sequence["_Connecting"]) -> None:
+    for client in clients:
+        client.stop()  # all at once: each retirement below then only waits for its own
+    for session, client in zip(sessions, clients):
+        if session.retirement is None and session.failure is None:
+            _retire(client, session)  # not reached (an interrupt): retired all the same
+    for handshake in connecting:
+        handshake.join()
+
+
+def _report_failure(session: Session, err: IO[str]) -> int:
+    _warn_of_noise(session.noise, err)
+    failure = session.failure
+    if failure is None:
+        return EXIT_OK
+    label = session.settings.label
+    for line in [failure.line(label)] + failure.tail(label):
+        err.write(line + "\n")
+    err.flush()
+    return failure.code
+
+
+def _connector(client: Client, settings: Settings) -> Callable[[], InitializeResult]:
+    return lambda: _connect_jailed(client, settings)
+
+
+class _Connecting:
+    """One client's ``connect``, in a thread of its own, so that all servers start at once."""
+
+    def __init__(self, connect: Callable[[], InitializeResult]) -> None:
+        self._connect_once = connect
+        self._result: Optional[InitializeResult] = None
+        self._error: Optional[BaseException] = None
+        self._thread: Optional[Any] = _threads.named(self._connect, "mcp-cli-connect")
+        try:
+            _threads.start(self._thread)
+        except RuntimeError:  # no thread to be had: this one connects when asked
+            self._thread = None
+
+    def _connect(self) -> None:
+        try:
+            self._result = self._connect_once()
+        except BaseException as e:  # handed to result(), in the main thread
+            self._error = e
+
+    def join(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+
+    def result(self) -> InitializeResult:
+        """The handshake's result, or its error raised here."""
+        if self._thread is None:
+            return self._connect_once()
+        self.join()
+        if self._error is not None:
+            raise self._error
+        assert self._result is not None
+        return self._result
 
 
 _T = TypeVar("_T")
@@ -507,8 +831,7 @@ def _retire(client: Client, session: Session) -> None:
 
 def _finish(session: Session, out: IO[str], err: IO[str]) -> int:
     if session.settings.json_output:
-        out.write(json.dumps(_json_report(session), indent=2) + "\n")
-        out.flush()
+        _json_out(out, _json_report(session))
     _warn_of_noise(session.noise, err)
     if session.failure is None:
         return EXIT_OK
@@ -520,6 +843,11 @@ def _finish(session: Session, out: IO[str], err: IO[str]) -> int:
                   % (NAME, session.settings.capture, sanitize(session.capture_lost, _REASON)))
     err.flush()
     return session.failure.code
+
+
+def _json_out(out: IO[str], report: Dict[str, Any]) -> None:
+    out.write(json.dumps(report, indent=2) + "\n")
+    out.flush()
 
 
 def _warn_of_noise(noise: Tuple[int, Optional[str]], err: IO[str]) -> None:
@@ -580,8 +908,10 @@ def _server_text(session: Session) -> str:
     result = session.initialized
     assert result is not None
     info = result.server_info
-    return ("server    %s %s\nprotocol  %s\ncommand   %s\n"
-            % (_name(info.name), _name(info.version) or "(no version)", result.protocol_version,
+    label = session.settings.label
+    return ("%s%sserver    %s %s\nprotocol  %s\ncommand   %s\n"
+            % ("\n" if session.apart else "", "" if label is None else "config    %s\n" % _name(label),
+               _name(info.name), _name(info.version) or "(no version)", result.protocol_version,
                _terminal(" ".join(session.settings.spawn.argv()), 400)))
 
 
@@ -610,8 +940,9 @@ def _source_text(generated: Generated) -> str:
     return "\nsource of %s\n%s" % (generated.module_name, generated.source)
 
 
-def _call_text(tool: str, result: CallToolResult) -> str:
-    lines = ["", "call %s: isError=%s" % (_name(tool), "true" if result.is_error else "false")]
+def _call_text(tool: str, result: CallToolResult, leading: bool = True) -> str:
+    lines = [""] if leading else []
+    lines.append("call %s: isError=%s" % (_name(tool), "true" if result.is_error else "false"))
     for block in result.content:
         if isinstance(block, Text):
             lines.append(_indented("text: ", _terminal(block.text)))
@@ -660,7 +991,7 @@ def _json_report(session: Session) -> Dict[str, Any]:
         if session.settings.source:
             report["source"] = session.generated.source
     if session.called is not None and session.settings.call is not None:
-        report["call"] = _json_call(session.settings.call, session.called)
+        report["call"] = _json_call(session.settings.call, session.called, session.called_tool)
     if session.retirement is not None:
         report["retirement"] = _json_retirement(session.retirement)
     if session.settings.capture is not None:
@@ -685,10 +1016,11 @@ def _json_tool(tool: ToolDescriptor) -> Dict[str, Any]:
             "annotations": tool.annotations}
 
 
-def _json_call(call: Tuple[str, Dict[str, JsonValue]], result: CallToolResult) -> Dict[str, Any]:
+def _json_call(call: Tuple[str, Dict[str, JsonValue]], result: CallToolResult,
+               tool: Optional[str]) -> Dict[str, Any]:
     content = [{"type": "text", "text": block.text} if isinstance(block, Text)
                else {"type": block.kind} for block in result.content]
-    return {"name": call[0], "arguments": call[1], "isError": result.is_error,
+    return {"name": tool or call[0], "arguments": call[1], "isError": result.is_error,
             "content": content, "structuredContent": result.structured_content}
 
 
@@ -725,11 +1057,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) > 0 and argv[0] == "replay":  # no option is positional: it is unambiguous
         from . import replay_run  # only here: the main job does not pay for importing it
-        return replay_run.main(argv[1:])
+        return replay_run.main(argv[1:], program() + " replay")
     try:
         settings = parse_arguments(argv)
     except UsageError as e:
-        sys.stderr.write("%s: usage failed: %s (see %s --help)\n" % (NAME, e, PROG))
+        sys.stderr.write("%s: usage failed: %s (see %s --help)\n" % (NAME, e, program()))
         return EXIT_USAGE
     signal.signal(signal.SIGTERM, _terminate)
     try:

@@ -406,6 +406,8 @@ class Client:
         assert reason is not None
         if not reason.stderr_tail:
             reason.stderr_tail = self._stderr.text()
+        if reason.server is None:  # here, not in the latch, which stays straight-line
+            reason.server = self._shown_name or None
         self._requests.fail_doomed(reason)
 
     def _close_wake(self) -> None:
@@ -445,7 +447,10 @@ class Client:
 
     def _check_open(self, handshake: bool) -> None:
         if self._reason is not None:
-            raise fresh(self._reason)
+            error = fresh(self._reason)
+            if error.server is None:  # latched, but the reader has not named it yet
+                error.server = self._shown_name or None
+            raise error
         expected = State.CONNECTING if handshake else State.READY
         if self._state is not expected:
             raise Unavailable("client is %s, not %s" % (self._state.value, expected.value))

@@ -17,6 +17,7 @@ The hierarchy (urllib3's shape: one root, leaves that carry their context)::
     |   +-- LogError               capture.read_log: not a capture log (also a ValueError)
     +-- GenerateError              codegen.generate refused the listing
     |   +-- TooManyTools, ToolNameCollision, SurfaceTooLarge, SanitizerBreach
+    +-- ToolFailed                 a tool answered with a failure (codegen.deliver: .tool, .result)
     +-- ClientError                a call on a client failed
     |   +-- Unavailable            the client cannot serve calls (.reason)
     |   |   +-- ClientClosed           ... because *you* retired it (trio's "closed")
@@ -31,7 +32,8 @@ The hierarchy (urllib3's shape: one root, leaves that carry their context)::
     +-- RetirementError            shutdown() could not establish retirement
     |   +-- RetirementTimedOut, RetirementUnconfirmed
     +-- ChannelError               transport-internal, translated by the client (.reason)
-        +-- WriteStalled, WriteFailed
+    |   +-- WriteStalled, WriteFailed
+    +-- ConfigError                config.load: a servers file that cannot be used (.path, .entry)
 
 ``tests/test_errors.py`` derives the tree from the classes and holds this
 drawing to it, edge by edge: a class added, moved or renamed is drawn here too.
@@ -50,10 +52,11 @@ reach them from where they happen; this module is where they are defined.
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Any, Dict, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover - imports for annotations only
     from .jsonrpc import RpcError
+    from .protocol import CallToolResult
 
 
 class McpClientError(Exception):
@@ -184,6 +187,25 @@ class SanitizerBreach(GenerateError):
     """The generated source holds an ``@`` outside a comment or string: the cage failed."""
 
 
+class ToolFailed(McpClientError):
+    """A tool's answer was a failure: ``isError``, or no ``structuredContent`` object
+    from a tool that declares an ``outputSchema`` (``codegen.deliver``).
+
+    ``str()`` is the tool's own error text, sanitized and capped (or the
+    generator's sentence when it said nothing); ``result`` is the whole
+    ``CallToolResult``, raw and untrusted; ``tool`` the wire name.
+    """
+
+    def __init__(self, tool: str, result: "CallToolResult", message: str) -> None:
+        super().__init__(tool, result, message)
+        self.tool = tool
+        self.result = result
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
 # --------------------------------------------------------------------------- client calls
 
 
@@ -214,7 +236,18 @@ class StderrTail:
 
 
 class Unavailable(StderrTail, _Reason, ClientError):
-    """The client cannot serve calls; ``reason`` is the latched cause."""
+    """The client cannot serve calls; ``reason`` is the latched cause.
+
+    ``server`` is the server's own name (``serverInfo.name``, sanitized) once
+    the handshake told it, ``None`` before; ``str()`` then ends its first line
+    with ``(server NAME)``: a harness with several servers knows which one died.
+    """
+
+    server: Optional[str] = None
+
+    def headline(self) -> str:
+        text = super().headline()
+        return text if self.server is None else "%s (server %s)" % (text, self.server)
 
 
 class ClientClosed(Unavailable):
@@ -363,6 +396,33 @@ class WriteStalled(ChannelError):
 
 class WriteFailed(ChannelError):
     """The write side is closed or broken (EPIPE: the server stopped reading for good)."""
+
+
+# --------------------------------------------------------------------------- configuration
+
+
+class ConfigError(McpClientError):
+    """``config.load`` cannot use the file: unreadable, not JSON, a field of the
+    wrong type, an unset ``${VAR}``, no stdio server. ``path`` is the file,
+    ``entry`` the server's key (``None`` for the file as a whole), ``reason``
+    what is wrong; ``str()`` is one line naming the file and the entry."""
+
+    def __init__(self, path: str, entry: Optional[str], reason: str) -> None:
+        where = path if entry is None else '%s: server "%s"' % (path, entry)
+        super().__init__(_one_line("%s: %s" % (where, reason)))
+        self.path = path
+        self.entry = entry
+        self.reason = reason
+
+    def __reduce__(self) -> Tuple[Any, ...]:
+        return (type(self), (self.path, self.entry, self.reason))
+
+
+def _one_line(text: str) -> str:
+    """``text`` on one line: line breaks and every other unprintable character
+    escaped (a file's name or a server's key may hold anything)."""
+    return "".join(char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
+                   for char in text)
 
 
 # --------------------------------------------------------------------------- old names

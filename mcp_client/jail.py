@@ -73,7 +73,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Jail", "DEFAULT_HIDDEN", "Host", "Channels", "Plan", "plan", "paths_to_probe",
-    "pids_max", "require_host", "seccomp_filter", "INSTALL_HINT", "DIR", "FILE", "MISSING",
+    "pids_max", "require_host", "seccomp_filter", "unseen", "INSTALL_HINT", "DIR", "FILE",
+    "MISSING",
 ]
 
 #: Credential places under ``$HOME`` a jailed server sees as empty by default.
@@ -344,6 +345,15 @@ def _require_visible(mounts: Sequence[Mount], spawn: "Spawn", host: Host) -> Non
                 "%s, %s, would not be visible in the jail (/tmp is private and hidden paths "
                 "are empty; name it in Jail.readable, or --allow-read, to show it read-only)"
                 % (what, path))
+
+
+def unseen(jail: Jail, host: Host, paths: Sequence[str]) -> Tuple[str, ...]:
+    """The real ``paths`` (as the harness sees them) that the jail would not show
+    the server: under its private ``/tmp``, or hidden. For a pre-check of every
+    path a server's argv names (a script under ``/tmp``): the plan itself sees
+    only the executable, and the server would fail inside, far from its cause."""
+    mounts = _mounts(jail, host)
+    return tuple(path for path in paths if not _visible(path, mounts))
 
 
 def _mount_args(mounts: Sequence[Mount], size: Optional[int]) -> List[str]:

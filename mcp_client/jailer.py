@@ -39,7 +39,7 @@ import signal
 import subprocess
 import sys
 import time
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import _threads
 from .errors import TransportFailed
@@ -49,7 +49,7 @@ from .jail import require_host
 if TYPE_CHECKING:
     from .transport import Spawn
 
-__all__ = ["popen", "look", "Cgroup", "jail_cgroups", "STARTUP_TIMEOUT"]
+__all__ = ["popen", "spawn_command", "look", "Cgroup", "jail_cgroups", "STARTUP_TIMEOUT"]
 
 log = logging.getLogger(__name__)
 
@@ -68,12 +68,48 @@ def popen(jail: Jail, spawn: "Spawn", env: Mapping[str, str],
     ``env`` is the server's environment, ``stderr`` its stderr target (as for
     ``Popen``). Raises :class:`TransportFailed` naming what is missing.
     """
+    stdio = (subprocess.PIPE, subprocess.PIPE, stderr)
+    return _jailed(jail, spawn, env, lambda the_plan, fds: _popen(the_plan, spawn, fds, stdio))
+
+
+def spawn_command(jail: Jail, argv: Sequence[str], env: Mapping[str, str], *,
+                  cwd: Optional[str] = None, pass_fds: Sequence[int] = (), stdin: Any = None,
+                  stdout: Any = None, stderr: Any = None) -> "subprocess.Popen[bytes]":
+    """Run any command in ``jail`` with stdio of its own and extra descriptors.
+
+    What :func:`popen` does for a server, without assuming MCP pipes: ``stdin``,
+    ``stdout`` and ``stderr`` are ``Popen``'s (``None`` inherits ours), and
+    ``pass_fds`` reach the command under the same numbers (a code-mode harness's
+    call pipes). The handle is bwrap's ``Popen``, in a session and process group
+    of its own: ``os.killpg(handle.pid, SIGKILL)`` ends the whole jail, and so
+    does the harness's death, even by SIGKILL (the lifeline). Its ``returncode``
+    is the command's, ``128 + N`` for a signal. Raises :class:`TransportFailed`
+    as :func:`popen` does.
+    """
+    from .transport import Spawn  # here: transport imports jailer on first use, not at load
+
+    spawn = Spawn(argv[0], tuple(argv[1:]), cwd=cwd)
+    stdio = (stdin, stdout, stderr)
+    return _jailed(jail, spawn, env, lambda the_plan, fds: _popen(
+        the_plan, spawn, fds + tuple(pass_fds), stdio))
+
+
+def _jailed(jail: Jail, spawn: "Spawn", env: Mapping[str, str],
+            start: Callable[[Plan, Tuple[int, ...]], "subprocess.Popen[bytes]"],
+            ) -> "subprocess.Popen[bytes]":
+    """The one way into a jail: look, plan, ``start(plan, the jail's fds)``, await, watch.
+
+    Whatever fails on the way, the pipes are closed and the cgroups removed.
+    """
     host = look(jail, spawn, env)
     require_host(host)
     cgroups = jail_cgroups(jail)
     ends = _Ends()
     try:
-        child, the_plan = _start(jail, spawn, env, host, cgroups, ends, stderr)
+        the_plan = plan(jail, spawn, env, host, ends.open(cgroups))
+        ends.feed_seccomp(the_plan.seccomp)
+        child = start(the_plan, tuple(ends.theirs()))
+        ends.close_theirs()
     except BaseException:
         ends.close()
         _remove_all(cgroups, 0.0)
@@ -89,22 +125,16 @@ def popen(jail: Jail, spawn: "Spawn", env: Mapping[str, str],
     return child
 
 
-def _start(jail: Jail, spawn: "Spawn", env: Mapping[str, str], host: Host,
-           cgroups: Sequence["Cgroup"], ends: "_Ends",
-           stderr: Any) -> Tuple["subprocess.Popen[bytes]", Plan]:
-    channels = ends.open(cgroups)
-    the_plan = plan(jail, spawn, env, host, channels)
-    ends.feed_seccomp(the_plan.seccomp)
+def _popen(the_plan: Plan, spawn: "Spawn", fds: Tuple[int, ...],
+           stdio: Tuple[Any, Any, Any]) -> "subprocess.Popen[bytes]":
     try:
-        child = subprocess.Popen(
-            list(the_plan.argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=stderr, env=dict(the_plan.env), cwd=spawn.cwd, close_fds=True,
-            pass_fds=ends.theirs(), start_new_session=True, bufsize=0,
+        return subprocess.Popen(
+            list(the_plan.argv), stdin=stdio[0], stdout=stdio[1], stderr=stdio[2],
+            env=dict(the_plan.env), cwd=spawn.cwd, close_fds=True, pass_fds=fds,
+            start_new_session=True, bufsize=0,
         )
     except (OSError, ValueError, subprocess.SubprocessError) as e:
         raise TransportFailed("cannot start %s in a jail: %s" % (" ".join(spawn.argv()), e)) from e
-    ends.close_theirs()
-    return child, the_plan
 
 
 # ----------------------------------------------------------------------------- the facts

@@ -480,13 +480,13 @@ class SessionEnd(unittest.TestCase):
 
         events = self.session("exit_mid_call", call)
         self.assertEqual([(e.kind, e.detail) for e in events[-3:]], [
-            ("eof", ""), ("died", "ClientBroken: server closed its stdout"),
+            ("eof", ""), ("died", "ClientBroken: server closed its stdout (server scripted)"),
             ("retired", "Exited(returncode=3)")])
 
     def test_a_shutdown_is_recorded_as_the_reason(self) -> None:
         events = self.session("good", lambda client: client.ping())
         self.assertEqual([(e.kind, e.detail) for e in events[-2:]], [
-            ("died", "ClientClosed: client was shut down"),
+            ("died", "ClientClosed: client was shut down (server scripted)"),
             ("retired", "Exited(returncode=-9)")])
         self.assertNotIn("eof", [e.kind for e in events])
 

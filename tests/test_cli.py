@@ -11,9 +11,11 @@ that nothing of the server outlived the command.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import io
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -28,7 +30,7 @@ from mcp_client.transport import Retirement
 
 import hostile
 from servers import alive
-from support import server_argv, wait_until
+from support import LONG, server_argv, wait_until
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPLAY = os.path.join(REPO, "tools", "replay.py")
@@ -118,14 +120,14 @@ class DemoServer(CliCase):
         module = ast.parse(source.split("\n", 1)[1])
         functions = [node.name for node in module.body if isinstance(node, ast.FunctionDef)]
         self.assertEqual(len(functions), 5)
-        self.assertIn('return internal.invoke("mcp-client-demo", "reverse-text", arguments)',
-                      source)
+        self.assertIn('return _typing.cast(ToolOutput, internal.invoke(\n'
+                      '        "mcp-client-demo", "reverse-text", arguments))', source)
 
-    def test_call_prints_the_result(self) -> None:
+    def test_call_prints_the_outcome_alone(self) -> None:
         done = self.cli("--call", "add", '{"a": 2, "b": 3}')
         self.assertEqual(done.returncode, 0, done.stderr)
-        tail = done.stdout.split("\ncall add: ", 1)[1].splitlines()
-        self.assertEqual(tail, ["isError=false", "  text: 5", '  structuredContent: {"sum": 5}'])
+        self.assertEqual(done.stdout.splitlines(), [
+            "call add: isError=false", "  text: 5", '  structuredContent: {"sum": 5}'])
 
     def test_a_tool_error_is_a_result(self) -> None:
         done = self.cli("--call", "divide", '{"a": 1, "b": 0}')
@@ -197,7 +199,7 @@ class ExitCodes(CliCase):
     def test_call_of_an_unknown_tool(self) -> None:
         done = self.cli("--call", "no_such_tool", "{}")
         line = self.assert_failed(done, "call")
-        self.assertIn("ServerError: server error -32602", line)
+        self.assertIn("UnknownTool: no tool no_such_tool, so nothing was sent", line)
 
     def test_call_answered_with_invalid_utf8(self) -> None:
         # --strict: by default the CLI skips a line that is not UTF-8 as noise (see test_noise)
@@ -226,7 +228,9 @@ class ExitCodes(CliCase):
         cases = {
             ("--call", "add", "{not json"): "the arguments are not JSON",
             ("--call", "add", "[1, 2]"): "the arguments must be a JSON object",
-            ("--env", "NO_EQUALS_SIGN"): "--env needs KEY=VALUE",
+            ("--env", "=value"): "--env needs KEY=VALUE or KEY",
+            ("--env", "MCP_CLI_TEST_UNSET"): "--env MCP_CLI_TEST_UNSET: MCP_CLI_TEST_UNSET is "
+                                             "not set here",
             ("--timeout", "-1"): "must be a positive number of seconds",
             ("--no-such-option",): "unrecognized arguments",
             ("--",): "no COMMAND after --",
@@ -278,7 +282,7 @@ class UnconfirmedShutdown(unittest.TestCase):
         code, err = self.run_with_failing_shutdown("--call", "no_such_tool", "{}")
         self.assertEqual(code, cli.EXIT_CODES["shutdown"])
         self.assertRegex(err, r"\Amcp_client: shutdown failed: RetirementTimedOut: pretend .* "
-                              r"\(after: call failed: server error -32602: .*\)\n\Z")
+                              r"\(after: call failed: no tool no_such_tool, .*\)\n\Z")
 
 
 class Options(CliCase):
@@ -310,7 +314,9 @@ class Options(CliCase):
         self.assertEqual(loud.returncode, cli.EXIT_CODES["handshake"], loud.stderr)
         lines = loud.stderr.splitlines()
         self.assertTrue(lines[0].startswith("mcp_client: handshake failed: HandshakeFailed"))
-        self.assertTrue(lines[1].startswith("mcp_client: server stderr, last "), lines)
+        self.assertEqual(lines[1:3], ["mcp_client: server stderr, 1 earlier line that reads "
+                                      "as an error:", "  | Traceback (most recent call last):"])
+        self.assertTrue(lines[3].startswith("mcp_client: server stderr, last "), lines)
         self.assertNotIn("LookupError", lines[0])  # the first line stays one line
         self.assertEqual(lines[-1], "  | LookupError: no such profile: 'prod'")
         quiet = self.cli("--quiet-server", *dying)
@@ -453,7 +459,8 @@ class FullDisk(CliCase):
 
 class Interrupts(CliCase):
     def interrupt(self, signum: int) -> None:
-        args = ["--timeout", "30", "--call", "echo", "{}", *self.wrapped("never_answer")]
+        args = ["--timeout", "30", "--call", "echo", "{}", "--surface",
+                *self.wrapped("never_answer")]
         process = subprocess.Popen([sys.executable, "-m", "mcp_client", *args],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                    env=environment(), cwd=self.dir)
@@ -499,3 +506,234 @@ class Interrupts(CliCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+# A server that starts only once its partner has started too: each writes its own
+# file, then waits for the other's. Started one after another, the first would wait
+# for ever (up to its patience); started at once, both serve.
+RENDEZVOUS = """
+import os, sys, time
+mine, theirs, patience = sys.argv[1], sys.argv[2], float(sys.argv[3])
+open(mine, "w").close()
+deadline = time.monotonic() + patience
+while not os.path.exists(theirs):
+    if time.monotonic() > deadline:
+        sys.exit("ERROR: my partner never started")
+    time.sleep(0.01)
+os.execv(sys.executable, [sys.executable] + sys.argv[4:])
+"""
+
+
+class ConfigFile(CliCase):
+    """``--config FILE [--server NAME]`` against the demo server and mcp-server-time."""
+
+    def write_config(self, entries: Dict[str, object], key: str = "mcpServers") -> str:
+        path = os.path.join(self.dir, "servers.json")
+        with open(path, "w") as stream:
+            json.dump({key: entries}, stream)
+        return path
+
+    def demo(self, **extra: object) -> Dict[str, object]:
+        return dict({"command": sys.executable, "args": ["-m", "mcp_client.demo_server"],
+                     "env": {"PYTHONPATH": "${PYTHONPATH}"}}, **extra)
+
+    def time_server(self) -> Dict[str, object]:
+        return {"type": "stdio", "command": sys.executable,
+                "args": ["-m", "mcp_server_time", "--local-timezone", "${MCP_TEST_TZ:-UTC}"]}
+
+    def setUp(self) -> None:
+        super().setUp()
+        if sys.version_info >= (3, 10) and importlib.util.find_spec("mcp_server_time") is None:
+            raise AssertionError("mcp-server-time is not installed; the test extra installs it")
+
+    @unittest.skipIf(sys.version_info < (3, 10), "mcp-server-time needs Python >= 3.10")
+    def test_every_server_of_the_file_one_after_another(self) -> None:
+        path = self.write_config({"demo": self.demo(), "time": self.time_server(),
+                                  "web": {"type": "http", "url": "https://example.invalid/mcp"}})
+        done = self.cli("--config", path)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stderr, 'mcp_client: warning: %s: server "web" left out: "type" is '
+                                      'http, and only stdio servers are started\n' % path)
+        demo, time_report = done.stdout.split("\n\nconfig    time\n")
+        self.assertTrue(demo.startswith("config    demo\nserver    mcp-client-demo 1.0.0\n"))
+        self.assertIn("surface of cap.mcp.demo\n", demo)
+        self.assertTrue(time_report.startswith("server    mcp-time "), time_report)
+        self.assertIn("--local-timezone UTC", time_report)  # the default of ${MCP_TEST_TZ:-UTC}
+        self.assertIn("  cap.mcp.time.convert_time(", time_report)
+
+    @unittest.skipIf(sys.version_info < (3, 10), "mcp-server-time needs Python >= 3.10")
+    def test_one_server_with_a_call_by_its_python_name(self) -> None:
+        path = self.write_config({"demo": self.demo(), "time": self.time_server()}, "servers")
+        done = self.cli("--config", path, "--server", "time", "--call", "cap.mcp.time.convert_time",
+                        '{"source_timezone": "UTC", "time": "12:00", '
+                        '"target_timezone": "Asia/Tokyo"}')
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertTrue(done.stdout.startswith("call convert_time: isError=false\n"), done.stdout)
+        self.assertIn('"datetime": "', done.stdout)
+        self.assertIn("T21:00:00+09:00", done.stdout)
+        self.assertNotIn("demo", done.stdout)
+
+    def test_the_servers_start_at_once(self) -> None:
+        a, b = os.path.join(self.dir, "a"), os.path.join(self.dir, "b")
+        entry = lambda mine, theirs: self.demo(args=[  # noqa: E731
+            "-c", RENDEZVOUS, mine, theirs, str(LONG), "-m", "mcp_client.demo_server"])
+        path = self.write_config({"first": entry(a, b), "second": entry(b, a)})
+        done = self.cli("--config", path, "--json")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        report = json.loads(done.stdout)
+        self.assertIs(report["ok"], True)
+        self.assertEqual([s["name"] for s in report["servers"]], ["first", "second"])
+        self.assertEqual([s["module"] for s in report["servers"]], ["cap.mcp.first",
+                                                                    "cap.mcp.second"])
+
+    def test_a_server_that_fails_is_named_and_the_others_still_serve(self) -> None:
+        dying = ("import sys\nfor i in range(20):\n    print('ERROR: Database connection "
+                 "configuration is required.' if i == 4 else 'starting step %d' % i, "
+                 "file=sys.stderr)\nsys.exit(1)")
+        path = self.write_config({"dies": {"command": sys.executable, "args": ["-c", dying]},
+                                  "demo": self.demo()})
+        done = self.cli("--config", path)
+        self.assertEqual(done.returncode, cli.EXIT_CODES["handshake"], done.stderr)
+        self.assertTrue(done.stdout.startswith("config    demo\n"), done.stdout)
+        lines = done.stderr.splitlines()
+        self.assertTrue(lines[0].startswith("mcp_client: dies: handshake failed: "), lines)
+        self.assertEqual(lines[1:3], [
+            "mcp_client: dies: server stderr, 1 earlier line that reads as an error:",
+            "  | ERROR: Database connection configuration is required."])
+        self.assertEqual(lines[3], "mcp_client: dies: server stderr, last 10 lines:")
+        self.assertEqual(lines[-1], "  | starting step 19")
+        self.assertNotIn("Traceback", done.stderr)
+
+    def test_an_unknown_server_is_a_usage_error_listing_the_names(self) -> None:
+        path = self.write_config({"demo": self.demo(), "other": self.demo()})
+        done = self.cli("--config", path, "--server", "nope")
+        line = self.assert_failed(done, "usage")
+        self.assertIn("--server nope: no such server in %s; its servers: demo, other" % path, line)
+
+    def test_config_faults_are_one_usage_line(self) -> None:
+        bad = os.path.join(self.dir, "bad.json")
+        with open(bad, "w") as stream:
+            stream.write('{"mcpServers": {"demo": {"command": "x",}}}')
+        unset = self.write_config({"demo": self.demo(env={"K": "${MCP_TEST_UNSET_VARIABLE}"})})
+        cases = {(os.path.join(self.dir, "absent.json"),): "cannot read it",
+                 (bad,): "not JSON", (unset,): "${MCP_TEST_UNSET_VARIABLE} is not set",
+                 (unset, "--", "cmd"): "no COMMAND after -- with it",
+                 (unset, "--cwd", "/"): "--cwd cannot go with --config"}
+        for args, message in cases.items():
+            with self.subTest(args=args):
+                done = self.cli("--config", *args)
+                self.assertIn(message, self.assert_failed(done, "usage"))
+                self.assertEqual(done.stdout, "")
+
+    def test_ctrl_c_retires_every_server_started(self) -> None:
+        pidfiles = [os.path.join(self.dir, name + ".pid") for name in ("a", "b")]
+        path = self.write_config({name: {"command": sys.executable, "args": [
+            "-c", PID_WRAPPER, pidfile, *server_argv("handshake_silent")[1:]]}
+            for name, pidfile in zip(("a", "b"), pidfiles)})
+        process = subprocess.Popen([sys.executable, "-m", "mcp_client", "--config", path],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   env=environment(), cwd=self.dir)
+        try:
+            wait_until(lambda: all(os.path.exists(pidfile) for pidfile in pidfiles))
+            process.send_signal(signal.SIGINT)
+            stdout, stderr = process.communicate(timeout=60)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        self.assertEqual(process.returncode, 130, stderr)
+        self.assertEqual(stderr, "mcp_client: a: interrupted; the server was shut down\n")
+        for self.pidfile in pidfiles:  # both: the one being shown and the one waiting its turn
+            self.assert_server_gone()
+
+    def test_capture_records_the_one_server_picked(self) -> None:
+        path = self.write_config({"demo": self.demo(), "other": self.demo()})
+        wire = os.path.join(self.dir, "wire.jsonl")
+        done = self.cli("--config", path, "--server", "demo", "--capture", wire,
+                        "--call", "add", '{"a": 1, "b": 2}')
+        self.assertEqual(done.returncode, 0, done.stderr)
+        replayed = subprocess.run([sys.executable, REPLAY, wire], capture_output=True, text=True,
+                                  timeout=60, env=environment())
+        self.assertEqual(replayed.returncode, 0, replayed.stdout + replayed.stderr)
+        self.assertIn("tools/call add ok isError=false", replayed.stdout)
+
+    def test_a_call_needs_one_server(self) -> None:
+        path = self.write_config({"demo": self.demo(), "other": self.demo()})
+        done = self.cli("--config", path, "--call", "add", "{}")
+        self.assertIn("--call is for one server: name it with --server",
+                      self.assert_failed(done, "usage"))
+
+
+class Stumbles(CliCase):
+    """What a new user stumbled on (issue 20), each as it was tried by hand."""
+
+    def test_call_takes_the_surface_name_in_every_spelling(self) -> None:
+        for name in ("reverse_text_cd6c6a50", "mcp_client_demo_a474d7a1.reverse_text_cd6c6a50",
+                     "cap.mcp.mcp_client_demo_a474d7a1.reverse_text_cd6c6a50", "reverse-text"):
+            with self.subTest(name=name):
+                done = self.cli("--call", name, '{"text": "abc"}')
+                self.assertEqual(done.returncode, 0, done.stderr)
+                self.assertEqual(done.stdout, "call reverse-text: isError=false\n  text: cba\n")
+
+    def test_an_unknown_name_is_refused_before_anything_is_sent(self) -> None:
+        wire = os.path.join(self.dir, "wire.jsonl")
+        done = self.cli("--capture", wire, "--call", "reverse_text", "{}")
+        line = self.assert_failed(done, "call")
+        self.assertIn("no tool reverse_text, so nothing was sent; the server's tools: add, "
+                      "divide, join_words, reverse-text (reverse_text_cd6c6a50), count_by", line)
+        with open(wire) as log:
+            self.assertNotIn("tools/call", log.read())
+
+    def test_surface_adds_the_report_back(self) -> None:
+        done = self.cli("--call", "add", '{"a": 1, "b": 2}', "--surface")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertTrue(done.stdout.startswith("server    mcp-client-demo"), done.stdout)
+        self.assertIn("\nsurface of cap.mcp.", done.stdout)
+        self.assertTrue(done.stdout.endswith('\n\ncall add: isError=false\n  text: 3\n'
+                                             '  structuredContent: {"sum": 3}\n'), done.stdout)
+        self.assertIn("--surface goes with --call", self.assert_failed(self.cli("--surface"),
+                                                                       "usage"))
+
+    def test_a_forgotten_double_dash_says_where_the_command_goes(self) -> None:
+        done = self.cli(sys.executable, "-m", "mcp_server_time")
+        line = self.assert_failed(done, "usage")
+        self.assertIn("put the server's command after --: python -m mcp_client [options] -- %s "
+                      "-m mcp_server_time" % sys.executable, line)
+
+    def test_env_key_alone_passes_our_value_and_nothing_else(self) -> None:
+        check = ("import os, sys; "
+                 "assert os.environ['MCP_TEST_API_KEY'] == 'sekrit', os.environ; "
+                 "assert 'MCP_CLI_TEST_SECRET' not in os.environ; "
+                 "os.execv(sys.executable, [sys.executable] + sys.argv[1:])")
+        done = self.cli("--env", "MCP_TEST_API_KEY", "--", sys.executable, "-c", check,
+                        *server_argv("good")[1:],
+                        env=environment(MCP_TEST_API_KEY="sekrit", MCP_CLI_TEST_SECRET="no"))
+        self.assertEqual(done.returncode, 0, done.stderr)
+
+    def test_jail_names_the_allow_read_a_script_under_tmp_needs(self) -> None:
+        if shutil.which("bwrap") is None:
+            raise AssertionError("bubblewrap is not installed (the README's test command "
+                                 "installs it)")
+        with tempfile.TemporaryDirectory(dir="/tmp") as checkout:
+            script = os.path.join(checkout, "server.py")
+            shutil.copy(demo_server.__file__, script)
+            done = self.cli("--jail", "--", sys.executable, script)
+            line = self.assert_failed(done, "spawn")
+            self.assertIn("the server's argument %s names %s, which the jail would not show"
+                          % (script, os.path.realpath(script)), line)
+            self.assertIn("--allow-read %s shows it" % os.path.realpath(checkout), line)
+            shown = self.cli("--jail", "--allow-read", checkout, "--call", "add",
+                             '{"a": 1, "b": 2}', "--", sys.executable, script)
+            self.assertEqual(shown.returncode, 0, shown.stderr)
+            self.assertIn("text: 3", shown.stdout)
+
+    def test_the_jail_check_reads_option_values_and_ignores_bare_flags(self) -> None:
+        from mcp_client.errors import TransportFailed
+        from mcp_client.jail import Jail
+        with tempfile.TemporaryDirectory(dir="/tmp") as hidden:
+            with self.assertRaises(TransportFailed) as caught:
+                cli.check_jailed_paths(Jail(), cli.Spawn(sys.executable,
+                                                         ("-u", "--root=" + hidden)))
+            self.assertIn("--root=%s" % hidden, str(caught.exception))
+            # a flag with no value does not name the working directory, even one under /tmp
+            cli.check_jailed_paths(Jail(), cli.Spawn(sys.executable, ("-u", "-m", "x"), cwd="/"))

@@ -366,6 +366,54 @@ class DeathPaths(unittest.TestCase):
         client.shutdown()
 
 
+class NamedServers(unittest.TestCase):
+    """An ``Unavailable`` names the server once the handshake told its name (issue 20)."""
+
+    def hang_up(self, name: str) -> Any:
+        def hang_up(request: Dict[str, Any], peer: ChannelPeer) -> None:
+            peer.close_output()
+
+        init = dict(INIT_RESULT, serverInfo={"name": name, "version": "1"})
+        return start(channel({"tools/call": hang_up}, init), OPTIONS)
+
+    def test_a_broken_client_names_its_server_and_keeps_its_reason(self) -> None:
+        client = self.hang_up("weather")
+        for attempt in ("in flight", "after"):
+            with self.subTest(attempt=attempt), self.assertRaises(ClientBroken) as caught:
+                client.call_tool("x", {})
+            self.assertEqual(caught.exception.reason, "server closed its stdout")
+            self.assertEqual(caught.exception.server, "weather")
+            self.assertEqual(str(caught.exception),
+                             "server closed its stdout (server weather)")
+        client.shutdown()
+
+    def test_a_closed_client_names_it_too(self) -> None:
+        client = start(channel(), OPTIONS)
+        client.shutdown()
+        with self.assertRaises(ClientClosed) as caught:
+            client.ping()
+        self.assertEqual(str(caught.exception), "client was shut down (server peer)")
+
+    def test_a_hostile_name_is_shown_inert_on_one_line(self) -> None:
+        client = self.hang_up("evil\n\x1b[2J\u202e" + "x" * 200)
+        with self.assertRaises(ClientBroken) as caught:
+            client.call_tool("x", {})
+        shown = str(caught.exception)
+        self.assertTrue(shown.isprintable(), shown)
+        self.assertIn("(server evil\\x0a\\x1b[2J\\u202e", shown)
+        self.assertLess(len(shown), 120)
+        client.shutdown()
+
+    def test_before_the_handshake_no_name_is_known(self) -> None:
+        client = prepare(channel(), OPTIONS)
+        client.stop()
+        with self.assertRaises(Unavailable) as caught:
+            client.ping()
+        self.assertIsNone(caught.exception.server)
+        self.assertEqual(str(caught.exception), "client was stopped")
+        client.shutdown()
+
+
 class Deadlines(unittest.TestCase):
     def test_an_infinite_timeout_is_no_overflow(self) -> None:
         with start(channel(), OPTIONS) as client:

@@ -135,13 +135,13 @@ EXPECTED: Dict[str, List[str]] = {
         r"tools/list ok 2 tools",
         r"ping ok",
         r"tools/call echo failed ClientBroken: framing: line of at least \d+ bytes; "
-        r"the limit is 16777216",
+        r"the limit is 16777216 \(server scripted\)",
     ],
     "exit_mid_call": [
         r"initialize ok 2025-06-18 \(scripted 1\.0\)",
         r"tools/list ok 2 tools",
         r"ping ok",
-        r"tools/call echo failed ClientBroken: server closed its stdout",
+        r"tools/call echo failed ClientBroken: server closed its stdout \(server scripted\)",
     ],
     "server_requests": [
         r"initialize ok 2025-06-18 \(scripted 1\.0\)",
@@ -778,6 +778,24 @@ class Serve(unittest.TestCase):
         self.assertEqual(pipe.read_message(), {"jsonrpc": "2.0", "id": 78, "result": {}})
         pipe.close_stdin()
         self.assertEqual(pipe.wait(), 1, "it diverged from the recording, and says so")
+
+    def test_a_call_with_other_arguments_is_answered_as_recorded_with_a_warning(self) -> None:
+        import io
+        from mcp_client.replay_run import serve_main
+        lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}},
+                 {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                  "params": {"name": "add", "arguments": {"a": 20, "b": 30}}}]
+        stdin = io.BytesIO(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+        stdout, err = io.BytesIO(), io.StringIO()
+        self.assertEqual(serve_main(capture("demo"), stdin, stdout, err), 1)
+        answers = [json.loads(line) for line in stdout.getvalue().splitlines()]
+        self.assertEqual(answers[-1]["result"]["structuredContent"], {"sum": 5})  # as recorded
+        warnings = [line for line in err.getvalue().splitlines() if "tools/call" in line]
+        self.assertEqual(len(warnings), 1, err.getvalue())
+        self.assertRegex(warnings[0], r'\Areplay --serve: seq \d+ differs: tools/call "add" with '
+                                      r'other arguments than recorded, answered with the '
+                                      r'recorded answer: the client sent ')
+        self.assertIn('"arguments":{"a":20,"b":30}', warnings[0])
 
 
 if __name__ == "__main__":

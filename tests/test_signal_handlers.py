@@ -40,7 +40,8 @@ class StopFromASignalHandler(unittest.TestCase):
                               timeout=4 * LONG)
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual(done.stdout.splitlines(), [
-            "closed", "ClientClosed: client was stopped", "Exited(returncode=-9)"])
+            "closed", "ClientClosed: client was stopped (server scripted)",
+            "Exited(returncode=-9)"])
 
 
 if __name__ == "__main__":

@@ -25,12 +25,14 @@ higher is better, for times, memory and CPU lower is better.
     python tools/bench.py            # the full run (about a minute and a half)
     python tools/bench.py --quick    # a shorter, noisier run
     python tools/bench.py --json out.json   # also keep the raw figures
+    python tools/bench.py --codemode        # only the code-mode runner's hop and start-up
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import importlib.util
 import json
 import os
 import platform
@@ -256,10 +258,11 @@ def threaded_rate(call: Callable[[], Any], seconds: float) -> float:
 class Ours:
     """This package, optionally with wire capture to a file, optionally jailed."""
 
-    def __init__(self, capture: Optional[str] = None, jail: Any = None) -> None:
+    def __init__(self, capture: Optional[str] = None, jail: Any = None,
+                 server: Optional[List[str]] = None) -> None:
         from mcp_client import Options, ProcessTransport, Spawn, start
 
-        argv = server_argv()
+        argv = server or server_argv()
         transport = ProcessTransport(Spawn(argv[0], tuple(argv[1:])), jail=jail)
         self.client = start(transport, Options(capture=capture))
 
@@ -542,6 +545,9 @@ def run_worker(args: argparse.Namespace) -> None:
         serve(name)
     elif kind == "jail":
         reply(worker_jail(int(name)))
+    elif kind == "codemode":
+        server, repeats, duration, events = name.split(":")
+        reply(worker_codemode(server, int(repeats), float(duration), int(events)))
     else:
         reply(worker_memory(name) if kind == "memory" else worker_idle(name))
 
@@ -584,8 +590,8 @@ def jail_probe_argv() -> List[str]:
     return list(jail.plan(Jail(), spawn, env, host, channels).probe)
 
 
-def run_quietly(argv: List[str]) -> None:
-    subprocess.run(argv, check=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+def run_quietly(argv: List[str], env: Optional[Dict[str, str]] = None) -> None:
+    subprocess.run(argv, check=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env)
 
 
 def jail_lines(figures: Figures) -> List[str]:
@@ -603,6 +609,130 @@ def jail_lines(figures: Figures) -> List[str]:
     lines.append("  spent on: bwrap building the jail around the init's interpreter %.1f ms, of "
                  "which that interpreter (python -I -S -c pass) %.1f ms"
                  % (ms["bwrap_init"], ms["init"]))
+    return lines
+
+
+# ============================================================================ the code-mode runner
+
+RUNNER = os.path.join(HERE, "codemode.py")
+#: The program the runner runs: a window of echo calls for each line of its stdin (the
+#: window's seconds), answered with its rate, so that it takes turns with a direct client.
+HOP_PROGRAM = """
+import sys, time as clock
+from cap.mcp import s1
+print("up", flush=True)
+for _ in range(50):
+    s1.%(call)s
+for line in sys.stdin:
+    count, start, seconds = 0, clock.perf_counter(), float(line)
+    while clock.perf_counter() < start + seconds:
+        s1.%(call)s
+        count += 1
+    print(count / (clock.perf_counter() - start), flush=True)
+"""
+#: What the hop is measured against: the echo server (the brief's), and a real
+#: server whose calls cost what real servers' do (mcp-server-time, when installed).
+HOP_SERVERS = {
+    "echo": ('echo(query="x")', "echo", {"query": "x"}),
+    "time": ('get_current_time(timezone="UTC")', "get_current_time", {"timezone": "UTC"}),
+}
+
+
+def hop_server_argv(name: str) -> Optional[List[str]]:
+    if name == "echo":  # three tools: a module per server is capped at 256
+        return [sys.executable, SERVER, "--tools", "3", "--pages", "1"]
+    if importlib.util.find_spec("mcp_server_time") is None:
+        return None
+    return [sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"]
+
+
+def worker_codemode(server: str, repeats: int, duration: float, events: int) -> Figures:
+    """Calls/s from a program through ``tools/codemode.py`` beside the same calls made
+    directly with a ``Client``, the two taking turns window by window; and the
+    runner's start-up for three servers, started concurrently."""
+    argv = hop_server_argv(server)
+    if argv is None:
+        return {}
+    with tempfile.TemporaryDirectory(prefix="bench-codemode-") as where:
+        config = os.path.join(where, "servers.json")
+        with open(config, "w") as out:
+            entry = {"command": argv[0], "args": argv[1:]}
+            json.dump({"mcpServers": {"s%d" % n: entry for n in (1, 2, 3)}}, out)
+        program = os.path.join(where, "program.py")
+        with open(program, "w") as out:
+            out.write(HOP_PROGRAM % {"call": HOP_SERVERS[server][0]})
+        command = [sys.executable, RUNNER, "--config", config]
+        if shutil.which("bwrap") is None:
+            command.append("--no-jail")
+        # The runner imports this checkout's mcp_client, whatever is installed.
+        path = os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")])
+        env = dict(os.environ, PYTHONPATH=path)
+        figures = taking_turns(command + [program], env, argv, HOP_SERVERS[server][1:],
+                               repeats, duration)
+        figures["surface"] = median([timed(lambda: run_quietly(command + ["--surface"], env))
+                                     for _ in range(events)])
+        figures["one"] = median([handshake(lambda: Ours(server=argv)) for _ in range(events)])
+    figures["jailed"] = float("--no-jail" not in command)
+    return figures
+
+
+def taking_turns(command: List[str], env: Dict[str, str], server: List[str],
+                 tool: Tuple[Any, ...], repeats: int, duration: float) -> Figures:
+    """The runner's start-up (exec to the program's first line), then windows of the
+    program's calls and of a direct client's, in turn."""
+    direct = Ours(server=server)
+    call = lambda: direct.client.call_tool(tool[0], tool[1])  # noqa: E731
+    rate(call, duration)  # warm
+    start = time.perf_counter()
+    runner = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True, env=env, cwd=ROOT)
+    assert runner.stdin is not None and runner.stdout is not None
+    try:
+        if runner.stdout.readline() != "up\n":
+            raise SystemExit("the runner failed: %s" % (runner.communicate(),))
+        up = time.perf_counter() - start
+        hops, directs = [], []
+        for _ in range(repeats):
+            runner.stdin.write("%r\n" % duration)
+            runner.stdin.flush()
+            hops.append(float(runner.stdout.readline()))
+            directs.append(rate(call, duration))
+    finally:
+        runner.communicate()
+        direct.close()
+    return {"up": up, "hop": median(hops), "direct": median(directs)}
+
+
+def codemode_figures(args: argparse.Namespace) -> Figures:
+    figures: Figures = {}
+    for server in HOP_SERVERS:
+        found = spawn_worker("codemode", "%s:%d:%r:%d" % (server, args.repeats, args.duration,
+                                                           args.events))
+        figures.update({"%s_%s" % (server, key): value for key, value in found.items()})
+    return figures
+
+
+def codemode_lines(figures: Figures) -> List[str]:
+    """The runner's figures, after the jail's."""
+    lines = ["code-mode runner (tools/codemode.py; the program %s; three servers of a kind, "
+             "the program calling one):" % ("jailed" if figures["echo_jailed"] else
+                                            "unjailed, no bwrap")]
+    for server, what in (("echo", "tools/echo_server.py"), ("time", "mcp-server-time")):
+        if server + "_hop" not in figures:
+            lines.append("  %s: not installed" % what)
+            continue
+        f = {key: figures["%s_%s" % (server, key)] for key in ("hop", "direct", "up", "surface",
+                                                                  "one")}
+        hop_ratio = f["hop"] / f["direct"]
+        goal = " (goal >=0.7x: %s)" % ("met" if hop_ratio >= 0.7 else "MISSED")
+        lines += [
+            "  %s: sequential calls %s/s from the program through the runner, %s/s direct "
+            "with a Client: %.2fx%s" % (what, "{:,.0f}".format(f["hop"]),
+                                        "{:,.0f}".format(f["direct"]), hop_ratio,
+                                        goal if server == "echo" else ""),
+            "    start-up, three at once: %.0f ms from exec to the program's first line; "
+            "--surface, exec to exit: %.0f ms (one direct handshake: %.0f ms)"
+            % (f["up"] * 1e3, f["surface"] * 1e3, f["one"] * 1e3)]
     return lines
 
 
@@ -759,6 +889,8 @@ def collect(args: argparse.Namespace, clients: Tuple[str, ...]) -> Dict[str, Fig
         progress("client: jailed handshakes")
         results["jail"] = spawn_worker("jail", str(args.events * 2))
         results["jail"]["runs"] = args.events * 2
+    progress("the code-mode runner's hop and start-up")
+    results["codemode"] = codemode_figures(args)
     return results
 
 
@@ -887,6 +1019,8 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="a shorter, noisier run")
     parser.add_argument("--no-sdk", action="store_true", help="skip the official SDK")
     parser.add_argument("--json", metavar="FILE", help="also write the raw figures here")
+    parser.add_argument("--codemode", action="store_true",
+                        help="only the code-mode runner's figures")
     parser.add_argument("--worker", nargs=2, metavar=("KIND", "CLIENT"), help=argparse.SUPPRESS)
     parser.add_argument("--duration", type=float, help="seconds per rate window")
     parser.add_argument("--repeats", type=int, help="rate windows per client")
@@ -905,12 +1039,16 @@ def main(argv: Optional[List[str]] = None) -> None:
     if args.worker:
         run_worker(args)
         return
+    if args.codemode:
+        print("\n".join(codemode_lines(codemode_figures(args))))
+        return
     sdk = None if args.no_sdk else sdk_available()
     clients = CLIENTS if sdk else tuple(name for name in CLIENTS if name != "sdk")
     started = time.perf_counter()
     results = collect(args, clients)
     lines = header(args, sdk) + table(results)
     lines += [""] + jail_lines(results.get("jail", {})) + [""]
+    lines += codemode_lines(results["codemode"]) + [""]
     lines.append("(whole run: %.0f s; rerun: python tools/bench.py [--quick])"
                  % (time.perf_counter() - started))
     print("\n".join(lines))
