@@ -328,11 +328,14 @@ class Options(CliCase):
         command = ["--", *server_argv("hostile_text")]
         for call in ("echo", "other"):
             with self.subTest(call=call):
-                done = self.cli("--call", call, "{}", *command)
+                done = self.cli("--surface", "--call", call, "{}", *command)
                 self.assertEqual(done.returncode, 0 if call == "echo" else cli.EXIT_CODES["call"],
                                  done.stderr)
                 self.assertIn("name", done.stdout)
-                self.assertIn("result" if call == "echo" else "error", done.stdout + done.stderr)
+                # "other" is no tool of the server's: refused before anything is sent,
+                # naming the server's tools (their names sanitized too).
+                self.assertIn("result" if call == "echo" else "no tool other",
+                              done.stdout + done.stderr)
                 self.assertEqual(
                     hostile.unsafe_characters(done.stdout + done.stderr, lines=True), [])
 
