@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import io
+import json
 import random
 import sys
 import token
@@ -269,14 +270,11 @@ class ResultTypes(unittest.TestCase):
         generated = checked(self, listing)
         names = {node.targets[0].id for node in ast.parse(generated.source).body  # type: ignore
                  if isinstance(node, ast.Assign)}
-        site = {name: codegen._site(function, "result") for name, function in
-                (("a_1", "a_1"), ("a1", "a1"))}
-        digests = {name: hashlib.sha256(text.encode()).hexdigest()[:8]
-                   for name, text in site.items()}
-        klass = "Class" + hashlib.sha256(b"class").hexdigest()[:8]  # class_<8 hex>, Pascal
+        digests = {name: hashlib.sha256(json.dumps([name, "result"]).encode()).hexdigest()[:8]
+                   for name in ("a_1", "a1")}
+        klass = hashlib.sha256(b"class").hexdigest()[:8]  # class_<8 hex>, in PascalCase
         self.assertEqual(names, {"A1Result_" + digests["a_1"], "A1Result_" + digests["a1"],
-                                 "GetThingResult", klass[:6].capitalize() + klass[6:] + "Result"
-                                 if False else "Class" + klass[5:] + "Result"})
+                                 "GetThingResult", "Class" + klass.capitalize() + "Result"})
 
     def test_type_names_never_meet_a_function_or_a_label(self) -> None:
         schema = {"type": "object", "properties": {
@@ -668,6 +666,22 @@ class ScanForAt(unittest.TestCase):
         for node in ast.walk(tree):
             self.assertNotIsInstance(node, ast.MatMult)
             self.assertEqual(getattr(node, "decorator_list", []), [])
+
+    @settings(max_examples=500, deadline=None)
+    @given(st.lists(st.sampled_from(FRAGMENTS + ['"a"', '"\\""', '"it\'s"', "\x00", '""']),
+                    max_size=10).map("".join))
+    def test_the_quick_pass_never_accepts_what_the_lexeme_scan_declines(self, text: str) -> None:
+        code = text.replace("\r\n", "\n").replace("\r", "\n")
+        if codegen._plain_strings_only(code):
+            self.assertFalse(any(codegen._may_span_lines(code, match)
+                                 for match in codegen._LEXEMES.finditer(code)), code)
+
+    def test_generated_source_takes_the_quick_pass(self) -> None:
+        listing = [tool("a@b", '"quoted" @mention """ f"{x@y}" it\'s \\', typed_schema("@context"),
+                        output=TIME)]
+        source = generate("s@rv", listing).source
+        code = "\n".join(line for line in source.split("\n") if not line.startswith("#"))
+        self.assertTrue(codegen._plain_strings_only(code))
 
     def test_generated_source_is_proven_by_lines(self) -> None:
         listing = [tool("a@b", '"quoted" @mention """ f"{x@y}" \\', typed_schema("@context"))]
