@@ -35,7 +35,8 @@ label.
 
 **Types.** Parameters and results are read by ``schema`` into one type
 language, and spelled with ``typing``: ``str``, ``int``, ``float``, ``bool``,
-``List[...]``, ``Optional[...]``, ``Literal[...]`` (enums), ``Union[...]``
+``List[...]``, ``Dict[str, ...]`` (an object that names no keys),
+``Optional[...]``, ``Literal[...]`` (enums), ``Union[...]``
 (a few readable ``anyOf`` branches), ``Any`` (whatever cannot be read, with
 its reason in the docstring), and a ``TypedDict`` for every object with named
 keys, declared at module level before the function that uses it, so that
@@ -159,7 +160,7 @@ from .name import (
 from .noise import escape_code_point
 from .protocol import CallToolResult, Text, ToolDescriptor
 from .schema import (
-    AnyOf, Array, Choice, Field, Nullable, Param, Plan, Record, Simple, Structured,
+    AnyOf, Array, Choice, Field, Map, Nullable, Param, Plan, Record, Simple, Structured,
     ValueType, WholeValue, plan, plan_output,
 )
 
@@ -461,6 +462,10 @@ def _declare(kind: ValueType, site: _Site, natural: str, tool: str, about: str, 
     if isinstance(kind, Nullable):
         inner = _declare(kind.inner, site, natural, tool, about, is_input, out)
         return kind if inner is kind.inner else Nullable(inner)  # type: ignore[arg-type]
+    if isinstance(kind, Map):
+        value = _declare(kind.value, site + ("{}",), natural + "Value", tool,
+                         "each value of " + about, is_input, out)
+        return kind if value is kind.value else Map(value)  # type: ignore[arg-type]
     if isinstance(kind, AnyOf):
         branches = tuple(
             _declare(branch, site + ("|%d" % index,), natural + str(index + 1), tool,
@@ -535,6 +540,8 @@ def _source_type(kind: _Type, names: _Names) -> str:
         return "List[%s]" % _source_type(kind.item, names)
     if isinstance(kind, Nullable):
         return "Optional[%s]" % _source_type(kind.inner, names)
+    if isinstance(kind, Map):
+        return "Dict[str, %s]" % _source_type(kind.value, names)
     if isinstance(kind, Choice):
         return "Literal[%s]" % ", ".join(_member(member) for member in kind.members)
     if isinstance(kind, AnyOf):
@@ -568,6 +575,8 @@ def _surface_type(kind: _Type, names: _Names, show: _Show, top: bool = True) -> 
         return "list[%s]" % _surface_type(kind.item, names, show, top)
     if isinstance(kind, Nullable):
         return "%s | None" % _surface_type(kind.inner, names, show, top)
+    if isinstance(kind, Map):
+        return "dict[str, %s]" % _surface_type(kind.value, names, show, top)
     if isinstance(kind, Choice):
         return "Literal[%s]" % ", ".join(_member(member) for member in kind.members)
     if isinstance(kind, AnyOf):
@@ -613,6 +622,8 @@ def _shape_type(kind: _Type, names: _Names, deep: bool) -> str:
         return "list[%s]" % _shape_type(kind.item, names, deep)
     if isinstance(kind, Nullable):
         return "%s | None" % _shape_type(kind.inner, names, deep)
+    if isinstance(kind, Map):
+        return "dict[str, %s]" % _shape_type(kind.value, names, deep)
     if isinstance(kind, AnyOf):
         return " | ".join(_shape_type(branch, names, deep) for branch in kind.branches)
     return _surface_type(kind, names, _Show(False, False))
@@ -635,10 +646,17 @@ def _default_text(param: Param) -> Optional[str]:
 
 
 def _untyped_reason(kind: _Type) -> Optional[str]:
-    """Why the value, or what a list or a nullable holds, is ``Any``, if it is."""
-    while isinstance(kind, (Array, Nullable)):
-        kind = kind.item if isinstance(kind, Array) else kind.inner
+    """Why the value, or what a list, a map or a nullable holds, is ``Any``, if it is."""
+    kind = _held(kind)
     return kind.reason if isinstance(kind, Structured) else None
+
+
+def _held(kind: _Type) -> _Type:
+    """What a list, a map or a nullable holds, through any number of them."""
+    while isinstance(kind, (Array, Nullable, Map)):
+        kind = kind.item if isinstance(kind, Array) else \
+            kind.inner if isinstance(kind, Nullable) else kind.value
+    return kind
 
 
 # ----------------------------------------------------------------------------- surface
@@ -821,8 +839,7 @@ def _sentence(text: str) -> str:
 
 
 def _choices(kind: _Type) -> str:
-    while isinstance(kind, (Array, Nullable)):
-        kind = kind.item if isinstance(kind, Array) else kind.inner
+    kind = _held(kind)
     if not isinstance(kind, Choice):
         return ""
     return ", ".join(_member(member) for member in kind.members)
@@ -962,14 +979,16 @@ def _typing_names(functions: List[_Function], names: _Names) -> FrozenSet[str]:
             kinds.append(kind.item)
         elif isinstance(kind, Nullable):
             kinds.append(kind.inner)
+        elif isinstance(kind, Map):
+            kinds.append(kind.value)
         elif isinstance(kind, AnyOf):
             kinds += kind.branches
     return frozenset(used - {""})
 
 
 # The typing name each kind of type is spelled with, if any (records are _Refs).
-_TYPING_OF = {Array: "List", Nullable: "Optional", Choice: "Literal", AnyOf: "Union",
-              Structured: "Any"}
+_TYPING_OF = {Array: "List", Nullable: "Optional", Map: "Dict", Choice: "Literal",
+              AnyOf: "Union", Structured: "Any"}
 
 
 def _tool_output() -> List[str]:

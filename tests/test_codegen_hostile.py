@@ -349,6 +349,7 @@ param_leaves = st.one_of(
 param_schemas = st.recursive(param_leaves, lambda inner: st.one_of(
     st.builds(lambda item: {"type": "array", "items": item}, inner),
     st.builds(lambda branches: {"anyOf": branches}, st.lists(inner, min_size=2, max_size=3)),
+    st.builds(lambda value: {"type": "object", "additionalProperties": value}, inner),
     st.builds(lambda properties, required: typed(properties, required),
               st.dictionaries(names, inner, min_size=1, max_size=4), st.lists(names, max_size=2))),
     max_leaves=6)
