@@ -792,6 +792,8 @@ def _signature_line(line: _Line) -> str:
 def _doc(function: _Function, names: _Names, limit: int) -> List[str]:
     """The docstring's lines (generator text, sanitized server text), within ``limit`` bytes."""
     lines = _wrap(function.long_description, 72) or ["(The server gives no description.)"]
+    if function.name != function.tool:  # the name the description and the server use
+        lines += [""] + _indented("The server's tool %s." % _literal(function.tool), "")
     lines += _doc_params(function, names)
     lines += _doc_types("Input types:", function, names, True)
     lines += _doc_returns(function, names)

@@ -367,6 +367,12 @@ class Docs(unittest.TestCase):
         self.assertIn("Returns: ToolOutput: the text blocks joined by newlines", plain)
         self.assertIn("Raises: ToolFailed: the tool reported an error (isError); str()", plain)
 
+    def test_a_renamed_tool_names_its_wire_name(self) -> None:
+        generated = checked(self, [tool("read-file", "Reads.")])
+        self.assertEqual(generated.tools[0].function, "read_file_" + hashlib.sha256(
+            b"read-file").hexdigest()[:8])
+        self.assertIn('Reads.\n\nThe server\'s tool "read-file".\n', generated.tools[0].doc)
+
     def test_each_tool_has_its_line_and_its_doc_in_surface_order(self) -> None:
         generated = self.generated()
         self.assertEqual([(t.function, t.wire_name, t.returns) for t in generated.tools],
