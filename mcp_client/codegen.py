@@ -562,7 +562,7 @@ class _Show(NamedTuple):
     plain: bool  # the first surface's types: objects and unions Any, enums their kind
 
 
-def _surface_type(kind: _Type, names: _Names, show: _Show, top: bool = True) -> str:
+def _surface_type(kind: _Type, names: _Names, show: _Show) -> str:
     """``kind`` in the surface's spelling; objects as ``Name{shape}`` where shown."""
     if show.plain:
         return _plain_type(kind)
@@ -572,15 +572,15 @@ def _surface_type(kind: _Type, names: _Names, show: _Show, top: bool = True) -> 
     if isinstance(kind, Simple):
         return _PYTHON_TYPES[kind.kind]
     if isinstance(kind, Array):
-        return "list[%s]" % _surface_type(kind.item, names, show, top)
+        return "list[%s]" % _surface_type(kind.item, names, show)
     if isinstance(kind, Nullable):
-        return "%s | None" % _surface_type(kind.inner, names, show, top)
+        return "%s | None" % _surface_type(kind.inner, names, show)
     if isinstance(kind, Map):
-        return "dict[str, %s]" % _surface_type(kind.value, names, show, top)
+        return "dict[str, %s]" % _surface_type(kind.value, names, show)
     if isinstance(kind, Choice):
         return "Literal[%s]" % ", ".join(_member(member) for member in kind.members)
     if isinstance(kind, AnyOf):
-        return " | ".join(_surface_type(branch, names, show, top) for branch in kind.branches)
+        return " | ".join(_surface_type(branch, names, show) for branch in kind.branches)
     return "Any"
 
 
