@@ -440,7 +440,13 @@ def _site_text(site: _Site) -> str:
     return json.dumps(list(site))
 
 
+# Types that hold no record: nothing to declare, and no name to make (the hot path).
+_LEAVES = (Simple, Choice, Structured)
+
+
 def _declare_param(function: str, tool: str, param: Param, out: List[_Declaration]) -> Param:
+    if isinstance(param.type, _LEAVES):
+        return param
     about = "the parameter %s of %s." % (_literal(param.name), function)
     kind = _declare(param.type, (function, "param", param.name),
                     _pascal(function) + _pascal(param.name), tool, about, True, out)
@@ -479,6 +485,9 @@ def _declare_record(site: _Site, natural: str, tool: str, about: str, record: Re
                     is_input: bool, out: List[_Declaration]) -> _Ref:
     fields = []
     for field in record.fields:
+        if isinstance(field.type, _LEAVES):
+            fields.append(field)
+            continue
         key_about = "the value under the key %s of %s" % (_literal(field.name), natural)
         kind = _declare(field.type, site + ("." + field.name,), natural + _pascal(field.name),
                         tool, key_about + ".", is_input, out)
