@@ -152,7 +152,6 @@ from .errors import (
     GenerateError, SanitizerBreach, SurfaceTooLarge, ToolFailed, ToolNameCollision,
     TooManyTools,
 )
-from .jsonvalue import JsonValue
 from .name import (
     BODY_NAMES, TYPING_NAMES, Digest, digest_suffix, first_collision, mangle, mangle_label,
     sha256_digest,
