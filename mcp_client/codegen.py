@@ -737,7 +737,6 @@ def _surface_line(module_name: str, function: _Function, names: _Names) -> _Line
     head = "%s.%s(" % (module_name, function.name)
     claims = "[server says: %s]" % function.claims if function.claims else ""
     params = {key: _surface_params(function, names, *key) for key in _PARAM_VARIANTS}
-    params[(True, False, False)] = params[(True, True, False)]  # never asked for; complete
     returns = {key: _surface_returns(function, names, *key) for key in _RETURN_VARIANTS}
     return _Line(head, params, returns, claims, function.description)
 
