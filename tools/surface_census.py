@@ -105,6 +105,8 @@ GOALS = (("tools renamed needlessly", "<=", 0.0),
          ("Any parameters", "<=", 0.02),
          ("enums kept", ">=", 0.90))
 _MAX_REFS = 8
+_SOFT_KEYWORDS = frozenset(("match", "case", "type", "_"))
+_MODULE_NAMES = frozenset(("internal", "arguments", "cap", "mcp"))
 _ALIAS_DEPTH = 16
 _LEGAL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _OPTIONS = Options(handshake_timeout=120.0, request_timeout=120.0, retire_timeout=30.0)
@@ -156,18 +158,14 @@ def legal(name: str) -> bool:
 
 
 def why_renamed(name: str) -> str:
-    """What makes a legal name one that a renaming rule might still avoid (for the lists)."""
-    if keyword.issoftkeyword(name):
-        return "soft keyword"
-    if name in vars(builtins):
-        return "builtin"
-    if len(name) > 32:
-        return "longer than 32"
-    if name.startswith("_"):
-        return "leading underscore"
-    if name in ("internal", "arguments", "cap", "mcp"):
-        return "a name the module binds"
-    return "no rule needs it"
+    """Which rule might still rename a legal name, for the lists: all that apply."""
+    reasons = [reason for reason, applies in (
+        ("soft keyword", name in _SOFT_KEYWORDS),  # the union over 3.9-3.13, not this one's
+        ("builtin", name in vars(builtins)),
+        ("longer than 32", len(name) > 32),
+        ("leading underscore", name.startswith("_")),
+        ("a name the module binds", name in _MODULE_NAMES)) if applies]
+    return ", ".join(reasons) or "no rule needs it"
 
 
 def census(server: str, tools: Sequence[ToolDescriptor],
