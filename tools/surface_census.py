@@ -92,10 +92,13 @@ if REPO not in sys.path:  # run as a script from a checkout: measure that checko
 
 from mcp_client import Exited, Options, ProcessTransport, Spawn, codegen, start  # noqa: E402
 from mcp_client.transport import CAPTURE  # noqa: E402
+from mcp_client.errors import McpClientError  # noqa: E402
 from mcp_client.jsonvalue import JsonValue  # noqa: E402
 from mcp_client.protocol import ToolDescriptor  # noqa: E402
 
-__all__ = ["Census", "Target", "census", "total", "targets", "measure", "render", "main"]
+__all__ = ["Census", "CensusError", "Target", "GOALS", "census", "legal", "why_renamed",
+           "wire_parameters", "enum_members", "total", "figures", "targets", "measure",
+           "render", "main"]
 
 NPM_BIN = os.path.join(REPO, "tests", "npm", "node_modules", ".bin")
 #: Issue 19's goals, as fractions: (metric, at most / at least, bound).
@@ -642,8 +645,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             parser.error("no server named %s" % ", ".join(args.server))
         try:
             censuses = [measure(target) for target in chosen]
-        except (CensusError, OSError) as error:
-            print("census failed: %s" % error, file=sys.stderr)
+        except (CensusError, OSError, McpClientError) as error:
+            print("census failed: %s: %s (the npm servers: npm ci --prefix tests/npm)"
+                  % (type(error).__name__, error), file=sys.stderr)
             return 1
     if args.json:
         print(json.dumps([asdict(one) for one in [*censuses, total(censuses)]], indent=1))
