@@ -1,23 +1,81 @@
-"""From a server's ``tools/list`` to Python source text and a surface.
+"""From a server's ``tools/list`` to Python source text, a surface, and each tool's detail.
 
 Pure: no I/O, no threads, no clocks. **The generator never compiles, imports,
 execs or writes anything** (SEED.md, Purpose): ``generate`` returns text, and
 compiling it is somebody else's verb in somebody else's place.
 
 The generated module ``cap.mcp.<segment>`` (``segment`` is the mangled
-server name) imports ``cap.internal.mcp as internal`` and the ``typing`` names
-its annotations use, and holds one function per tool, sorted by function name
-(so a server that lists its tools in a different order each boot still gives
-the same text), each after the result types it returns, if any. Every function
-ends in exactly one call of the seam::
+server name) imports the ``typing`` names its annotations use, ``typing``
+itself as ``_typing`` (for its bodies), and ``cap.internal.mcp as internal``,
+and holds one function per tool, sorted by function name (so a server that
+lists its tools in a different order each boot still gives the same text),
+each after the types it takes and returns. Every function ends in exactly one
+call of the seam::
 
-    return internal.invoke("<server>", "<wire tool name>", arguments)
+    return _typing.cast(<its return type>, internal.invoke("<server>", "<wire tool name>", arguments))
 
 where ``arguments`` is a ``dict`` keyed by the **wire** parameter names. A
-``Typed`` plan's parameters are taken by label, required ones first, optional
+``Typed`` plan's parameters are taken by label (``name.mangle_label``: the
+wire name itself wherever Python allows it), required ones first, optional
 ones keyword-only with a default of ``None`` and left out of ``arguments``
 when ``None``; a ``WholeValue`` plan (or a tool whose labels collide) takes
-one ``dict`` named ``arguments`` and sends it as it is.
+one ``dict`` named ``arguments`` and sends it as it is. A body depends on no
+name a label can take: it uses its labels, ``arguments``, ``internal``,
+``_typing`` and its return type, and the type names are kept apart from every
+label.
+
+**The seam's contract** is ``deliver(tool, result)``: what the harness's
+``invoke`` returns for a ``tools/call`` result. For a tool that declares an
+``outputSchema`` (``returns == "structured"``), the call's
+``structuredContent`` as the server sent it; for any other (``"result"``), a
+``ToolOutput`` dict ``{"text": <the text blocks joined by "\\n">, "content":
+[<every block as the server sent it>]}``. A failed call raises
+``errors.ToolFailed``: ``isError``, or a ``"structured"`` tool that brought no
+``structuredContent`` object. Every module's header says so.
+
+**Types.** Parameters and results are read by ``schema`` into one type
+language, and spelled with ``typing``: ``str``, ``int``, ``float``, ``bool``,
+``List[...]``, ``Optional[...]``, ``Literal[...]`` (enums), ``Union[...]``
+(a few readable ``anyOf`` branches), ``Any`` (whatever cannot be read, with
+its reason in the docstring), and a ``TypedDict`` for every object with named
+keys, declared at module level before the function that uses it, so that
+``typing.get_type_hints`` resolves every function. Why a ``TypedDict``: a JSON
+object arrives as a ``dict``, and a ``TypedDict`` describes that very
+``dict`` without converting it, so a result passes on unchanged into the next
+tool's arguments or into ``json.dumps``. It is declared in its functional form,
+whose keys are string literals, so the keys are the wire keys verbatim and
+escaped::
+
+    GetCurrentTimeResult = TypedDict("GetCurrentTimeResult", {"is_dst": bool})
+
+An object whose keys are all required is ``total``, one whose keys are all
+optional ``total=False``. One that mixes both (``NotRequired`` only exists
+from Python 3.11) is two functional halves and a class that joins them, which
+keeps each key's own requiredness on Python 3.9::
+
+    _EditFileEditsRequired = TypedDict("_EditFileEditsRequired", {"oldText": str})
+    _EditFileEditsOptional = TypedDict("_EditFileEditsOptional", {"note": str}, total=False)
+    class EditFileEdits(_EditFileEditsRequired, _EditFileEditsOptional):
+        pass
+
+**Type names** are the generator's: ``<Function>Result`` for a result,
+``<Function><Param>`` for a parameter's object, ``<Parent><Key>`` for an
+object under a key (``<Parent><Key><n>`` for the n-th branch of a union), each
+part in PascalCase (the ASCII letters and digits of the name, each word
+capitalized). A name carries ``_`` and eight hex characters of the digest of
+where it sits only when it must: when two types would share it, or it would
+be a function's name, a label, or a name the module binds. Natural names have
+no ``_``, so a digested name never meets a natural one; anything that still
+meets (an engineered digest) refuses the server as a ``ToolNameCollision``.
+
+**Docstrings and detail.** Every function has a docstring: the description,
+each parameter (its type, description, default and allowed values), the keys
+of its input objects, the result, the server's claims, and what a failure
+raises. It is a parenthesized run of ``"..."`` literals made by ``escape``
+(one per line of text), so server text in it stays an inert literal. The same
+text, after the signature, is ``GeneratedTool.doc`` (at most ``MAX_DOC_BYTES``),
+for a harness that shows the lines and hands a model one tool's detail on
+request.
 
 The cage (SEED.md, "The sanitizer cage plus the @ backstop"): server text
 reaches the source only
@@ -34,93 +92,80 @@ that no ``@`` token is left outside comments and strings: generated code
 needs no decorator, so one would mean the cage failed, and ``generate``
 refuses rather than hand a compiler an ``@`` it did not write.
 
-**Results and the seam's contract.** A function returns what
-``internal.invoke`` returns, and the header of every module states what that
-is: for a tool that declares an ``outputSchema`` (any value but ``null``), the
-call's ``structuredContent`` as the server sent it, while a failed call
-(``isError``, or no ``structuredContent``) raises instead of returning; for a
-tool without one, the whole ``tools/call`` result, typed ``Any``. When
-``schema.plan_output`` reads the schema as a ``Record``, the module declares a
-result type and the function is annotated with it; otherwise it returns
-``Any`` and its comment says why.
-
-A result type is a ``TypedDict`` in its functional form::
-
-    GetCurrentTimeResult = TypedDict("GetCurrentTimeResult", {"is_dst": bool})
-
-Why a ``TypedDict``: ``structuredContent`` arrives as a JSON object, and a
-``TypedDict`` describes that very ``dict`` without converting it, so the value
-passes on unchanged into the next tool's arguments or into ``json.dumps``, and
-the module keeps no code but its functions (a dataclass or ``NamedTuple``
-would need a constructor and a conversion per call). Why the functional form:
-its keys are string literals, so the keys are the wire keys verbatim and
-escaped (a ``class`` body would need identifiers, and a mangled key would be a
-key the ``dict`` does not have), and it needs no ``class`` statement. Since
-``NotRequired`` only exists from Python 3.11, a record with any optional key
-is declared ``total=False``: the type then claims less than the schema (any
-key may be absent), never more, and a comment names the keys always present.
-The names are the generator's: ``<FunctionInPascalCase>Result`` for a tool,
-``<Parent>_<KeyLabelInPascalCase>`` for a nested object (the key through
-``mangle_label``). ``_`` is followed only by a digit inside a converted name,
-and by a capital only where a nested name begins, so the names are distinct
-from each other; the ``Result`` ending or a ``_`` before a capital keeps them
-apart from every function (lower case), ``typing`` import and keyword. Two
-sibling keys whose labels still meet (an engineered digest) leave the second
-one's nested object ``Any``.
-
 The surface is one line per function, in the same order, for a model to read::
 
-    cap.mcp.git.git_reset(repo_path: str) -> Any  # Unstages all staged changes
+    cap.mcp.fs.edit_file(path: str, edits: list[EditFileEdits{"oldText": str, "newText": str}], *, dryRun: bool = False) -> EditFileResult{"content": str}  # ...
     cap.mcp.time.now(zone: str) -> NowResult{"is_dst": bool}  # [server says: read-only] Now
 
 Types there use the modern spelling (``list[str]``, ``int | None``), since
 nobody runs them; the source spells them with ``typing`` so that it also runs
-on Python 3.9. ``Any`` marks a value passed
-through untyped. A result shows its type's name and its shape: keys as
-escaped literals, ``"key"?:`` for a key that may be absent, ``...`` for an
-object that admits other keys; a shape longer than ``MAX_SHAPE_CHARS`` shows
-only its top-level keys, and then only the name. The tool's annotations and
-its title (when it differs from the name) are shown as what they are, the
-server's claims: ``[server says: title "..."; read-only, idempotent]``.
+on Python 3.9. An optional parameter shows the server's default (``= "name"``)
+when it has one: leaving it out sends nothing, and the server applies it. An
+object shows its type's name and its shape: keys as escaped literals,
+``"key"?:`` for a key that may be absent, ``...`` for an object that admits
+other keys; a shape longer than ``MAX_SHAPE_CHARS`` shows only its top-level
+keys, and then only the name. The tool's annotations and its title (when it
+differs from the name) are shown as what they are, the server's claims:
+``[server says: title "..."; read-only, idempotent]``.
 
 **The surface budget.** When the surface would pass ``MAX_SURFACE_BYTES``,
-it is cut rung by rung, the same cut on every line, until it fits: the
-descriptions to ``MAX_NOTE_CHARS`` characters; then the result shapes, down
-to their types' names; then the descriptions; then the claims. Only bare
-signatures that still do not fit refuse the server (``SurfaceTooLarge``). The
-order is a model's: what a tool does in a sentence, then what it returns,
-then the rest of the prose. The source is never cut.
+it is cut rung by rung, the same cut on every line, until it fits:
+
+1. the descriptions to ``MAX_NOTE_CHARS`` characters;
+2. the result shapes, down to their types' names;
+3. the input shapes, down to their types' names;
+4. the descriptions;
+5. the claims;
+6. the defaults (``| None = None`` instead);
+7. the parameters' types to the plain ones of the first surface (objects and
+   unions ``Any``, enums their kind, nullability dropped);
+8. the result types to ``Any``.
+
+The last rung is never longer than the bare signatures the generator made
+before issue 19 (names are only ever shorter now), so a server that fitted
+then fits now. Only what still does not fit refuses the server
+(``SurfaceTooLarge``). The order is a model's: what a tool does in a sentence,
+then what it returns, then what it takes, then the rest of the prose. The
+source and the docs are never cut by the surface budget.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import re
 import token
 import tokenize
 import unicodedata
 from dataclasses import dataclass
 from typing import (
-    Callable, FrozenSet, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple,
+    Any, Callable, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Sequence, Set,
+    Tuple, Union,
 )
 
 from .errors import (
-    GenerateError, SanitizerBreach, SurfaceTooLarge, ToolNameCollision, TooManyTools,
+    GenerateError, SanitizerBreach, SurfaceTooLarge, ToolFailed, ToolNameCollision,
+    TooManyTools,
 )
 from .jsonvalue import JsonValue
-from .name import Digest, first_collision, mangle, mangle_label, sha256_digest
+from .name import (
+    BODY_NAMES, TYPING_NAMES, Digest, digest_suffix, first_collision, mangle, mangle_label,
+    sha256_digest,
+)
 from .noise import escape_code_point
-from .protocol import ToolDescriptor
+from .protocol import CallToolResult, Text, ToolDescriptor
 from .schema import (
-    Array, Field, ListOf, Nullable, Param, ParamType, Plan, Record, ResultType, Simple,
-    Structured, WholeValue, plan, plan_output,
+    AnyOf, Array, Choice, Field, Nullable, Param, Plan, Record, Simple, Structured,
+    ValueType, WholeValue, plan, plan_output,
 )
 
 __all__ = [
-    "Generated", "generate", "describe", "sanitize", "truncate", "escape", "scan_for_at",
-    "MAX_TOOLS", "MAX_SURFACE_BYTES", "MAX_DESCRIPTION_CHARS", "MAX_NOTE_CHARS",
-    "MAX_SHAPE_CHARS",
+    "Generated", "GeneratedTool", "generate", "deliver", "describe", "sanitize", "truncate",
+    "escape", "scan_for_at", "MAX_TOOLS", "MAX_SURFACE_BYTES", "MAX_DESCRIPTION_CHARS",
+    "MAX_NOTE_CHARS", "MAX_SHAPE_CHARS", "MAX_DOC_BYTES", "MAX_DOC_DESCRIPTION_CHARS",
+    "TOOL_OUTPUT",
     "GenerateError", "TooManyTools", "ToolNameCollision", "SurfaceTooLarge", "SanitizerBreach",
+    "ToolFailed",
 ]
 
 #: A listing with more tools than this is refused (SEED.md, listing size is capped).
@@ -128,62 +173,111 @@ MAX_TOOLS = 256
 #: UTF-8 bytes of surface: a larger one is cut (see the module doc), and bare
 #: signatures past it are refused.
 MAX_SURFACE_BYTES = 64 * 1024
-#: Characters kept of a tool's description.
+#: Characters kept of a tool's description in the surface.
 MAX_DESCRIPTION_CHARS = 400
 #: Characters kept of a note: a parameter description, a reason, the server name.
 MAX_NOTE_CHARS = 120
-#: Characters of a result's shape in the surface before it shows less.
+#: Characters of a shape in the surface before it shows less.
 MAX_SHAPE_CHARS = 1000
+#: UTF-8 bytes of one tool's doc (``GeneratedTool.doc``, its docstring).
+MAX_DOC_BYTES = 8 * 1024
+#: Characters kept of a tool's description in its doc.
+MAX_DOC_DESCRIPTION_CHARS = 2000
+#: Characters kept of a parameter's or a key's description in a doc.
+MAX_DOC_NOTE_CHARS = 400
+#: Characters of a default shown in the surface; a longer one shows in the doc only.
+MAX_DEFAULT_CHARS = 40
+#: Characters of error text a ToolFailed carries.
+MAX_ERROR_CHARS = 2000
 #: Longest comment and code line the generator wraps to (longer words stay whole).
 LINE_WIDTH = 79
+#: The result type of every tool without an outputSchema (``deliver``'s dict).
+TOOL_OUTPUT = "ToolOutput"
 
 _INDENT = "    "
-#: Renders one parameter with its label, for the surface or for the source.
-_Render = Callable[[Param, str], str]
 _PYTHON_TYPES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}
+_STRUCTURED = "structured"
+_RESULT = "result"
+
+
+@dataclass(frozen=True)
+class GeneratedTool:
+    """One tool as generated: what a harness shows, and how ``deliver`` answers for it.
+
+    ``returns`` is ``"structured"`` when the function returns the call's
+    ``structuredContent`` (the tool declares an ``outputSchema``), ``"result"``
+    when it returns a ``ToolOutput``. ``line`` is its surface line as it finally
+    appears (after any budget cut, without the newline); ``doc`` its full
+    detail, at most ``MAX_DOC_BYTES``.
+    """
+
+    function: str
+    wire_name: str
+    returns: str
+    line: str
+    doc: str
 
 
 @dataclass(frozen=True)
 class Generated:
-    """One server's generated module: its dotted name, its source, its surface."""
+    """One server's generated module: its dotted name, its source, its surface, its tools."""
 
     module_name: str
     source: str
     surface: str
+    tools: Tuple[GeneratedTool, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Ref:
+    """A record declared at module level; ``site`` is where it sits (its identity)."""
+
+    site: str
+
+
+#: A type after declaration: records replaced by references to their declarations.
+_Type = Union[ValueType, _Ref]
 
 
 @dataclass(frozen=True)
 class _Declaration:
-    """One result type: its name, its record as declared, each field's type as source."""
+    """One record type: where it sits, its natural name, what it is, its keys."""
 
-    name: str
+    site: str  # unique in the module: the JSON path of wire names that leads to it
+    natural: str
+    tool: str  # the wire name of the tool it belongs to (for a collision's message)
     about: str  # what the type describes, for its comment (generator text and escapes)
-    record: Record
-    types: Tuple[str, ...]  # one per field, same order
-
-
-@dataclass(frozen=True)
-class _Result:
-    """A tool's typed result: its record as declared, and the types, nested ones first."""
-
-    name: str
-    record: Record
-    declarations: Tuple[_Declaration, ...]
+    fields: Tuple[Field, ...]  # types are _Type: nested records are _Ref
+    open: bool
+    is_input: bool
 
 
 @dataclass(frozen=True)
 class _Function:
-    """One tool, read and named; everything the source and surface are made from."""
+    """One tool, read and named; everything the source, surface and doc are made from."""
 
     name: str  # mangled: a display artifact only
     tool: str  # the wire name, verbatim
-    description: str  # sanitized and truncated
+    description: str  # sanitized, cut to MAX_DESCRIPTION_CHARS
+    long_description: str  # sanitized, cut to MAX_DOC_DESCRIPTION_CHARS
     plan: Plan  # a label collision has already degraded it to WholeValue
-    params: Tuple[Param, ...]  # Typed only: required first, then optional
+    params: Tuple[Param, ...]  # Typed only: required first, then optional; types are _Type
     labels: Tuple[str, ...]  # one per param, same order
     claims: str  # sanitized: the title and the annotations, "" when the server claims none
-    returns: str  # sanitized: what it returns, "" for a tool without an outputSchema
-    result: Optional[_Result]  # None: it returns Any
+    returns: str  # _STRUCTURED or _RESULT
+    result: Optional[_Ref]  # a structured tool's record, when its schema reads as one
+    result_reason: str  # sanitized: why a structured result is untyped, "" otherwise
+    declarations: Tuple[_Declaration, ...]  # nested ones first; inputs, then the result's
+
+
+class _Names(NamedTuple):
+    """The module's type names: by site, and the declarations by site."""
+
+    by_site: Dict[str, str]
+    declarations: Dict[str, _Declaration]
+
+    def of(self, ref: _Ref) -> str:
+        return self.by_site[ref.site]
 
 
 # ----------------------------------------------------------------------------- generate
@@ -192,7 +286,7 @@ class _Function:
 def generate(
     server: str, tools: Sequence[ToolDescriptor], digest: Digest = sha256_digest
 ) -> Generated:
-    """Source and surface for ``server``'s ``tools``, or a :class:`GenerateError`."""
+    """Source, surface and tools for ``server``'s ``tools``, or a :class:`GenerateError`."""
     if len(tools) > MAX_TOOLS:
         raise TooManyTools(len(tools), MAX_TOOLS)
     collision = first_collision((tool.name for tool in tools), digest)
@@ -200,10 +294,50 @@ def generate(
         raise ToolNameCollision(collision.first, collision.second, collision.mangled)
     module_name = "cap.mcp." + mangle(server, digest)
     functions = sorted((_read(tool, digest) for tool in tools), key=lambda f: f.name)
-    surface = _surface(module_name, functions)
-    source = _module(server, module_name, functions)
+    names = _name_types(functions, digest)
+    lines = _surface(module_name, functions, names)
+    docs = [_doc(function, names) for function in functions]
+    source = _module(server, module_name, functions, names, docs)
     scan_for_at(source)
-    return Generated(module_name, source, surface)
+    generated = tuple(
+        GeneratedTool(function.name, function.tool, function.returns, line,
+                      _signature_line(module_name, function, names) + "\n\n" + "\n".join(doc))
+        for function, line, doc in zip(functions, lines, docs))
+    surface = "".join(line + "\n" for line in lines)
+    return Generated(module_name, source, surface, generated)
+
+
+def deliver(tool: GeneratedTool, result: CallToolResult) -> Any:
+    """What the generated function for ``tool`` returns for ``result``; total.
+
+    ``structuredContent`` for a ``"structured"`` tool, a ``ToolOutput`` dict
+    for a ``"result"`` one; :class:`ToolFailed` when the tool answered
+    ``isError``, or a ``"structured"`` tool brought no ``structuredContent``
+    object. The values are the server's, raw and untrusted.
+    """
+    if result.is_error:
+        raise ToolFailed(tool.wire_name, result, _error_text(tool, result))
+    if tool.returns == _STRUCTURED:
+        if type(result.structured_content) is not dict:
+            raise ToolFailed(tool.wire_name, result, sanitize(
+                "tool %s declares an outputSchema but brought no structuredContent object"
+                % tool.wire_name, MAX_ERROR_CHARS))
+        return result.structured_content
+    return {"text": "\n".join(block.text for block in result.content if isinstance(block, Text)),
+            "content": [_raw_block(block) for block in result.content]}
+
+
+def _raw_block(block: Any) -> Any:
+    if isinstance(block, Text):
+        return block.raw if block.raw is not None else {"type": "text", "text": block.text}
+    return block.raw
+
+
+def _error_text(tool: GeneratedTool, result: CallToolResult) -> str:
+    text = " ".join(block.text for block in result.content if isinstance(block, Text))
+    said = sanitize(text, MAX_ERROR_CHARS)
+    return said or sanitize("tool %s reported an error (isError) with no text" % tool.wire_name,
+                            MAX_ERROR_CHARS)
 
 
 def _read(tool: ToolDescriptor, digest: Digest) -> _Function:
@@ -211,14 +345,17 @@ def _read(tool: ToolDescriptor, digest: Digest) -> _Function:
     text = tool.description if tool.description is not None else tool.title
     description = sanitize(text or "", MAX_DESCRIPTION_CHARS)
     claims = _claims(tool, description)
-    result, returns = _read_result(name, tool.output_schema, digest)
+    declarations: List[_Declaration] = []
     tool_plan = _degrade_on_label_collision(plan(tool.input_schema), digest)
-    if isinstance(tool_plan, WholeValue):
-        return _Function(name, tool.name, description, tool_plan, (), (), claims, returns, result)
-    params = tuple(sorted(tool_plan.params, key=lambda param: param.optional))  # stable
+    params: Tuple[Param, ...] = ()
+    if not isinstance(tool_plan, WholeValue):
+        params = tuple(_declare_param(name, tool.name, param, declarations)
+                       for param in sorted(tool_plan.params, key=lambda p: p.optional))
     labels = tuple(mangle_label(param.name, digest) for param in params)
-    return _Function(name, tool.name, description, tool_plan, params, labels, claims, returns,
-                     result)
+    returns, result, reason = _read_result(name, tool, declarations)
+    return _Function(name, tool.name, description, sanitize(text or "", MAX_DOC_DESCRIPTION_CHARS),
+                     tool_plan, params, labels, claims, returns, result, reason,
+                     tuple(declarations))
 
 
 def _degrade_on_label_collision(tool_plan: Plan, digest: Digest) -> Plan:
@@ -262,182 +399,332 @@ def _title(tool: ToolDescriptor, description: str) -> str:
     return "" if title in (tool.name, description) else title
 
 
-def _read_result(function: str, output_schema: JsonValue,
-                 digest: Digest) -> Tuple[Optional[_Result], str]:
-    """The result type of a tool, if it has one, and the note on what it returns."""
-    if output_schema is None:
-        return None, ""
-    output = plan_output(output_schema)
+def _read_result(function: str, tool: ToolDescriptor, out: List[_Declaration]
+                 ) -> Tuple[str, Optional[_Ref], str]:
+    """What the tool returns, its record if it has one, and why not if it has none."""
+    if tool.output_schema is None:
+        return _RESULT, None, ""
+    output = plan_output(tool.output_schema)
     if isinstance(output, WholeValue):
-        note = "Returns the call's structuredContent, untyped: " + output.reason
-        return None, sanitize(note, MAX_NOTE_CHARS)
-    name = _pascal(function) + "Result"
-    declarations: List[_Declaration] = []
+        return _STRUCTURED, None, sanitize(output.reason, MAX_NOTE_CHARS)
+    site = _site(function, "result")
     about = "what %s returns: the call's structuredContent." % function
-    record = _declare(name, about, output, digest, declarations)
-    returns = "Returns %s, the call's structuredContent." % name
-    return _Result(name, record, tuple(declarations)), returns
+    ref = _declare_record(site, _pascal(function) + "Result", tool.name, about, output, False, out)
+    return _STRUCTURED, ref, ""
 
 
-def _pascal(snake: str) -> str:
-    """``get_current_time`` -> ``GetCurrentTime``; ``_`` stays before a digit: ``a_1`` -> ``A_1``.
-
-    One-to-one on what ``mangle`` and ``mangle_label`` produce (lower-case
-    words joined by single underscores), since a capital marks each word that
-    starts with a letter and ``_`` each word that starts with a digit.
-    """
-    return "".join(word.capitalize() if word[:1].isalpha() else "_" + word
-                   for word in snake.split("_"))
+def _site(*path: str) -> str:
+    # JSON, so that distinct paths are distinct strings whatever the keys hold.
+    return json.dumps(list(path))
 
 
-def _declare(name: str, about: str, record: Record, digest: Digest,
-             out: List[_Declaration]) -> Record:
-    """Append ``record``'s declaration to ``out`` after its nested ones; the record declared."""
-    taken: Set[str] = set()
-    fields: List[Field] = []
-    types: List[str] = []
-    for field in record.fields:
-        kind, text = _declare_type(field.name, field.type, name, taken, digest, out)
-        fields.append(field if kind is field.type else Field(field.name, kind, field.optional,
-                                                             field.description))
-        types.append(text)
-    declared = Record(tuple(fields), record.open)
-    out.append(_Declaration(name, about, declared, tuple(types)))
-    return declared
+def _declare_param(function: str, tool: str, param: Param, out: List[_Declaration]) -> Param:
+    about = "the parameter %s of %s." % (_literal(param.name), function)
+    kind = _declare(param.type, _site(function, "param", param.name),
+                    _pascal(function) + _pascal(param.name), tool, about, True, out)
+    if kind is param.type:
+        return param
+    return Param(param.name, kind, param.optional, param.description, param.default,  # type: ignore[arg-type]
+                 param.has_default)
 
 
-def _declare_type(key: str, kind: ResultType, parent: str, taken: Set[str], digest: Digest,
-                  out: List[_Declaration], within: str = "") -> Tuple[ResultType, str]:
-    """The type of ``parent``'s ``key`` as declared, and as source text.
-
-    ``within`` says where a nested record sits, for its comment: ``""`` for
-    the key's own value, ``"each item of "`` inside a list.
-    """
-    if isinstance(kind, Simple):
-        return kind, _PYTHON_TYPES[kind.kind]
-    if isinstance(kind, Array):
-        item, text = _declare_type(key, kind.item, parent, taken, digest, out, "each item of ")
-        return Array(item), "List[%s]" % text
-    if isinstance(kind, Nullable):
-        inner, text = _declare_type(key, kind.inner, parent, taken, digest, out, within)
-        if isinstance(inner, Structured):
-            return inner, text
-        return Nullable(inner), "Optional[%s]" % text
+def _declare(kind: ValueType, site: str, natural: str, tool: str, about: str, is_input: bool,
+             out: List[_Declaration]) -> _Type:
+    """``kind`` with every record in it declared into ``out`` (nested ones first)."""
     if isinstance(kind, Record):
-        # Array and Nullable hold one type each, so a key leads to one record at most.
-        name = parent + "_" + _pascal(mangle_label(key, digest))
-        if name in taken:  # two sibling labels met: an engineered digest
-            return Structured("its type name %s is another key's" % name), "Any"
-        taken.add(name)
-        about = "%sthe value under the key %s of %s." % (within, _literal(key), parent)
-        return _declare(name, about, kind, digest, out), name
-    return kind, "Any"
+        return _declare_record(site, natural, tool, about, kind, is_input, out)
+    if isinstance(kind, Array):
+        item = _declare(kind.item, _site(site, "items"), natural, tool, "each item of " + about,
+                        is_input, out)
+        return kind if item is kind.item else Array(item)  # type: ignore[arg-type]
+    if isinstance(kind, Nullable):
+        inner = _declare(kind.inner, site, natural, tool, about, is_input, out)
+        return kind if inner is kind.inner else Nullable(inner)  # type: ignore[arg-type]
+    if isinstance(kind, AnyOf):
+        branches = tuple(
+            _declare(branch, _site(site, str(index)), natural + str(index + 1), tool,
+                     "branch %d of %s" % (index + 1, about), is_input, out)
+            for index, branch in enumerate(kind.branches))
+        return AnyOf(branches)  # type: ignore[arg-type]
+    return kind
 
 
-# ----------------------------------------------------------------------------- surface
-
-# What gives first when the surface would pass MAX_SURFACE_BYTES, rung by rung
-# (see the module doc): characters of each description, shapes shown, claims shown.
-_Rung = Tuple[int, bool, bool]
-_RUNGS: Tuple[_Rung, ...] = (
-    (MAX_DESCRIPTION_CHARS, True, True),
-    (MAX_NOTE_CHARS, True, True),
-    (MAX_NOTE_CHARS, False, True),
-    (0, False, True),
-    (0, False, False),
-)
-
-
-class _Line(NamedTuple):  # a tuple: 256 of them are made per listing, cheaply
-    """One function's surface line in pieces, so that each rung is only a join."""
-
-    call: str  # "<module>.<function>(<params>) -> "
-    name: str  # the result type's name, or "Any"
-    shape: str  # the result's shape, "" when it has none or it is too long
-    claims: str  # "[server says: ...]", or ""
-    description: str
+def _declare_record(site: str, natural: str, tool: str, about: str, record: Record,
+                    is_input: bool, out: List[_Declaration]) -> _Ref:
+    fields = []
+    for field in record.fields:
+        key_about = "the value under the key %s of %s" % (_literal(field.name), natural)
+        kind = _declare(field.type, _site(site, field.name), natural + _pascal(field.name), tool,
+                        key_about + ".", is_input, out)
+        fields.append(field if kind is field.type else Field(
+            field.name, kind, field.optional, field.description))  # type: ignore[arg-type]
+    out.append(_Declaration(site, natural, tool, about, tuple(fields), record.open, is_input))
+    return _Ref(site)
 
 
-def _surface(module_name: str, functions: List[_Function]) -> str:
-    lines = [_surface_line(module_name, function) for function in functions]
-    size = 0
-    for rung in _RUNGS:
-        surface = "".join(_render(line, rung) for line in lines)
-        size = len(surface.encode("utf-8"))
-        if size <= MAX_SURFACE_BYTES:
-            return surface
-    raise SurfaceTooLarge(size, MAX_SURFACE_BYTES)
+_WORDS = re.compile(r"[A-Za-z0-9]+")
 
 
-def _render(line: _Line, rung: _Rung) -> str:
-    description_chars, shapes, claims = rung
-    text = line.call + line.name + line.shape if shapes else line.call + line.name
-    description = line.description
-    if len(description) > description_chars:  # a cut may end in a space
-        description = truncate(description, description_chars).rstrip()
-    claim = line.claims if claims else ""
-    comment = claim + " " + description if claim and description else claim or description
-    return "%s  # %s\n" % (text, comment) if comment else text + "\n"
+def _pascal(name: str) -> str:
+    """``get_current_time`` and ``getCurrentTime`` -> ``GetCurrentTime``: ASCII words, capitalized.
+
+    Only the first letter of each word changes, so ``HTTPServer`` stays as it
+    is. No ``_`` is ever produced, so a digested name (``<natural>_<8 hex>``)
+    never meets a natural one.
+    """
+    return "".join(word[0].upper() + word[1:] for word in _WORDS.findall(name))
 
 
-def _surface_line(module_name: str, function: _Function) -> _Line:
-    call = "%s.%s(%s) -> " % (module_name, function.name, _surface_params(function))
-    claims = "[server says: %s]" % function.claims if function.claims else ""
-    if function.result is None:
-        return _Line(call, "Any", "", claims, function.description)
-    shape = _result_shape(function.result.record)
-    return _Line(call, function.result.name, shape, claims, function.description)
+def _name_types(functions: List[_Function], digest: Digest) -> _Names:
+    """Every declaration's name: natural, or with a digest where one is needed."""
+    declarations = [d for function in functions for d in function.declarations]
+    taken = {function.name for function in functions} | TYPING_NAMES | BODY_NAMES
+    taken |= {label for function in functions for label in function.labels}
+    taken |= {"cap", "mcp", TOOL_OUTPUT}
+    counts: Dict[str, int] = {}
+    for declaration in declarations:
+        counts[declaration.natural] = counts.get(declaration.natural, 0) + 1
+    by_site: Dict[str, str] = {}
+    owner: Dict[str, _Declaration] = {}
+    for declaration in declarations:
+        name = declaration.natural
+        if counts[name] > 1 or name in taken:
+            name += "_" + digest_suffix(declaration.site, digest)
+        if name in owner or name in taken:  # an engineered digest: refuse, never repair
+            first = owner[name].tool if name in owner else "a function or label"
+            raise ToolNameCollision(first, declaration.tool, name)
+        owner[name] = declaration
+        by_site[declaration.site] = name
+    return _Names(by_site, {d.site: d for d in declarations})
 
 
-def _surface_params(function: _Function) -> str:
-    if isinstance(function.plan, WholeValue):
-        return "arguments: dict[str, Any]"
-    return ", ".join(_with_star(function, _surface_param))
+# ----------------------------------------------------------------------------- type text
 
 
-def _surface_param(param: Param, label: str) -> str:
-    kind = _surface_type(param.type)
-    if param.optional:
-        return "%s: %s | None = None" % (label, kind)
-    return "%s: %s" % (label, kind)
-
-
-def _surface_type(param_type: ParamType) -> str:
-    if isinstance(param_type, Simple):
-        return _PYTHON_TYPES[param_type.kind]
-    if isinstance(param_type, ListOf):
-        return "list[%s]" % _PYTHON_TYPES[param_type.kind]
+def _source_type(kind: _Type, names: _Names) -> str:
+    """``kind`` as a ``typing`` annotation."""
+    if isinstance(kind, _Ref):
+        return names.of(kind)
+    if isinstance(kind, Simple):
+        return _PYTHON_TYPES[kind.kind]
+    if isinstance(kind, Array):
+        return "List[%s]" % _source_type(kind.item, names)
+    if isinstance(kind, Nullable):
+        return "Optional[%s]" % _source_type(kind.inner, names)
+    if isinstance(kind, Choice):
+        return "Literal[%s]" % ", ".join(_member(member) for member in kind.members)
+    if isinstance(kind, AnyOf):
+        return "Union[%s]" % ", ".join(_source_type(branch, names) for branch in kind.branches)
     return "Any"
 
 
-def _result_shape(record: Record) -> str:
+def _member(member: Any) -> str:
+    if type(member) is str:
+        return _literal(member)
+    return repr(member)  # an int or a bool: True, False, digits
+
+
+class _Show(NamedTuple):
+    """How much of a type the surface shows."""
+
+    shapes: bool  # an object as Name{shape}; else its name only
+    plain: bool  # the first surface's types: objects and unions Any, enums their kind
+
+
+def _surface_type(kind: _Type, names: _Names, show: _Show, top: bool = True) -> str:
+    """``kind`` in the surface's spelling; objects as ``Name{shape}`` where shown."""
+    if show.plain:
+        return _plain_type(kind)
+    if isinstance(kind, _Ref):
+        name = names.of(kind)
+        return name + _record_shape(names.declarations[kind.site], names) if show.shapes else name
+    if isinstance(kind, Simple):
+        return _PYTHON_TYPES[kind.kind]
+    if isinstance(kind, Array):
+        return "list[%s]" % _surface_type(kind.item, names, show, top)
+    if isinstance(kind, Nullable):
+        return "%s | None" % _surface_type(kind.inner, names, show, top)
+    if isinstance(kind, Choice):
+        return "Literal[%s]" % ", ".join(_member(member) for member in kind.members)
+    if isinstance(kind, AnyOf):
+        return " | ".join(_surface_type(branch, names, show, top) for branch in kind.branches)
+    return "Any"
+
+
+def _plain_type(kind: _Type) -> str:
+    """The type as the first surface showed a parameter (never longer than this one)."""
+    if isinstance(kind, Nullable):
+        return _plain_type(kind.inner)
+    if isinstance(kind, Simple):
+        return _PYTHON_TYPES[kind.kind]
+    if isinstance(kind, Array) and isinstance(kind.item, Simple):
+        return "list[%s]" % _PYTHON_TYPES[kind.item.kind]
+    if isinstance(kind, Choice):
+        kinds = {type(member) for member in kind.members}
+        return {str: "str", int: "int", bool: "bool"}.get(kinds.pop(), "Any") if len(kinds) == 1 \
+            else "Any"
+    return "Any"
+
+
+def _record_shape(declaration: _Declaration, names: _Names) -> str:
     """The whole shape if it is short enough, else its top-level keys, else nothing."""
     for deep in (True, False):
-        shape = _shape(record, deep)
+        shape = _shape(declaration, names, deep)
         if len(shape) <= MAX_SHAPE_CHARS:
             return shape
     return ""
 
 
-def _shape(record: Record, deep: bool) -> str:
+def _shape(declaration: _Declaration, names: _Names, deep: bool) -> str:
     entries = ["%s%s: %s" % (_literal(field.name), "?" if field.optional else "",
-                             _shape_type(field.type, deep)) for field in record.fields]
-    return "{%s}" % ", ".join(entries + ["..."] if record.open else entries)
+                             _shape_type(field.type, names, deep))
+               for field in declaration.fields]
+    return "{%s}" % ", ".join(entries + ["..."] if declaration.open else entries)
 
 
-def _shape_type(kind: ResultType, deep: bool) -> str:
-    if isinstance(kind, Simple):
-        return _PYTHON_TYPES[kind.kind]
+def _shape_type(kind: _Type, names: _Names, deep: bool) -> str:
+    if isinstance(kind, _Ref):
+        return _shape(names.declarations[kind.site], names, deep) if deep else "{...}"
     if isinstance(kind, Array):
-        return "list[%s]" % _shape_type(kind.item, deep)
+        return "list[%s]" % _shape_type(kind.item, names, deep)
     if isinstance(kind, Nullable):
-        return "%s | None" % _shape_type(kind.inner, deep)
-    if isinstance(kind, Record):
-        return _shape(kind, deep) if deep else "{...}"
-    return "Any"
+        return "%s | None" % _shape_type(kind.inner, names, deep)
+    if isinstance(kind, AnyOf):
+        return " | ".join(_shape_type(branch, names, deep) for branch in kind.branches)
+    return _surface_type(kind, names, _Show(False, False))
 
 
-def _with_star(function: _Function, render: _Render) -> Iterator[str]:
+def _default_text(param: Param) -> Optional[str]:
+    """The server's default as a Python literal, if it has one short enough to show."""
+    if not param.has_default:
+        return None
+    value = param.default
+    if type(value) is str:
+        text = _literal(value)
+    elif value is None or type(value) in (bool, int, float):
+        text = repr(value)
+    elif value in ([], {}):
+        text = repr(value)
+    else:
+        return None
+    return text if len(text) <= MAX_DEFAULT_CHARS else None
+
+
+def _untyped_reason(kind: _Type) -> Optional[str]:
+    """Why the value, or what a list or a nullable holds, is ``Any``, if it is."""
+    while isinstance(kind, (Array, Nullable)):
+        kind = kind.item if isinstance(kind, Array) else kind.inner
+    return kind.reason if isinstance(kind, Structured) else None
+
+
+# ----------------------------------------------------------------------------- surface
+
+
+class _Rung(NamedTuple):
+    """One cut of the surface budget: what every line still shows."""
+
+    description_chars: int
+    result_shapes: bool
+    input_shapes: bool
+    claims: bool
+    defaults: bool
+    plain_params: bool
+    plain_returns: bool
+
+
+# What gives first when the surface would pass MAX_SURFACE_BYTES, rung by rung
+# (see the module doc).
+_RUNGS: Tuple[_Rung, ...] = (
+    _Rung(MAX_DESCRIPTION_CHARS, True, True, True, True, False, False),
+    _Rung(MAX_NOTE_CHARS, True, True, True, True, False, False),
+    _Rung(MAX_NOTE_CHARS, False, True, True, True, False, False),
+    _Rung(MAX_NOTE_CHARS, False, False, True, True, False, False),
+    _Rung(0, False, False, True, True, False, False),
+    _Rung(0, False, False, False, True, False, False),
+    _Rung(0, False, False, False, False, False, False),
+    _Rung(0, False, False, False, False, True, False),
+    _Rung(0, False, False, False, False, True, True),
+)
+
+
+class _Line(NamedTuple):  # a tuple: 256 of them are made per listing, cheaply
+    """One function's surface line in pieces, so that each rung is a lookup and a join."""
+
+    head: str  # "<module>.<function>("
+    params: Dict[Tuple[bool, bool, bool], str]  # by (shapes, defaults, plain)
+    returns: Dict[Tuple[bool, bool], str]  # by (shapes, plain)
+    claims: str  # "[server says: ...]", or ""
+    description: str
+
+
+def _surface(module_name: str, functions: List[_Function], names: _Names) -> List[str]:
+    """Each function's line, at the first rung where the whole surface fits."""
+    lines = [_surface_line(module_name, function, names) for function in functions]
+    size = 0
+    for rung in _RUNGS:
+        rendered = [_render(line, rung) for line in lines]
+        size = sum(len(text.encode("utf-8")) + 1 for text in rendered)
+        if size <= MAX_SURFACE_BYTES:
+            return rendered
+    raise SurfaceTooLarge(size, MAX_SURFACE_BYTES)
+
+
+def _render(line: _Line, rung: _Rung) -> str:
+    params = line.params[(rung.input_shapes, rung.defaults, rung.plain_params)]
+    returns = line.returns[(rung.result_shapes, rung.plain_returns)]
+    description = line.description
+    if len(description) > rung.description_chars:  # a cut may end in a space
+        description = truncate(description, rung.description_chars).rstrip()
+    claim = line.claims if rung.claims else ""
+    comment = claim + " " + description if claim and description else claim or description
+    text = "%s%s) -> %s" % (line.head, params, returns)
+    return "%s  # %s" % (text, comment) if comment else text
+
+
+_PARAM_VARIANTS = ((True, True, False), (False, True, False), (False, False, False),
+                   (False, False, True))
+_RETURN_VARIANTS = ((True, False), (False, False), (False, True))
+
+
+def _surface_line(module_name: str, function: _Function, names: _Names) -> _Line:
+    head = "%s.%s(" % (module_name, function.name)
+    claims = "[server says: %s]" % function.claims if function.claims else ""
+    params = {key: _surface_params(function, names, *key) for key in _PARAM_VARIANTS}
+    params[(True, False, False)] = params[(True, True, False)]  # never asked for; complete
+    returns = {key: _surface_returns(function, names, *key) for key in _RETURN_VARIANTS}
+    return _Line(head, params, returns, claims, function.description)
+
+
+def _surface_params(function: _Function, names: _Names, shapes: bool, defaults: bool,
+                    plain: bool) -> str:
+    if isinstance(function.plan, WholeValue):
+        return "arguments: dict[str, Any]"
+    show = _Show(shapes, plain)
+    return ", ".join(_with_star(function, lambda param, label: _surface_param(
+        param, label, names, show, defaults)))
+
+
+def _surface_param(param: Param, label: str, names: _Names, show: _Show, defaults: bool) -> str:
+    kind = param.type
+    if not param.optional:
+        return "%s: %s" % (label, _surface_type(kind, names, show))
+    default = _default_text(param) if defaults else None
+    if default is not None:
+        return "%s: %s = %s" % (label, _surface_type(kind, names, show), default)
+    if isinstance(kind, Nullable) and not show.plain:
+        kind = kind.inner  # one "| None" is enough
+    return "%s: %s | None = None" % (label, _surface_type(kind, names, show))
+
+
+def _surface_returns(function: _Function, names: _Names, shapes: bool, plain: bool) -> str:
+    if plain:
+        return "Any"
+    if function.result is not None:
+        return _surface_type(function.result, names, _Show(shapes, False))
+    return "dict[str, Any]" if function.returns == _STRUCTURED else TOOL_OUTPUT
+
+
+def _with_star(function: _Function, render: Callable[[Param, str], str]) -> Iterator[str]:
     """Rendered parameters, with the bare ``*`` before the first optional one."""
     starred = False
     for param, label in zip(function.params, function.labels):
@@ -447,23 +734,159 @@ def _with_star(function: _Function, render: _Render) -> Iterator[str]:
         yield render(param, label)
 
 
+def _signature_line(module_name: str, function: _Function, names: _Names) -> str:
+    """The fullest surface line without its comment: the doc's first line."""
+    head = "%s.%s(" % (module_name, function.name)
+    return "%s%s) -> %s" % (head, _surface_params(function, names, True, True, False),
+                            _surface_returns(function, names, True, False))
+
+
+# ----------------------------------------------------------------------------- doc
+
+
+def _doc(function: _Function, names: _Names) -> List[str]:
+    """The docstring's lines (generator text, sanitized server text), within MAX_DOC_BYTES."""
+    lines = _wrap(function.long_description, 72) or ["(The server gives no description.)"]
+    lines += _doc_params(function, names)
+    lines += _doc_types("Input types:", function, names, True)
+    lines += _doc_returns(function, names)
+    lines += _doc_types("Result types:", function, names, False)
+    if function.claims:
+        lines += [""] + _indented("Server says (claims, not checked): " + function.claims, "")
+    lines += ["", "Raises:"] + _indented(_raises(function), "    ")
+    return _cut(lines, MAX_DOC_BYTES)
+
+
+def _doc_params(function: _Function, names: _Names) -> List[str]:
+    if isinstance(function.plan, WholeValue):
+        return ["", "Args:"] + _indented(
+            "arguments: one dict, sent unchanged as the tool's arguments: "
+            + sanitize(function.plan.reason, MAX_NOTE_CHARS), "    ")
+    if not function.params:
+        return []
+    lines = ["", "Args:"]
+    for param, label in zip(function.params, function.labels):
+        lines += _indented("%s: %s" % (label, _param_note(param, label, names)), "    ")
+    return lines
+
+
+def _param_note(param: Param, label: str, names: _Names) -> str:
+    notes = ["(%s%s)" % (_surface_type(param.type, names, _Show(False, False)),
+                         ", optional" if param.optional else "")]
+    if label != param.name:
+        notes.append("sent as %s." % _literal(param.name))
+    notes.append(_sentence(sanitize(param.description or "", MAX_DOC_NOTE_CHARS)))
+    choices = _choices(param.type)
+    if choices:
+        notes.append("One of: %s." % choices)
+    if param.has_default:
+        shown = _default_text(param) or sanitize(json.dumps(param.default), MAX_NOTE_CHARS)
+        notes.append("Default: %s (the server applies it when this is left out)." % shown)
+    reason = _untyped_reason(param.type)
+    if reason is not None:
+        notes.append("(untyped: %s)" % sanitize(reason, MAX_NOTE_CHARS))
+    return " ".join(note for note in notes if note)
+
+
+def _sentence(text: str) -> str:
+    """``text`` ending in a full stop (or its own punctuation), so notes after it read apart."""
+    return text + "." if text and text[-1] not in ".!?:;)" else text
+
+
+def _choices(kind: _Type) -> str:
+    while isinstance(kind, (Array, Nullable)):
+        kind = kind.item if isinstance(kind, Array) else kind.inner
+    if not isinstance(kind, Choice):
+        return ""
+    return ", ".join(_member(member) for member in kind.members)
+
+
+def _doc_types(title: str, function: _Function, names: _Names, is_input: bool) -> List[str]:
+    declarations = [d for d in function.declarations if d.is_input is is_input]
+    if not declarations:
+        return []
+    lines = ["", title]
+    for declaration in reversed(declarations):  # outermost first, as a reader meets them
+        shape = _shape(declaration, names, False)
+        lines += _indented("%s: %s" % (names.by_site[declaration.site], shape), "    ")
+        for field in declaration.fields:
+            note = _field_note(field)
+            if note:
+                lines += _indented("%s: %s" % (_literal(field.name), note), "        ")
+    return lines
+
+
+def _field_note(field: Field) -> str:
+    notes = [_sentence(sanitize(field.description or "", MAX_DOC_NOTE_CHARS))]
+    choices = _choices(field.type)
+    if choices:
+        notes.append("One of: %s." % choices)
+    reason = _untyped_reason(field.type)
+    if reason is not None:
+        notes.append("(untyped: %s)" % sanitize(reason, MAX_NOTE_CHARS))
+    return " ".join(note for note in notes if note)
+
+
+def _doc_returns(function: _Function, names: _Names) -> List[str]:
+    if function.returns == _RESULT:
+        text = ("ToolOutput: {\"text\": the text blocks joined by newlines, \"content\": every "
+                "content block as the server sent it (image, audio and resource blocks too)}.")
+    elif function.result is None:
+        text = ("dict[str, Any]: the call's structuredContent, untyped: %s."
+                % function.result_reason)
+    else:
+        text = "%s: the call's structuredContent, as the server sent it (its claim; " \
+               "nothing checks it)." % names.of(function.result)
+    return ["", "Returns:"] + _indented(text, "    ")
+
+
+def _raises(function: _Function) -> str:
+    if function.returns == _STRUCTURED:
+        return ("ToolFailed (mcp_client.errors): the tool reported an error (isError), or "
+                "brought no structuredContent object; its message is the tool's error text.")
+    return ("ToolFailed (mcp_client.errors): the tool reported an error (isError); its "
+            "message is the tool's error text.")
+
+
+def _indented(text: str, indent: str) -> List[str]:
+    """``text`` wrapped to 72 columns, every line after the first indented further."""
+    wrapped = _wrap(text, 72 - len(indent) - 4)
+    return [(indent if index == 0 else indent + _INDENT) + line
+            for index, line in enumerate(wrapped)]
+
+
+def _cut(lines: List[str], limit: int) -> List[str]:
+    """The lines that fit in ``limit`` UTF-8 bytes (with their breaks), and a mark if cut."""
+    size = 0
+    for index, line in enumerate(lines):
+        size += len(line.encode("utf-8")) + 1
+        if size > limit - 64:  # room for the signature's line break and the mark
+            return lines[:index] + ["(cut: the rest passed %d bytes)" % limit]
+    return lines
+
+
 # ----------------------------------------------------------------------------- source
 
 # The contract with the seam, stated in every module (and in CLAUDE.md).
 _CONTRACT = (
-    "Each function returns what internal.invoke returns. For a tool that declares "
-    "an outputSchema, that is the call's structuredContent as the server sent it, "
-    "typed by the TypedDict the function names (the server's claim; nothing checks "
-    "it) or Any when the schema could not be read; a failed call (isError, or no "
-    "structuredContent) raises instead. For a tool without one, it is the whole "
-    "tools/call result, Any."
+    "Each function returns what internal.invoke returns: mcp_client.codegen.deliver "
+    "of the tools/call result. For a tool that declares an outputSchema, that is the "
+    "call's structuredContent as the server sent it, typed by the TypedDict the function "
+    "names (the server's claim; nothing checks it), or Dict[str, Any] when the schema "
+    "could not be read. For a tool without one, it is a ToolOutput: the text blocks "
+    "joined by newlines, and every content block as the server sent it. A failed call "
+    "(isError, or a tool with an outputSchema that brought no structuredContent object) "
+    "raises mcp_client.errors.ToolFailed instead."
 )
 
 
-def _module(server: str, module_name: str, functions: List[_Function]) -> str:
-    lines = _header(server, module_name) + _imports(functions)
-    for function in functions:
-        lines += ["", ""] + _function(server, function)
+def _module(server: str, module_name: str, functions: List[_Function], names: _Names,
+            docs: List[List[str]]) -> str:
+    lines = _header(server, module_name) + _imports(functions, names)
+    if any(function.returns == _RESULT for function in functions):
+        lines += ["", ""] + _tool_output()
+    for function, doc in zip(functions, docs):
+        lines += ["", ""] + _function(server, function, names, doc)
     return "\n".join(lines) + "\n"
 
 
@@ -484,151 +907,140 @@ def _header(server: str, module_name: str) -> List[str]:
     ]
 
 
-def _imports(functions: List[_Function]) -> List[str]:
-    names = _typing_names(functions)
-    typing_line = ["from typing import " + ", ".join(sorted(names)), ""] if names else []
-    return typing_line + ["from cap.internal import mcp as internal"]
+def _imports(functions: List[_Function], names: _Names) -> List[str]:
+    used = _typing_names(functions, names)
+    typing_line = ["from typing import " + ", ".join(sorted(used))] if used else []
+    return typing_line + ["import typing as _typing", "",
+                          "from cap.internal import mcp as internal"]
 
 
-def _typing_names(functions: List[_Function]) -> FrozenSet[str]:
-    names = {"Any", "Dict"} if functions else set()
+def _typing_names(functions: List[_Function], names: _Names) -> FrozenSet[str]:
+    """The ``typing`` names the annotations and declarations spell."""
+    text: List[str] = []
     for function in functions:
-        for param in function.params:
-            if isinstance(param.type, ListOf):
-                names.add("List")
-            if param.optional:
-                names.add("Optional")
-        if function.result is not None:
-            names.add("TypedDict")
-            names.update(_result_typing_names(function.result.record))
-    return frozenset(names)
+        text += _signature_params(function, names)
+        text.append(_source_returns(function, names))
+    for declaration in names.declarations.values():
+        text += [_source_type(field.type, names) for field in declaration.fields]
+    words = set(_WORDS.findall(" ".join(text)))
+    used = {name for name in TYPING_NAMES if name in words}
+    if names.declarations or any(f.returns == _RESULT for f in functions):
+        used |= {"TypedDict"}
+    if any(f.returns == _RESULT for f in functions):
+        used |= {"Any", "Dict", "List"}
+    return frozenset(used)
 
 
-def _result_typing_names(record: Record) -> Set[str]:
-    """``List`` and ``Optional`` if a record (nested ones included) uses them."""
-    names: Set[str] = set()
-    kinds: List[ResultType] = [field.type for field in record.fields]
-    while kinds:
-        kind = kinds.pop()
-        if isinstance(kind, Array):
-            names.add("List")
-            kinds.append(kind.item)
-        elif isinstance(kind, Nullable):
-            names.add("Optional")
-            kinds.append(kind.inner)
-        elif isinstance(kind, Record):
-            kinds += [field.type for field in kind.fields]
-    return names
+def _tool_output() -> List[str]:
+    return _comment("%s: what a tool without an outputSchema returns (codegen.deliver): its "
+                    "text blocks joined by newlines, and every content block as the server "
+                    "sent it." % TOOL_OUTPUT) + [
+        '%s = TypedDict("%s", {"text": str, "content": List[Dict[str, Any]]})'
+        % (TOOL_OUTPUT, TOOL_OUTPUT)]
 
 
-def _function(server: str, function: _Function) -> List[str]:
+def _function(server: str, function: _Function, names: _Names, doc: List[str]) -> List[str]:
     lines: List[str] = []
-    for declaration in function.result.declarations if function.result else ():
-        lines += _declaration(declaration) + ["", ""]
-    return lines + _doc_comment(function) + _signature(function) + _body(server, function)
+    for declaration in function.declarations:
+        lines += _declaration(declaration, names) + ["", ""]
+    return lines + _signature(function, names) + _docstring(doc) + _body(server, function, names)
 
 
-def _declaration(declaration: _Declaration) -> List[str]:
-    """``Name = TypedDict("Name", {"key": type, ...})``, after its comment."""
-    record, name = declaration.record, declaration.name
-    entries = ["%s: %s" % (_literal(field.name), text)
-               for field, text in zip(record.fields, declaration.types)]
-    always = [_literal(field.name) for field in record.fields if not field.optional]
-    tail = "})" if len(always) == len(entries) else "}, total=False)"
-    head = '%s = TypedDict("%s", {' % (name, name)
-    return _declaration_comment(declaration, always) + _fit(head, entries, tail, "")
+def _mixed(declaration: _Declaration) -> bool:
+    optional = [field.optional for field in declaration.fields]
+    return any(optional) and not all(optional)
 
 
-def _declaration_comment(declaration: _Declaration, always: List[str]) -> List[str]:
-    record = declaration.record
-    lines = _comment("%s: %s" % (declaration.name, declaration.about))
-    for field in record.fields:
+def _declaration(declaration: _Declaration, names: _Names) -> List[str]:
+    """The record's ``TypedDict``, after its comment: one, or two halves and their join."""
+    name = names.by_site[declaration.site]
+    comment = _declaration_comment(declaration, name)
+    if not _mixed(declaration):
+        total = "" if not declaration.fields[0].optional else ", total=False"
+        return comment + _typed_dict(name, declaration.fields, total, names)
+    required = tuple(field for field in declaration.fields if not field.optional)
+    optional = tuple(field for field in declaration.fields if field.optional)
+    halves = ("_%sRequired" % name, "_%sOptional" % name)
+    return (comment + _typed_dict(halves[0], required, "", names)
+            + _typed_dict(halves[1], optional, ", total=False", names)
+            + ["class %s(%s, %s):" % (name, halves[0], halves[1]), _INDENT + "pass"])
+
+
+def _typed_dict(name: str, fields: Tuple[Field, ...], total: str, names: _Names) -> List[str]:
+    entries = ["%s: %s" % (_literal(field.name), _source_type(field.type, names))
+               for field in fields]
+    return _fit('%s = TypedDict("%s", {' % (name, name), entries, "}%s)" % total, "")
+
+
+def _declaration_comment(declaration: _Declaration, name: str) -> List[str]:
+    lines = _comment("%s: %s" % (name, declaration.about))
+    for field in declaration.fields:
         note = _field_note(field)
         if note:
             lines += _comment("%s: %s" % (_literal(field.name), note), first="# - ", rest="#   ")
-    if always and len(always) < len(record.fields):  # total=False says the rest
-        lines += _comment("Keys always present: %s; any other may be absent."
-                          % ", ".join(always))
-    if record.open:
+    if declaration.open:
         lines += _comment("Other keys may appear too (additionalProperties).")
     return lines
 
 
-def _field_note(field: Field) -> str:
-    notes = [sanitize(field.description or "", MAX_NOTE_CHARS)]
-    reason = _untyped_reason(field.type)
-    if reason is not None:
-        notes.append("(untyped: %s)" % sanitize(reason, MAX_NOTE_CHARS))
-    return " ".join(note for note in notes if note)
+def _signature(function: _Function, names: _Names) -> List[str]:
+    return _fit("def %s(" % function.name, _signature_params(function, names),
+                ") -> %s:" % _source_returns(function, names), "")
 
 
-def _untyped_reason(kind: ResultType) -> Optional[str]:
-    """Why the value, or what a list or a nullable holds, is ``Any``, if it is."""
-    while isinstance(kind, (Array, Nullable)):
-        kind = kind.item if isinstance(kind, Array) else kind.inner
-    return kind.reason if isinstance(kind, Structured) else None
-
-
-def _doc_comment(function: _Function) -> List[str]:
-    lines = _comment(function.description)
-    if function.claims:
-        lines += _comment("server says: " + function.claims)
-    if function.returns:
-        lines += _comment(function.returns)
+def _signature_params(function: _Function, names: _Names) -> List[str]:
     if isinstance(function.plan, WholeValue):
-        note = "Takes one dict, sent unchanged as the arguments: " + function.plan.reason
-        return lines + _comment(sanitize(note, MAX_NOTE_CHARS))
-    for param, label in zip(function.params, function.labels):
-        note = _param_note(param)
-        if note:  # the signature already says everything else
-            lines += _comment("%s: %s" % (label, note), first="# - ", rest="#   ")
-    return lines
+        return ["arguments: Dict[str, Any]"]
+    return list(_with_star(function, lambda param, label: _source_param(param, label, names)))
 
 
-def _param_note(param: Param) -> str:
-    notes = [sanitize(param.description or "", MAX_NOTE_CHARS)]
-    if not isinstance(param.type, (Simple, ListOf)):
-        notes.append("(untyped: %s)" % sanitize(param.type.reason, MAX_NOTE_CHARS))
-    return " ".join(note for note in notes if note)
+def _source_param(param: Param, label: str, names: _Names) -> str:
+    if not param.optional:
+        return "%s: %s" % (label, _source_type(param.type, names))
+    kind = param.type.inner if isinstance(param.type, Nullable) else param.type
+    return "%s: Optional[%s] = None" % (label, _source_type(kind, names))
 
 
-def _signature(function: _Function) -> List[str]:
+def _source_returns(function: _Function, names: _Names) -> str:
+    if function.result is not None:
+        return names.of(function.result)
+    return "Dict[str, Any]" if function.returns == _STRUCTURED else TOOL_OUTPUT
+
+
+def _cast_target(function: _Function, names: _Names) -> str:
+    # Spelled through _typing where it can be: a label may be called Dict or Any.
+    if function.result is not None:
+        return names.of(function.result)  # never a label: _name_types saw to that
+    return "_typing.Dict[str, _typing.Any]" if function.returns == _STRUCTURED else TOOL_OUTPUT
+
+
+def _docstring(doc: List[str]) -> List[str]:
+    """The doc as one docstring: adjacent ``escape``d literals, one per line of text."""
+    literals = ['"%s\\n"' % escape(line) for line in doc[:-1]] + ['"%s"' % escape(doc[-1])]
+    if len(literals) == 1:
+        return [_INDENT + literals[0]]
+    first = _INDENT + "(" + literals[0]
+    return [first] + [_INDENT + " " + literal for literal in literals[1:-1]] + [
+        _INDENT + " " + literals[-1] + ")"]
+
+
+def _body(server: str, function: _Function, names: _Names) -> List[str]:
+    head = "%sreturn _typing.cast(%s, internal.invoke(" % (_INDENT, _cast_target(function, names))
+    names_sent = "%s, %s, arguments))" % (_literal(server), _literal(function.tool))
+    ret = [head + names_sent]
+    if len(ret[0]) > LINE_WIDTH:
+        ret = [head, _INDENT * 2 + names_sent]
     if isinstance(function.plan, WholeValue):
-        params = ["arguments: Dict[str, Any]"]
-    else:
-        params = list(_with_star(function, _source_param))
-    returns = function.result.name if function.result is not None else "Any"
-    return _fit("def %s(" % function.name, params, ") -> %s:" % returns, "")
-
-
-def _source_param(param: Param, label: str) -> str:
-    kind = _source_type(param.type)
-    if param.optional:
-        return "%s: Optional[%s] = None" % (label, kind)
-    return "%s: %s" % (label, kind)
-
-
-def _source_type(param_type: ParamType) -> str:
-    if isinstance(param_type, Simple):
-        return _PYTHON_TYPES[param_type.kind]
-    if isinstance(param_type, ListOf):
-        return "List[%s]" % _PYTHON_TYPES[param_type.kind]
-    return "Any"
-
-
-def _body(server: str, function: _Function) -> List[str]:
-    call = "%sreturn internal.invoke(%s, %s, arguments)" % (
-        _INDENT, _literal(server), _literal(function.tool))
-    if isinstance(function.plan, WholeValue):
-        return [call]
-    return _arguments(function) + [call]
+        return ret
+    return _arguments(function) + ret
 
 
 def _arguments(function: _Function) -> List[str]:
     """The ``arguments`` dict: required wire names at once, optional ones when given."""
     pairs = list(zip(function.params, function.labels))
     entries = ["%s: %s" % (_literal(p.name), label) for p, label in pairs if not p.optional]
-    lines = _fit(_INDENT + "arguments: Dict[str, Any] = {", entries, "}", _INDENT)
+    head = _INDENT + "arguments: _typing.Dict[str, _typing.Any] = {"
+    lines = _fit(head, entries, "}", _INDENT)
     for param, label in pairs:
         if param.optional:
             lines.append("%sif %s is not None:" % (_INDENT, label))

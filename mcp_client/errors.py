@@ -17,6 +17,7 @@ The hierarchy (urllib3's shape: one root, leaves that carry their context)::
     |   +-- LogError               capture.read_log: not a capture log (also a ValueError)
     +-- GenerateError              codegen.generate refused the listing
     |   +-- TooManyTools, ToolNameCollision, SurfaceTooLarge, SanitizerBreach
+    +-- ToolFailed                 a tool answered with a failure (codegen.deliver: .tool, .result)
     +-- ClientError                a call on a client failed
     |   +-- Unavailable            the client cannot serve calls (.reason)
     |   |   +-- ClientClosed           ... because *you* retired it (trio's "closed")
@@ -52,6 +53,7 @@ from typing import TYPE_CHECKING, Any, Dict, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover - imports for annotations only
     from .jsonrpc import RpcError
+    from .protocol import CallToolResult
 
 
 class McpClientError(Exception):
@@ -180,6 +182,25 @@ class SurfaceTooLarge(GenerateError):
 
 class SanitizerBreach(GenerateError):
     """The generated source holds an ``@`` outside a comment or string: the cage failed."""
+
+
+class ToolFailed(McpClientError):
+    """A tool's answer was a failure: ``isError``, or no ``structuredContent`` object
+    from a tool that declares an ``outputSchema`` (``codegen.deliver``).
+
+    ``str()`` is the tool's own error text, sanitized and capped (or the
+    generator's sentence when it said nothing); ``result`` is the whole
+    ``CallToolResult``, raw and untrusted; ``tool`` the wire name.
+    """
+
+    def __init__(self, tool: str, result: "CallToolResult", message: str) -> None:
+        super().__init__(tool, result, message)
+        self.tool = tool
+        self.result = result
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
 
 
 # --------------------------------------------------------------------------- client calls

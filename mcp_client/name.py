@@ -1,7 +1,22 @@
 """Server-chosen names into Python identifiers for the generated module.
 
-Pure: no I/O, no threads, no clocks. A tool name (``mangle``) or a parameter
-name (``mangle_label``) becomes an ASCII snake_case identifier:
+Pure: no I/O, no threads, no clocks. Only what Python requires is changed
+(issue 19: a model guesses ``sortBy``, not ``sort_by_e3f84df7``):
+
+* ``mangle`` keeps a tool (or server) name verbatim when it is an ASCII
+  identifier starting with a letter (``[A-Za-z][A-Za-z0-9_]*``), at most
+  ``MAX_NAME_CHARS`` (32) characters, and not in ``RESERVED``: a keyword, a
+  soft keyword, a builtin, or a name the generated module binds itself
+  (``internal``, the ``typing`` names its annotations use, ``ToolOutput``).
+* ``mangle_label`` keeps a parameter name verbatim when it is an ASCII
+  identifier (``[A-Za-z_][A-Za-z0-9_]*``) that is not in ``LABEL_RESERVED``:
+  a hard keyword, ``__debug__`` (which no code may bind), or a name the
+  generated *body* uses (``arguments``, ``internal``, ``_typing``,
+  ``ToolOutput``). Builtins such as ``type``, ``id`` or ``format`` are fine
+  as parameters, and so are ``str``, ``cast`` or ``Dict``: the body depends
+  on none of them (its annotations and its cast go through ``_typing``).
+
+Anything else is mangled as before, and always carries its digest:
 
 1. camelCase and PascalCase boundaries become ``_`` (``createIssue`` ->
    ``create_issue``, ``HTTPServer`` -> ``http_server``);
@@ -10,17 +25,18 @@ name (``mangle_label``) becomes an ASCII snake_case identifier:
 3. an empty result becomes the stem (``mcp`` for a tool, ``arg`` for a
    label) and a leading digit gets the stem in front (``3d`` -> ``mcp_3d``);
 4. the result is cut to ``MAX_NAME_CHARS`` (32) characters;
-5. if that changed anything, or the result is in ``RESERVED``, ``_`` and the
-   first eight hex characters of ``digest(original)`` are appended.
+5. ``_`` and the first eight hex characters of ``digest(original)`` are
+   appended.
 
-Only ASCII is ever examined or produced (``str.lower`` and ``\\w`` outside ASCII
-follow the interpreter's Unicode database, which would make the output depend
-on the Python version). Step 5 is SEED.md's "mangling digests on any change":
-``createIssue`` becomes ``create_issue_<8 hex>`` while ``create_issue`` stays
-``create_issue``, so the two stay distinct. What can still collide is
-byte-identical originals or an engineered digest near-miss; ``first_collision``
-finds the first such pair, and ``codegen`` refuses the server (tools) or
-degrades the tool (labels) rather than repairing it.
+Only ASCII is ever examined or produced (``str.lower``, ``\\w`` and
+``str.isidentifier`` outside ASCII follow the interpreter's Unicode database,
+and NFKC would make two wire names one identifier). Step 5 is SEED.md's
+"mangling digests on any change": ``create-issue`` becomes
+``create_issue_<8 hex>`` while ``create_issue`` stays ``create_issue``, so the
+two stay distinct. What can still collide is byte-identical originals or an
+engineered digest near-miss; ``first_collision`` finds the first such pair,
+and ``codegen`` refuses the server (tools) or degrades the tool (labels)
+rather than repairing it.
 
 The mangled name is a display artifact only: the wire names travel verbatim
 as escaped string literals (SEED.md, "Wire names travel verbatim").
@@ -35,8 +51,8 @@ from typing import Callable, Dict, FrozenSet, Iterable, Optional
 
 __all__ = [
     "Digest", "Mangler", "Collision", "MAX_NAME_CHARS", "DIGEST_CHARS", "RESERVED",
-    "TOOL_STEM", "LABEL_STEM", "sha256_digest", "mangle", "mangle_label",
-    "first_collision",
+    "LABEL_RESERVED", "TYPING_NAMES", "BODY_NAMES", "TOOL_STEM", "LABEL_STEM",
+    "sha256_digest", "mangle", "mangle_label", "first_collision", "digest_suffix",
 ]
 
 #: ``digest(text)`` returns lowercase hex over the UTF-8 bytes of ``text``.
@@ -44,27 +60,44 @@ Digest = Callable[[str], str]
 #: ``mangle`` or ``mangle_label``.
 Mangler = Callable[[str, Digest], str]
 
-#: Longest mangled stem kept before the digest suffix (SEED.md: 32 characters).
+#: Longest function name kept verbatim, and longest mangled stem kept before
+#: the digest suffix (SEED.md: 32 characters).
 MAX_NAME_CHARS = 32
 #: Hex characters of the digest appended to an altered name.
 DIGEST_CHARS = 8
 TOOL_STEM = "mcp"
 LABEL_STEM = "arg"
 
-# Mangled names are lower-case and never begin with "_", so only the lower-case
-# members of each family can ever be produced; those are what is listed. A test
-# checks this list against the running interpreter's keyword and builtins
-# modules, so a new Python that adds a name fails loudly instead of silently.
+# Listed rather than read from the running interpreter, so the generated
+# module does not change with the Python that generated it; a test checks
+# these lists against the interpreter's keyword and builtins modules, so a
+# new Python that adds a name fails loudly instead of silently.
 _KEYWORDS = (
-    "and as assert async await break class continue def del elif else except "
-    "finally for from global if import in is lambda nonlocal not or pass raise "
-    "return try while with yield"
+    "False None True and as assert async await break class continue def del elif "
+    "else except finally for from global if import in is lambda nonlocal not or "
+    "pass raise return try while with yield"
 )
 _SOFT_KEYWORDS = "case match type _"
 # Shadowing a builtin inside the generated module would change what the names
-# mean there and in a program that star-imports it; every builtin is held back,
-# not only the few the bodies use today. Union over Python 3.9 to 3.13.
+# mean there and in a program that star-imports it; every builtin is held back
+# from function names, not only the few the bodies use today. Union over
+# Python 3.9 to 3.13, every name that starts with a letter.
 _BUILTINS = (
+    "ArithmeticError AssertionError AttributeError BaseException BaseExceptionGroup "
+    "BlockingIOError BrokenPipeError BufferError BytesWarning ChildProcessError "
+    "ConnectionAbortedError ConnectionError ConnectionRefusedError ConnectionResetError "
+    "DeprecationWarning EOFError Ellipsis EncodingWarning EnvironmentError Exception "
+    "ExceptionGroup FileExistsError FileNotFoundError FloatingPointError FutureWarning "
+    "GeneratorExit IOError ImportError ImportWarning IndentationError IndexError "
+    "InterruptedError IsADirectoryError KeyError KeyboardInterrupt LookupError "
+    "MemoryError ModuleNotFoundError NameError NotADirectoryError NotImplemented "
+    "NotImplementedError OSError OverflowError PendingDeprecationWarning "
+    "PermissionError ProcessLookupError PythonFinalizationError RecursionError "
+    "ReferenceError ResourceWarning RuntimeError RuntimeWarning StopAsyncIteration "
+    "StopIteration SyntaxError SyntaxWarning SystemError SystemExit TabError "
+    "TimeoutError TypeError UnboundLocalError UnicodeDecodeError UnicodeEncodeError "
+    "UnicodeError UnicodeTranslateError UnicodeWarning UserWarning ValueError Warning "
+    "ZeroDivisionError "
     "abs aiter all anext any ascii bin bool breakpoint bytearray bytes callable "
     "chr classmethod compile complex copyright credits delattr dict dir divmod "
     "enumerate eval exec exit filter float format frozenset getattr globals "
@@ -73,17 +106,31 @@ _BUILTINS = (
     "property quit range repr reversed round set setattr slice sorted "
     "staticmethod str sum super tuple type vars zip"
 )
-# The generated module binds ``internal`` (``from cap.internal import mcp as
-# internal``) and every body builds a local ``arguments``. ``cap`` and ``mcp``
-# are held back as well, so that a later body importing ``cap.mcp`` (SEED.md's
-# result vocabulary) can never rename an existing function.
-_MODULE_NAMES = "internal arguments cap mcp"
+#: The ``typing`` names a generated module imports for its annotations.
+TYPING_NAMES: FrozenSet[str] = frozenset(
+    "Any Dict List Literal Optional TypedDict Union".split()
+)
+#: Names a generated function body uses besides its own parameters: the seam
+#: (``from cap.internal import mcp as internal``), the dict it builds, the
+#: module's ``import typing as _typing`` (its annotation and its cast), and
+#: the one result type every module may declare for tools without an
+#: outputSchema. A label must never shadow one of them.
+BODY_NAMES: FrozenSet[str] = frozenset("arguments internal _typing ToolOutput".split())
+# ``cap`` and ``mcp`` are held back as well, so that a later body importing
+# ``cap.mcp`` (SEED.md's result vocabulary) can never rename a function.
+_MODULE_NAMES = "cap mcp"
 
-#: Names a mangled identifier is never allowed to be.
+#: Names a function name is never allowed to be.
 RESERVED: FrozenSet[str] = frozenset(
     " ".join((_KEYWORDS, _SOFT_KEYWORDS, _BUILTINS, _MODULE_NAMES)).split()
-)
+) | TYPING_NAMES | BODY_NAMES
 
+#: Names a parameter label is never allowed to be: hard keywords, the one
+#: name no code may bind, and what a body uses.
+LABEL_RESERVED: FrozenSet[str] = frozenset(_KEYWORDS.split() + ["__debug__"]) | BODY_NAMES
+
+_VERBATIM_TOOL = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+_VERBATIM_LABEL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NOT_ALNUM = re.compile(r"[^A-Za-z0-9]+")
 _HEX8 = re.compile(r"[0-9a-f]{%d}" % DIGEST_CHARS)
@@ -109,11 +156,16 @@ def sha256_digest(text: str) -> str:
 
 def mangle(name: str, digest: Digest) -> str:
     """A tool (or server) name as a Python function identifier."""
+    if (len(name) <= MAX_NAME_CHARS and _VERBATIM_TOOL.fullmatch(name)
+            and name not in RESERVED):
+        return name
     return _mangle(name, digest, TOOL_STEM)
 
 
 def mangle_label(name: str, digest: Digest) -> str:
     """A parameter name as a Python parameter identifier."""
+    if _VERBATIM_LABEL.fullmatch(name) and name not in LABEL_RESERVED:
+        return name
     return _mangle(name, digest, LABEL_STEM)
 
 
@@ -131,10 +183,7 @@ def first_collision(
 
 
 def _mangle(name: str, digest: Digest, stem: str) -> str:
-    candidate = _snake(name, stem)[:MAX_NAME_CHARS].rstrip("_")
-    if candidate == name and candidate not in RESERVED:
-        return name
-    return candidate + "_" + _suffix(name, digest)
+    return _snake(name, stem)[:MAX_NAME_CHARS].rstrip("_") + "_" + digest_suffix(name, digest)
 
 
 def _snake(name: str, stem: str) -> str:
@@ -147,7 +196,8 @@ def _snake(name: str, stem: str) -> str:
     return snake
 
 
-def _suffix(name: str, digest: Digest) -> str:
+def digest_suffix(name: str, digest: Digest) -> str:
+    """The first ``DIGEST_CHARS`` hex characters of ``digest(name)``, checked."""
     # The digest is the caller's (trusted) function, but its output lands in
     # an identifier, so it is held to its contract rather than trusted blindly.
     head = digest(name)[:DIGEST_CHARS]

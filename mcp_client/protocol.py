@@ -12,7 +12,7 @@ Revision: MCP 2025-06-18 (Lifecycle; Server Features / Tools).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple, Union
 
 from . import errors
@@ -229,16 +229,24 @@ def _tool_fault(tool: Dict[str, Any], index: int) -> ProtocolFault:
 
 @dataclass(frozen=True)
 class Text:
-    """A ``text`` content block."""
+    """A ``text`` content block; ``raw`` is the block as the server sent it.
+
+    ``raw`` is not compared: two blocks with the same text are the same text,
+    whatever annotations the server hung on them.
+    """
 
     text: str
+    raw: Optional[Dict[str, JsonValue]] = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
 class Other:
-    """Any other content block (``image``, ``audio``, ``resource``, ...), by kind only."""
+    """Any other content block (``image``, ``audio``, ``resource``, ...): its kind, and
+    the block's JSON as the server sent it, raw and untrusted (SEED.md, "tolerant
+    content": like ``structuredContent``), so an image can reach the program."""
 
     kind: str
+    raw: Dict[str, JsonValue]
 
 
 ContentBlock = Union[Text, Other]
@@ -279,10 +287,10 @@ def _block(raw: JsonValue, index: int) -> ContentBlock:
         text = raw.get("text")
         if type(text) is not str:
             raise ProtocolFault("content[%d].text is not a string" % index)
-        return Text(text)
+        return Text(text, raw)
     if type(kind) is not str:
         raise ProtocolFault("content[%d].type is not a string" % index)
-    return Other(kind)
+    return Other(kind, raw)
 
 
 # ----------------------------------------------------------------------------- helpers

@@ -293,7 +293,8 @@ CASES: List[Tuple[str, str, Any, Any]] = [
      {"content": [{"type": "text", "text": "t", "annotations": {"priority": 1}, "_meta": {}},
                   {"type": "audio", "data": "AA==", "mimeType": "audio/wav"}],
       "isError": True, "_meta": {"x": 1}, "progress": 3},
-     Ok(CallToolResult((Text("t"), Other("audio")), True, None))),
+     Ok(CallToolResult((Text("t"), Other("audio", {"type": "audio", "data": "AA==",
+                                                    "mimeType": "audio/wav"})), True, None))),
     # ---------------------------------------------------------------- framing
     ("pending line past the cap", "frame64", [b"x" * 40, b"x" * 40],
      fault(LineTooLong, "the limit is 64")),

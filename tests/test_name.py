@@ -13,13 +13,11 @@ from hypothesis import strategies as st
 
 from mcp_client import name
 from mcp_client.name import (
-    RESERVED, Collision, first_collision, mangle, mangle_label, sha256_digest,
+    LABEL_RESERVED, RESERVED, Collision, first_collision, mangle, mangle_label, sha256_digest,
 )
 
-# The canonical form mangle leaves alone: lower snake case, starting with a
-# letter, no doubled, leading or trailing underscore.
-CANONICAL = re.compile(r"[a-z][a-z0-9]*(_[a-z0-9]+)*")
-PRODUCED = re.compile(r"[a-z][a-z0-9_]*")
+# An ASCII identifier: what mangle_label leaves alone unless it is reserved.
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def h(text: str) -> str:
@@ -50,75 +48,110 @@ class Sha256Digest(unittest.TestCase):
 
 
 class MangleExamples(unittest.TestCase):
-    def test_canonical_names_are_kept(self) -> None:
-        for text in ("create_issue", "git_status", "a", "read_file2", "a" * 32):
+    def test_legal_short_identifiers_are_kept_verbatim(self) -> None:
+        for text in ("create_issue", "git_status", "a", "read_file2", "a" * 32,
+                     "createIssue", "HTTPServer", "getURL", "v2Api", "ReadFile", "a__b",
+                     "sortBy_"):
             self.assertEqual(mangle(text, sha256_digest), text)
 
-    def test_camel_case_is_split_and_digested(self) -> None:
+    def test_create_issue_and_createissue_stay_distinct(self) -> None:
+        self.assertEqual(mangle("create_issue", sha256_digest), "create_issue")
+        self.assertEqual(mangle("createIssue", sha256_digest), "createIssue")
+        self.assertEqual(mangle("create-issue", sha256_digest),
+                         "create_issue_" + h("create-issue"))
+
+    def test_illegal_characters_are_mangled_with_the_digest(self) -> None:
         cases = {
-            "createIssue": "create_issue",
-            "HTTPServer": "http_server",
-            "getURL": "get_url",
-            "v2Api": "v2_api",
-            "ReadFile": "read_file",
+            "git.log--all": "git_log_all",
+            "read-file": "read_file",
+            "getUser-byId": "get_user_by_id",
+            "_private_": "private",
+            "café": "caf",
         }
         for text, stem in cases.items():
             self.assertEqual(mangle(text, sha256_digest), stem + "_" + h(text))
 
-    def test_create_issue_and_createissue_stay_distinct(self) -> None:
-        self.assertEqual(mangle("create_issue", sha256_digest), "create_issue")
-        self.assertEqual(mangle("createIssue", sha256_digest), "create_issue_" + h("createIssue"))
-
-    def test_punctuation_runs_become_one_underscore(self) -> None:
-        self.assertEqual(mangle("git.log--all", sha256_digest), "git_log_all_" + h("git.log--all"))
-        self.assertEqual(mangle("a__b", sha256_digest), "a_b_" + h("a__b"))
-        self.assertEqual(mangle("_private_", sha256_digest), "private_" + h("_private_"))
-
     def test_keywords_soft_keywords_and_builtins_are_digested(self) -> None:
-        for text in ("class", "import", "match", "case", "type", "list", "print", "dict", "id"):
-            self.assertEqual(mangle(text, sha256_digest), text + "_" + h(text))
+        for text in ("class", "import", "None", "True", "match", "case", "type", "list",
+                     "print", "dict", "id", "Ellipsis"):
+            self.assertEqual(mangle(text, sha256_digest), text.lower() + "_" + h(text))
 
-    def test_names_the_module_uses_are_digested(self) -> None:
+    def test_names_the_module_binds_are_digested(self) -> None:
         for text in ("internal", "arguments", "cap", "mcp"):
-            self.assertEqual(mangle_label(text, sha256_digest), text + "_" + h(text))
+            self.assertEqual(mangle(text, sha256_digest), text + "_" + h(text))
+        for text, stem in (("Any", "any"), ("Dict", "dict"), ("Literal", "literal"),
+                           ("TypedDict", "typed_dict"), ("ToolOutput", "tool_output")):
+            self.assertEqual(mangle(text, sha256_digest), stem + "_" + h(text))
 
     def test_empty_after_mangling_gets_the_stem(self) -> None:
-        for text in ("---", "日本語", "", "_", "🙂"):
+        for text in ("---", "日本語", "", "🙂"):
             self.assertEqual(mangle(text, sha256_digest), "mcp_" + h(text))
             self.assertEqual(mangle_label(text, sha256_digest), "arg_" + h(text))
+        self.assertEqual(mangle("_", sha256_digest), "mcp_" + h("_"))
 
     def test_leading_digit_gets_the_stem(self) -> None:
         self.assertEqual(mangle("3d_render", sha256_digest), "mcp_3d_render_" + h("3d_render"))
         self.assertEqual(mangle_label("2fa", sha256_digest), "arg_2fa_" + h("2fa"))
 
-    def test_non_ascii_letters_are_dropped_not_transliterated(self) -> None:
-        # Transliteration would follow the interpreter's Unicode database.
-        self.assertEqual(mangle("café", sha256_digest), "caf_" + h("café"))
+    def test_non_ascii_identifiers_are_not_kept(self) -> None:
+        # Python allows them, but NFKC folds distinct wire names into one identifier.
+        self.assertTrue("ﬁle".isidentifier())
+        self.assertEqual(mangle_label("ﬁle", sha256_digest), "le_" + h("ﬁle"))
+        self.assertEqual(mangle("naïve", sha256_digest), "na_ve_" + h("naïve"))
 
-    def test_long_names_are_cut_to_32_and_digested(self) -> None:
+    def test_long_tool_names_are_cut_to_32_and_digested(self) -> None:
         self.assertEqual(mangle("a" * 33, sha256_digest), "a" * 32 + "_" + h("a" * 33))
         long = "x" * 200
         self.assertEqual(mangle(long, sha256_digest), "x" * 32 + "_" + h(long))
 
     def test_a_cut_never_ends_in_an_underscore(self) -> None:
-        text = "x" * 31 + "_yz"  # the cut falls right after the underscore
+        text = "x" * 31 + "_y-z"  # the cut falls right after the underscore
         self.assertEqual(mangle(text, sha256_digest), "x" * 31 + "_" + h(text))
 
     def test_digest_contract_is_enforced(self) -> None:
         with self.assertRaises(ValueError):
-            mangle("Bad", lambda _: "XYZ")
+            mangle("Bad-", lambda _: "XYZ")
         with self.assertRaises(ValueError):
-            mangle("Bad", lambda _: "abc")
-        self.assertEqual(mangle("ok", lambda _: "XYZ"), "ok")  # unaltered: digest unused
+            mangle("Bad-", lambda _: "abc")
+        self.assertEqual(mangle("Ok", lambda _: "XYZ"), "Ok")  # unaltered: digest unused
+
+
+class MangleLabelExamples(unittest.TestCase):
+    def test_the_servers_own_names_are_kept(self) -> None:
+        for text in ("sortBy", "dryRun", "excludePatterns", "nextThoughtNeeded", "dashboardUid",
+                     "oldText", "_private", "__dunder__", "x" * 100):
+            self.assertEqual(mangle_label(text, sha256_digest), text)
+
+    def test_builtins_and_soft_keywords_are_fine_as_parameters(self) -> None:
+        for text in ("type", "id", "format", "range", "filter", "str", "dict", "list",
+                     "match", "case", "_", "cast", "Dict", "Any", "Optional", "cap", "mcp"):
+            self.assertEqual(mangle_label(text, sha256_digest), text)
+
+    def test_hard_keywords_are_digested(self) -> None:
+        for text in ("class", "from", "lambda", "None", "True", "False", "async"):
+            self.assertEqual(mangle_label(text, sha256_digest), text.lower() + "_" + h(text))
+
+    def test_names_the_body_uses_are_digested(self) -> None:
+        for text, stem in (("internal", "internal"), ("arguments", "arguments"),
+                           ("_typing", "typing"), ("ToolOutput", "tool_output"),
+                           ("__debug__", "debug")):
+            self.assertEqual(mangle_label(text, sha256_digest), stem + "_" + h(text))
+
+    def test_illegal_labels_are_mangled(self) -> None:
+        for text, stem in (("dry-run", "dry_run"), ("a b", "a_b"), ("$ref", "ref")):
+            self.assertEqual(mangle_label(text, sha256_digest), stem + "_" + h(text))
 
 
 class Reserved(unittest.TestCase):
-    def test_reserved_covers_this_interpreters_producible_names(self) -> None:
-        # mangle only produces [a-z][a-z0-9_]*, so those members are the ones
-        # that matter; a new Python adding such a name must fail here.
+    def test_reserved_covers_this_interpreters_names(self) -> None:
+        # mangle keeps only names that start with a letter, so those members
+        # are the ones that matter; a new Python adding such a name must fail here.
         families = set(keyword.kwlist) | set(keyword.softkwlist) | set(dir(builtins))
-        producible = {text for text in families if PRODUCED.fullmatch(text)}
+        producible = {text for text in families if re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", text)}
         self.assertEqual(producible - RESERVED, set())
+
+    def test_hard_keywords_are_label_reserved(self) -> None:
+        self.assertEqual(set(keyword.kwlist) - LABEL_RESERVED, set())
 
     def test_soft_keywords_are_reserved_on_every_version(self) -> None:
         # keyword.softkwlist lacks "type" before 3.12; the generated module
@@ -126,7 +159,9 @@ class Reserved(unittest.TestCase):
         self.assertTrue({"match", "case", "type", "_"} <= RESERVED)
 
     def test_module_names_are_reserved(self) -> None:
-        self.assertTrue({"internal", "arguments"} <= RESERVED)
+        self.assertTrue({"internal", "arguments", "_typing", "ToolOutput"} <= RESERVED)
+        self.assertTrue({"internal", "arguments", "_typing", "ToolOutput"} <= LABEL_RESERVED)
+        self.assertTrue(name.TYPING_NAMES <= RESERVED)
 
 
 class FirstCollision(unittest.TestCase):
@@ -138,9 +173,9 @@ class FirstCollision(unittest.TestCase):
         self.assertEqual(found, Collision("a", "a", "a"))
 
     def test_engineered_digest_near_miss(self) -> None:
-        twin = "create_issue_" + h("createIssue")
-        found = first_collision(["createIssue", twin], sha256_digest)
-        self.assertEqual(found, Collision("createIssue", twin, twin))
+        twin = "create_issue_" + h("create-issue")
+        found = first_collision(["create-issue", twin], sha256_digest)
+        self.assertEqual(found, Collision("create-issue", twin, twin))
 
     def test_injected_digest_and_label_mangler(self) -> None:
         found = first_collision(["x-y", "ok", "x y"], zeros, name.mangle_label)
@@ -151,26 +186,33 @@ class MangleProperties(unittest.TestCase):
     @settings(max_examples=300, deadline=None)
     @given(st.text(max_size=60))
     def test_output_is_a_safe_identifier(self, text: str) -> None:
-        for mangled in (mangle(text, sha256_digest), mangle_label(text, sha256_digest)):
-            self.assertRegex(mangled, r"\A[a-z][a-z0-9_]*\Z")
-            self.assertTrue(mangled.isidentifier())
-            self.assertFalse(keyword.iskeyword(mangled) or keyword.issoftkeyword(mangled))
-            self.assertNotIn(mangled, dir(builtins))
-            self.assertNotIn(mangled, RESERVED)
-            self.assertLessEqual(len(mangled), name.MAX_NAME_CHARS + 1 + name.DIGEST_CHARS)
+        mangled = mangle(text, sha256_digest)
+        self.assertRegex(mangled, r"\A[A-Za-z][A-Za-z0-9_]*\Z")
+        self.assertFalse(keyword.iskeyword(mangled) or keyword.issoftkeyword(mangled))
+        self.assertNotIn(mangled, dir(builtins))
+        self.assertNotIn(mangled, RESERVED)
+        self.assertLessEqual(len(mangled), name.MAX_NAME_CHARS + 1 + name.DIGEST_CHARS)
+        label = mangle_label(text, sha256_digest)
+        self.assertRegex(label, r"\A[A-Za-z_][A-Za-z0-9_]*\Z")
+        self.assertFalse(keyword.iskeyword(label))
+        self.assertNotIn(label, LABEL_RESERVED)
+        compile("def f(%s): pass" % label, "<label>", "exec")
 
     @settings(max_examples=300, deadline=None)
-    @given(st.one_of(st.text(max_size=40), st.from_regex(CANONICAL, fullmatch=True)))
-    def test_unchanged_exactly_when_canonical_short_and_free(self, text: str) -> None:
-        keep = bool(CANONICAL.fullmatch(text)) and len(text) <= 32 and text not in RESERVED
+    @given(st.one_of(st.text(max_size=40), st.from_regex(IDENTIFIER, fullmatch=True)))
+    def test_unchanged_exactly_when_legal_short_and_free(self, text: str) -> None:
+        keep = (bool(re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", text)) and len(text) <= 32
+                and text not in RESERVED)
         self.assertEqual(mangle(text, sha256_digest) == text, keep)
+        keep_label = bool(IDENTIFIER.fullmatch(text)) and text not in LABEL_RESERVED
+        self.assertEqual(mangle_label(text, sha256_digest) == text, keep_label)
 
     @settings(max_examples=300, deadline=None)
     @given(st.text(max_size=40))
     def test_altered_names_carry_their_own_digest(self, text: str) -> None:
-        mangled = mangle(text, sha256_digest)
-        if mangled != text:
-            self.assertTrue(mangled.endswith("_" + h(text)))
+        for mangled in (mangle(text, sha256_digest), mangle_label(text, sha256_digest)):
+            if mangled != text:
+                self.assertTrue(mangled.endswith("_" + h(text)))
 
 
 if __name__ == "__main__":

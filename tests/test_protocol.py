@@ -102,7 +102,11 @@ CALL = {
     "isError": False,
 }
 CALL_DECODED = CallToolResult(
-    content=(Text("The sum of 2 and 3 is 5."), Other("image"), Other("resource_link"), Text("")),
+    content=(Text("The sum of 2 and 3 is 5."),
+             Other("image", {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}),
+             Other("resource_link", {"type": "resource_link", "uri": "file:///tmp/x",
+                                     "name": "x"}),
+             Text("")),
     is_error=False,
     structured_content=STRUCTURED,
 )
@@ -196,7 +200,8 @@ RAW: Dict[str, List[Path]] = {
 ENVELOPE_OBJECTS: Dict[str, List[Path]] = {
     "initialize": [(), ("result",), ("result", "serverInfo")],
     "tools/list": [(), ("result",)] + [("result", "tools", i) for i in range(3)],
-    "tools/call": [(), ("result",)] + [("result", "content", i) for i in range(4)],
+    # Blocks 1 and 2 are not text: an Other keeps its block raw, unknown members too.
+    "tools/call": [(), ("result",), ("result", "content", 0), ("result", "content", 3)],
 }
 KNOWN_NAMES = {"jsonrpc", "id", "method", "result", "error", "params", "protocolVersion",
                "capabilities", "serverInfo", "instructions", "name", "version", "title",

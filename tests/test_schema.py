@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from mcp_client.jsonvalue import JsonValue
 from mcp_client.schema import (
-    KINDS, MAX_NESTED_FIELDS, MAX_OUTPUT_LOOK, Array, Field, ListOf, Nullable, Param, ParamType,
-    Record, ResultType, Simple, Structured, Typed, WholeValue, plan, plan_output,
+    KINDS, MAX_BRANCHES, MAX_CHOICES, MAX_NESTED_FIELDS, MAX_OUTPUT_LOOK, AnyOf, Array, Choice, Field, Nullable, Param,
+    ParamType, Record, ResultType, Simple, Structured, Typed, WholeValue, plan, plan_output,
 )
 
 NULL = {"type": "null"}
@@ -80,7 +80,7 @@ class TopLevel(unittest.TestCase):
         }
         self.assertEqual(plan(schema), Typed((
             Param("repo_path", Simple("string"), False, None),
-            Param("context_lines", Simple("integer"), True, None),
+            Param("context_lines", Simple("integer"), True, None, 3, True),
         )))
 
 
@@ -115,84 +115,151 @@ class ParamTypes(unittest.TestCase):
             self.assertEqual(one({"type": kind}), Simple(kind))
 
     def test_arrays(self) -> None:
-        self.assertEqual(one({"type": "array", "items": {"type": "string"}}), ListOf("string"))
-        self.assertEqual(one({"type": "array", "items": {"type": "integer"}}), ListOf("integer"))
-        for items in (None, {"type": "object"}, {"type": "array", "items": {"type": "string"}},
-                      [{"type": "string"}], {"$ref": "#/$defs/Label"}):
+        self.assertEqual(one({"type": "array", "items": {"type": "string"}}),
+                         Array(Simple("string")))
+        self.assertEqual(one({"type": "array", "items": {"type": "array",
+                                                          "items": {"type": "integer"}}}),
+                         Array(Array(Simple("integer"))))
+        for items in (None, {"type": "object"}, [{"type": "string"}], {"$ref": "#/$defs/Label"}):
             schema: Dict[str, Any] = {"type": "array"}
             if items is not None:
                 schema["items"] = items
-            self.assertIsInstance(one(schema), Structured, items)
+            kind = one(schema)
+            assert isinstance(kind, Array), kind
+            self.assertIsInstance(kind.item, Structured, items)
 
-    def test_type_lists_drop_null(self) -> None:
-        self.assertEqual(one({"type": ["string", "null"]}), Simple("string"))
-        self.assertEqual(one({"type": ["null", "boolean"]}), Simple("boolean"))
+    def test_arrays_of_objects_are_records(self) -> None:
+        # The filesystem server's edit_file: the model must see oldText/newText.
+        edits = {"type": "array", "items": {"type": "object", "properties": {
+            "oldText": {"type": "string", "description": "Text to search for"},
+            "newText": {"type": "string"}, "note": {"type": "string"}},
+            "required": ["oldText", "newText"], "additionalProperties": False}}
+        self.assertEqual(one(edits), Array(Record((
+            Field("oldText", STRING, False, "Text to search for"),
+            Field("newText", STRING, False, None),
+            Field("note", STRING, True, None)), False)))
+
+    def test_nullability_is_kept(self) -> None:
+        self.assertEqual(one({"type": ["string", "null"]}), Nullable(Simple("string")))
+        self.assertEqual(one({"type": ["null", "boolean"]}), Nullable(Simple("boolean")))
         self.assertEqual(one({"type": ["array", "null"], "items": {"type": "number"}}),
-                         ListOf("number"))
-        for kinds in (["string", "integer"], ["null"], [], [1, 2]):
+                         Nullable(Array(Simple("number"))))
+
+    def test_type_lists_of_several_kinds_are_unions(self) -> None:
+        self.assertEqual(one({"type": ["string", "integer"]}),
+                         AnyOf((Simple("string"), Simple("integer"))))
+        self.assertEqual(one({"type": ["string", "integer", "null"]}),
+                         Nullable(AnyOf((Simple("string"), Simple("integer")))))
+        for kinds in (["null"], [], [1, 2], ["string", "integer", "number", "boolean", "array"]):
             self.assertIsInstance(one({"type": kinds}), Structured, kinds)
 
-    def test_enum(self) -> None:
-        self.assertEqual(one({"enum": ["a", "b"]}), Simple("string"))
-        self.assertEqual(one({"enum": ["a", None], "type": ["string", "null"]}), Simple("string"))
-        self.assertEqual(one({"enum": [1, 2]}), Simple("integer"))
+    def test_enums_are_choices(self) -> None:
+        self.assertEqual(one({"type": "string", "enum": ["name", "size"]}),
+                         Choice(("name", "size")))
+        self.assertEqual(one({"enum": ["a", None], "type": ["string", "null"]}),
+                         Nullable(Choice(("a",))))
+        self.assertEqual(one({"enum": [1, 2, 1]}), Choice((1, 2)))
+        self.assertEqual(one({"enum": [True, 1, "a"]}), Choice((True, 1, "a")))
+        self.assertEqual(one({"const": "fixed"}), Choice(("fixed",)))
+
+    def test_enums_that_are_not_choices_keep_their_kind(self) -> None:
         self.assertEqual(one({"enum": [1, 2.5]}), Simple("number"))
-        self.assertEqual(one({"enum": [True, False]}), Simple("boolean"))
-        self.assertEqual(one({"const": "fixed"}), Simple("string"))
-        for members in (["a", 1], [], [None], [{"a": 1}], [[1]], [True, 1], "a"):
+        self.assertEqual(one({"enum": ["x" * 121, "y"]}), Simple("string"))
+        self.assertEqual(one({"enum": ["m%d" % n for n in range(65)]}), Simple("string"))
+        self.assertEqual(one({"enum": [10 ** 130]}), Simple("integer"))
+        for members in ([], [None], [{"a": 1}], [[1]], "a", [1.5, "a"]):
             self.assertIsInstance(one({"enum": members}), Structured, members)
 
-    def test_any_of_with_null_is_the_other_branch(self) -> None:
+    def test_any_of_with_null_is_the_other_branch_nullable(self) -> None:
         # pydantic's Optional[X]
         self.assertEqual(one({"anyOf": [{"type": "string"}, NULL], "default": None}),
-                         Simple("string"))
+                         Nullable(Simple("string")))
         self.assertEqual(one({"anyOf": [{"items": {"type": "string"}, "type": "array"}, NULL]}),
-                         ListOf("string"))
+                         Nullable(Array(Simple("string"))))
         self.assertEqual(one({"allOf": [{"type": "integer"}]}), Simple("integer"))
-        self.assertEqual(one({"oneOf": [{"enum": ["open", "closed"]}, NULL]}), Simple("string"))
+        self.assertEqual(one({"oneOf": [{"enum": ["open", "closed"]}, NULL]}),
+                         Nullable(Choice(("open", "closed"))))
+
+    def test_a_few_readable_branches_are_a_union(self) -> None:
+        self.assertEqual(one({"anyOf": [{"type": "integer"}, {"type": "string"}, NULL]}),
+                         Nullable(AnyOf((Simple("integer"), Simple("string")))))
+        self.assertEqual(one({"oneOf": [{"type": "integer"}, {"type": "integer"}]}),
+                         Simple("integer"))
+        self.assertEqual(one({"anyOf": [{"anyOf": [{"type": "string"}, {"type": "boolean"}]},
+                                        {"type": "integer"}]}),
+                         AnyOf((Simple("string"), Simple("boolean"), Simple("integer"))))
 
     def test_other_combinators_are_structured(self) -> None:
-        for schema in ({"anyOf": [{"type": "integer"}, {"type": "string"}, NULL]},
-                       {"oneOf": [NULL]}, {"anyOf": {"type": "string"}},
-                       {"allOf": [{"$ref": "#/$defs/X"}]},
-                       {"anyOf": [{"anyOf": [{"anyOf": [{"type": "string"}]}]}]}):
+        five = [{"type": kind} for kind in ("string", "integer", "boolean", "number")]
+        five.append({"type": "array", "items": {}})
+        for schema in ({"oneOf": [NULL]}, {"anyOf": {"type": "string"}},
+                       {"allOf": [{"type": "string"}, {"minLength": 1}]},
+                       {"anyOf": five}, {"anyOf": [{"type": "string"}, {}]}):
             self.assertIsInstance(one(schema), Structured, schema)
 
-    def test_refs_are_never_followed(self) -> None:
-        self.assertIsInstance(one({"$ref": "#/$defs/Priority"}), Structured)
-        self.assertIsInstance(one({"$ref": "#", "type": "string"}), Structured)
+    def test_local_refs_are_followed(self) -> None:
+        schema = {"type": "object", "$defs": {"Priority": {"enum": ["low", "high"]}},
+                  "properties": {"p": {"$ref": "#/$defs/Priority"}}}
+        result = plan(schema)
+        assert isinstance(result, Typed)
+        self.assertEqual(result.params[0].type, Choice(("low", "high")))
+        self.assertIsInstance(one({"$ref": "#/$defs/Missing"}), Structured)
+        self.assertIsInstance(one({"$ref": "http://x/y", "type": "string"}), Structured)
 
     def test_untyped_and_unknown_are_structured(self) -> None:
         for schema in ({}, {"type": "object"}, {"type": "frobnicate"}, {"type": 7},
                        True, False, None, "string", 3):
             self.assertIsInstance(one(schema), Structured, schema)
 
-    def test_narrowing_keywords_are_ignored(self) -> None:
+    def test_narrowing_keywords_are_ignored_and_the_default_kept(self) -> None:
         schema = {"type": "string", "format": "date-time", "minLength": 3, "default": "x"}
         self.assertEqual(one(schema), Simple("string"))
+        result = plan({"type": "object", "properties": {"p": schema, "q": {"default": None}}})
+        assert isinstance(result, Typed)
+        self.assertEqual([(p.default, p.has_default) for p in result.params],
+                         [("x", True), (None, True)])
+        self.assertFalse(plan_one({"type": "string"}).has_default)
+
+
+def plan_one(schema: JsonValue) -> Param:
+    result = plan({"type": "object", "properties": {"p": schema}})
+    assert isinstance(result, Typed), result
+    return result.params[0]
 
 
 class HostileSchema(unittest.TestCase):
-    def test_ref_loop_in_defs_costs_nothing(self) -> None:
+    def test_ref_loop_in_defs_ends_at_the_bound(self) -> None:
         loop = {"A": {"$ref": "#/$defs/B"}, "B": {"$ref": "#/$defs/A"}}
         schema = {"type": "object", "$defs": loop,
                   "properties": {"a": {"$ref": "#/$defs/A"}}, "required": ["a"]}
         self.assertEqual(plan(schema), Typed((
-            Param("a", Structured("$ref is not followed"), False, None),)))
+            Param("a", Structured("nested too deep to type"), False, None),)))
 
     def test_self_reference_at_top_is_whole_value(self) -> None:
         self.assertEqual(plan({"$ref": "#"}), WholeValue("top level uses $ref"))
 
     def test_deep_nesting_is_bounded(self) -> None:
-        # Far past the recursion limit: plan must only ever look a few levels in.
+        # Far past the recursion limit: plan must only ever look a bounded depth in.
         for key in ("anyOf", "items", "oneOf"):
             leaf = {"type": "string"}
-            self.assertIsInstance(one(nested(key, 20000, leaf)), Structured, key)
+            kind = one(nested(key, 20000, leaf))
+            while isinstance(kind, Array):
+                kind = kind.item
+            self.assertIsInstance(kind, Structured, key)
 
     def test_shallow_nesting_still_types(self) -> None:
         self.assertEqual(one(nested("anyOf", 2, {"type": "string"})), Simple("string"))
         self.assertEqual(one({"type": "array", "items": nested("anyOf", 1, {"type": "string"})}),
-                         ListOf("string"))
+                         Array(Simple("string")))
+
+    def test_references_cannot_multiply_the_work_of_inputs(self) -> None:
+        # Each level names the one below twice: 2**30 leaves, unless bounded.
+        defs = {"L%d" % n: {"type": "object", "properties": {
+            "a": {"$ref": "#/$defs/L%d" % (n + 1)}, "b": {"$ref": "#/$defs/L%d" % (n + 1)}}}
+            for n in range(30)}
+        schema = {"type": "object", "$defs": defs, "properties": {"p": {"$ref": "#/$defs/L0"}}}
+        self.assertIsInstance(plan(schema), Typed)
+        self.assertLessEqual(str(plan(schema)).count("Field("), MAX_NESTED_FIELDS)
 
 
 def output(schema: JsonValue) -> Record:
@@ -290,10 +357,9 @@ class OutputFields(unittest.TestCase):
             self.assertEqual(field({"type": kind}), Simple(kind))
             self.assertEqual(field({"type": [kind, "null"]}), Nullable(Simple(kind)))
             self.assertEqual(field({"anyOf": [{"type": kind}, NULL]}), Nullable(Simple(kind)))
-        self.assertEqual(field({"enum": ["a", "b"]}), STRING)
-        self.assertEqual(field({"enum": [1, 2, None]}), Nullable(Simple("integer")))
-        self.assertEqual(field({"const": None}), Structured(
-            "enum members are not all of one primitive kind"))
+        self.assertEqual(field({"enum": ["a", "b"]}), Choice(("a", "b")))
+        self.assertEqual(field({"enum": [1, 2, None]}), Nullable(Choice((1, 2))))
+        self.assertEqual(field({"const": None}), Structured("enum lists no member but null"))
 
     def test_one_nullable_is_enough_and_any_admits_null(self) -> None:
         self.assertEqual(field({"anyOf": [{"type": ["string", "null"]}, NULL]}),
@@ -342,10 +408,11 @@ class OutputFields(unittest.TestCase):
             Structured("$ref 'https://example.com/schema' is not followed")])
 
     def test_other_shapes_are_structured(self) -> None:
-        for schema in ({}, True, None, 3, {"type": "null"}, {"type": ["string", "integer"]},
-                       {"anyOf": [{"type": "string"}, {"type": "integer"}]}, {"anyOf": "x"},
-                       {"enum": ["a", 1]}):
+        for schema in ({}, True, None, 3, {"type": "null"}, {"anyOf": "x"},
+                       {"anyOf": [{"type": "string"}, True]}, {"enum": ["a", 1.5]}):
             self.assertIsInstance(field(schema), Structured, schema)
+        self.assertEqual(field({"anyOf": [{"type": "string"}, {"type": "integer"}]}),
+                         AnyOf((STRING, Simple("integer"))))
 
 
 class OutputBounds(unittest.TestCase):
@@ -434,8 +501,7 @@ class PlanProperties(unittest.TestCase):
         self.assertEqual([p.name for p in result.params], expected_names(properties, required))
         for param in result.params:
             self.assertEqual(param.optional, param.name not in required)
-            if not isinstance(param.type, Structured):
-                self.assertIn(param.type.kind, KINDS)
+            self.assertTrue(well_formed(param.type), param.type)
 
 
 class OutputProperties(unittest.TestCase):
@@ -464,6 +530,13 @@ def well_formed(kind: ResultType) -> bool:
         return well_formed(kind.item)
     if isinstance(kind, Record):
         return bool(kind.fields) and all(well_formed(f.type) for f in kind.fields)
+    if isinstance(kind, AnyOf):
+        return 2 <= len(kind.branches) <= MAX_BRANCHES and all(
+            not isinstance(b, (AnyOf, Nullable, Structured)) and well_formed(b)
+            for b in kind.branches) and len(set(map(repr, kind.branches))) == len(kind.branches)
+    if isinstance(kind, Choice):
+        return 1 <= len(kind.members) <= MAX_CHOICES and all(
+            type(m) in (str, int, bool) for m in kind.members)
     return isinstance(kind, Structured) or kind.kind in KINDS
 
 
