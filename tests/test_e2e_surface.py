@@ -28,6 +28,7 @@ from __future__ import annotations
 import base64
 import inspect
 import os
+import sys
 import tempfile
 import typing
 import unittest
@@ -41,9 +42,14 @@ from mcp_client.errors import ToolFailed
 from mcp_client.transport import CAPTURE
 
 import npm_servers
-from cap.internal import mcp as seam
-from cap.mcp import load_generated
 from support import OPTIONS
+
+FAKECAP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fakecap")
+if FAKECAP not in sys.path:  # the fake `cap` package generated modules import
+    sys.path.insert(0, FAKECAP)
+
+from cap.internal import mcp as seam  # noqa: E402
+from cap.mcp import load_generated  # noqa: E402
 
 NONE = type(None)
 
@@ -128,6 +134,12 @@ class SurfaceCase(unittest.TestCase):
         self.assertEqual(value["text"], "\n".join(texts))
 
 
+def npm(executable: str, *args: str, env: Optional[Dict[str, str]] = None) -> Spawn:
+    """The npm server ``executable`` with ``args``, as a ``Spawn`` (its args a tuple)."""
+    argv = npm_servers.argv(executable, *args)
+    return Spawn(argv[0], tuple(argv[1:]), env=env)
+
+
 def strip_optional(hint: Any) -> Any:
     """``X`` of ``Optional[X]``; any other hint as it is."""
     if typing.get_origin(hint) is Union and NONE in typing.get_args(hint):
@@ -187,7 +199,7 @@ class Filesystem(SurfaceCase):
         scratch = tempfile.TemporaryDirectory()
         self.addCleanup(scratch.cleanup)
         self.allowed = os.path.realpath(scratch.name)
-        self.spawn = Spawn(*npm_servers.argv(npm_servers.FILESYSTEM, self.allowed))
+        self.spawn = npm(npm_servers.FILESYSTEM, self.allowed)
 
     def test_the_surface_names_the_edits_keys_and_the_sort_order(self) -> None:
         with self.live(self.spawn) as live:
@@ -203,10 +215,12 @@ class Filesystem(SurfaceCase):
             self.assert_verbatim(live, "list_directory_with_sizes", "path", "sortBy")
             self.assertEqual(literal_members(live.hints("list_directory_with_sizes")["sortBy"]),
                              ["name", "size"])
-            self.assertIn('sortBy: "name" | "size"', live.line("list_directory_with_sizes"))
-            doc = inspect.getdoc(live.function("list_directory_with_sizes")) or ""
-            self.assertIn("sortBy", doc)
-            self.assertIn("Sort entries by name or size", doc)
+            self.assertIn('sortBy: Literal["name", "size"] = "name"',
+                          live.line("list_directory_with_sizes"))
+            doc = " ".join((inspect.getdoc(live.function("list_directory_with_sizes"))
+                            or "").split())  # as wrapped: one space between words
+            self.assertIn('sortBy: (Literal["name", "size"], optional) Sort entries by name '
+                          'or size. One of: "name", "size". Default: "name"', doc)
             self.assert_verbatim(live, "directory_tree", "excludePatterns")
 
     def test_calls_deliver_the_declared_shapes(self) -> None:
@@ -239,8 +253,7 @@ class Memory(SurfaceCase):
         scratch = tempfile.TemporaryDirectory()
         self.addCleanup(scratch.cleanup)
         self.store = os.path.join(scratch.name, "memory.jsonl")
-        argv = npm_servers.argv(npm_servers.MEMORY)
-        self.spawn = Spawn(argv[0], tuple(argv[1:]), env={"MEMORY_FILE_PATH": self.store})
+        self.spawn = npm(npm_servers.MEMORY, env={"MEMORY_FILE_PATH": self.store})
 
     def test_the_surface_names_the_observations_keys(self) -> None:
         with self.live(self.spawn) as live:
@@ -286,7 +299,7 @@ class SequentialThinking(SurfaceCase):
                   "needsMoreThoughts")
 
     def setUp(self) -> None:
-        self.spawn = Spawn(*npm_servers.argv(npm_servers.SEQUENTIAL_THINKING))
+        self.spawn = npm(npm_servers.SEQUENTIAL_THINKING)
 
     def test_every_parameter_verbatim_and_the_thoughts_delivered(self) -> None:
         with self.live(self.spawn) as live:
@@ -314,7 +327,7 @@ class SequentialThinking(SurfaceCase):
 
 class Everything(SurfaceCase):
     def setUp(self) -> None:
-        self.spawn = Spawn(*npm_servers.argv(npm_servers.EVERYTHING))
+        self.spawn = npm(npm_servers.EVERYTHING)
 
     def test_enums_keep_their_members(self) -> None:
         with self.live(self.spawn) as live:

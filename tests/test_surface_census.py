@@ -73,7 +73,7 @@ def type_0123abcd(a: Any, b: Optional[Any], c: List[Any], d: Union[Any, None], e
     return internal.invoke("s", "type", arguments)
 
 
-def enums(mode: Literal["a", "b"], flag: Literal[1], kinds: List[Literal["x", "y"]],
+def enums(mode: Literal["a b", "b"], flag: Literal[1], kinds: List[Literal["x", "y"]],
           level: SortBy, fixed: Literal["only"], either: Union[int, Literal["auto"]],
           maybe: Optional[Literal["on"]], ratio: float) -> Any:
     arguments = {"mode": mode, "flag": flag, "kinds": kinds, "level": level, "fixed": fixed,
@@ -90,7 +90,7 @@ SURFACE = "\n".join([
     "  cap.mcp.s.edit_0123abcd(edits: list[Edit], class_89abcdef: str, dry_run_01234567: bool)",
     "  cap.mcp.s.type_0123abcd(a: Any, b: Any | None, ...)",
     # "size" is missing from level's members here: in the source only, so lost.
-    '  cap.mcp.s.enums(mode: "a" | "b", flag: 1, kinds: list["x" | "y"], level: "name", '
+    '  cap.mcp.s.enums(mode: "a b" | "b", flag: 1, kinds: list["x" | "y"], level: "name", '
     'fixed: "only", either: int | "auto", maybe: "on" | None, ratio: float)',
     "  cap.mcp.s.whole(arguments: dict[str, Any]) -> Any",
 ])
@@ -102,7 +102,7 @@ TOOLS_LISTED = [
                   "class": {"type": "string"}, "dryRun": {"type": "boolean"}}),
     tool("type", {name: {} for name in "abcdefg"}),
     tool("enums", {
-        "mode": {"enum": ["a", "b"]},
+        "mode": {"enum": ["a b", "b"]},  # Literal's strings are members, not annotations
         "flag": {"enum": [True]},  # annotated Literal[1]: True is not 1
         "kinds": {"type": "array", "items": {"enum": ["x", "y"]}},
         "level": {"$ref": "#/$defs/Level"},
@@ -142,6 +142,8 @@ class CensusDefinitions(unittest.TestCase):
         self.assertEqual([item.split(":")[0] for item in c.any_list],
                          ["s.type." + name for name in "abdefg"] + ["s.whole.p", "s.whole.q"])
         self.assertIn("s.type.g: Optional[Loose]", c.any_list)
+        # List[Any] is loose, not Any; a TypedDict's Any field is not looked into.
+        self.assertEqual((c.loose_parameters, c.loose_list), (1, ["s.type.c: List[Any]"]))
 
     def test_enums_kept_only_with_every_member_in_source_and_surface(self) -> None:
         c = self.counted
@@ -227,11 +229,13 @@ class DemoCensus(unittest.TestCase):
                           counted.whole_value_parameters), (0, 0, 0))
         # No schema of the demo states an enum or a const.
         self.assertEqual((counted.enum_parameters, counted.enums_kept), (0, 0))
-        # count_by's records is an array of objects open to any key: typed as a
-        # list of dicts under issue 19 (was Any); missing's anyOf [string, null]
-        # is Optional[str]; everything else is a primitive or a list of strings.
-        self.assertEqual(counted.any_list, [])
-        self.assertEqual(counted.any_parameters, 0)
+        # count_by's records is an array of objects that name no key: a list
+        # (was Any before issue 19) of values typed no further, so loose;
+        # missing's anyOf [string, null] is Optional[str]; everything else is a
+        # primitive or a list of strings.
+        self.assertEqual((counted.any_parameters, counted.any_list), (0, []))
+        self.assertEqual([item.split(":")[0] for item in counted.loose_list],
+                         ["demo.count_by.records"])
 
 
 if __name__ == "__main__":

@@ -9,6 +9,12 @@ once every server was measured; 1 when one could not be started or read).
 
     python tools/surface_census.py [--server NAME ...] [--json] [--npm-bin DIR]
 
+The table's columns: tools, tools renamed (``ren``) and of those needlessly
+(``need``); parameters, renamed, needlessly; ``Any`` parameters and their
+share; loose parameters; enums kept of enum parameters, and the share. The
+lists under it name every needless rename, ``Any``, loose parameter and lost
+enum member.
+
 The servers (``--server`` picks some by these names): ``demo``
 (``mcp_client/demo_server.py``), ``time`` (``python -m mcp_server_time``),
 ``git`` (``python -m mcp_server_git`` on a fresh repository with one commit),
@@ -46,6 +52,10 @@ tool is a key of its schema's ``properties`` object, or a string of its
   ``Optional[Any]`` (``Union[Any, None]``, ``Any | None``), after resolving
   module-level aliases; plus every whole-value parameter. ``List[Any]`` or a
   ``TypedDict`` with ``Any`` fields is typed, if loosely, and not counted.
+* **loose** (beside the goals): parameters not ``Any`` by the rule above
+  whose annotation still holds ``Any`` somewhere (``List[Any]``,
+  ``Dict[str, Any]``, ``Union[int, Any]``), aliases resolved; the fields of a
+  ``TypedDict`` it names are not looked into.
 * **enum parameters**: wire parameters whose schema states its values: an
   ``enum`` list or a ``const``, on the property schema itself, in one of its
   ``anyOf``/``oneOf`` branches, or in its ``items`` (an array of members),
@@ -140,6 +150,7 @@ class Census:
     parameters_renamed_needlessly: int = 0
     whole_value_parameters: int = 0
     any_parameters: int = 0
+    loose_parameters: int = 0
     enum_parameters: int = 0
     enums_kept: int = 0
     #: "<server>: <wire> -> <function> (<why a rule renamed it>)"
@@ -148,6 +159,8 @@ class Census:
     needless_parameter_renames: List[str] = field(default_factory=list)
     #: "<server>.<tool>.<wire>: <annotation>"
     any_list: List[str] = field(default_factory=list)
+    #: "<server>.<tool>.<wire>: <annotation>"
+    loose_list: List[str] = field(default_factory=list)
     #: "<server>.<tool>.<wire>: <members lost>"
     enums_lost: List[str] = field(default_factory=list)
 
@@ -238,6 +251,9 @@ def _count_parameter(counted: Census, tool: _Tool, wire: str) -> None:
         counted.any_parameters += 1
         counted.any_list.append("%s: %s" % (where, "whole value" if annotation is None
                                             else ast.unparse(annotation)))
+    elif tool.module.mentions_any(annotation):
+        counted.loose_parameters += 1
+        counted.loose_list.append("%s: %s" % (where, ast.unparse(annotation)))
     members = enum_members(_property(tool.schema, wire), tool.schema)
     if members is not None:
         _count_enum(counted, where, members, annotation, tool)
@@ -396,7 +412,10 @@ class _Module:
 
     def resolve(self, node: ast.expr, depth: int = 0) -> ast.expr:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            node = ast.parse(node.value, mode="eval").body  # a string annotation
+            try:  # a string annotation (a forward reference)
+                node = ast.parse(node.value, mode="eval").body
+            except SyntaxError:
+                return node
         if isinstance(node, ast.Name) and node.id in self.aliases and depth < _ALIAS_DEPTH:
             return self.resolve(self.aliases[node.id], depth + 1)
         return node
@@ -406,6 +425,16 @@ class _Module:
         if _is_name(node, "Any"):
             return True
         return any(_is_name(self.resolve(arm), "Any") for arm in _optional_arm(node))
+
+    def mentions_any(self, annotation: ast.expr, depth: int = 0) -> bool:
+        node = self.resolve(annotation)
+        if _is_name(node, "Any"):
+            return True
+        if isinstance(node, ast.Subscript) and _is_name(node.value, "Literal"):
+            return False  # its members are values, not types
+        return depth < _ALIAS_DEPTH and any(
+            self.mentions_any(child, depth + 1) for child in ast.iter_child_nodes(node)
+            if isinstance(child, ast.expr))
 
     def literal_members(self, annotation: ast.expr, depth: int = 0) -> Set[Member]:
         members: Set[Member] = set()
@@ -588,11 +617,11 @@ def _percent(part: int, whole: int) -> str:
 
 def _row(counted: Census) -> str:
     c = counted
-    return "%-20s %5d %4d %4d  %6d %4d %4d  %4d %6s  %5s %6s" % (
+    return "%-20s %5d %4d %4d  %6d %4d %4d  %4d %6s %5d  %5s %6s" % (
         c.server, c.tools, c.tools_renamed, c.tools_renamed_needlessly, c.parameters,
         c.parameters_renamed, c.parameters_renamed_needlessly, c.any_parameters,
-        _percent(c.any_parameters, c.parameters), "%d/%d" % (c.enums_kept, c.enum_parameters),
-        _percent(c.enums_kept, c.enum_parameters))
+        _percent(c.any_parameters, c.parameters), c.loose_parameters,
+        "%d/%d" % (c.enums_kept, c.enum_parameters), _percent(c.enums_kept, c.enum_parameters))
 
 
 def figures(counted: Census) -> Dict[str, float]:
@@ -613,8 +642,9 @@ def figures(counted: Census) -> Dict[str, float]:
 def render(censuses: Sequence[Census]) -> str:
     """The table, the totals against the goals, and every needless rename, Any and lost enum."""
     summed = total(censuses)
-    lines = ["%-20s %5s %4s %4s  %6s %4s %4s  %4s %6s  %5s %6s" % (
-        "server", "tools", "ren", "need", "params", "ren", "need", "Any", "", "enums", "kept"),
+    lines = ["%-20s %5s %4s %4s  %6s %4s %4s  %4s %6s %5s  %5s %6s" % (
+        "server", "tools", "ren", "need", "params", "ren", "need", "Any", "", "loose", "enums",
+        "kept"),
         *(_row(one) for one in censuses), _row(summed), "", "goals (issue 19):"]
     measured = figures(summed)
     for metric, sense, bound in GOALS:
@@ -625,6 +655,7 @@ def render(censuses: Sequence[Census]) -> str:
     for title, items in (("tools renamed needlessly", summed.needless_tool_renames),
                          ("parameters renamed needlessly", summed.needless_parameter_renames),
                          ("Any parameters", summed.any_list),
+                         ("loose parameters (Any inside)", summed.loose_list),
                          ("enum members lost", summed.enums_lost)):
         lines += ["", "%s: %d" % (title, len(items)), *("  " + item for item in items)]
     return "\n".join(lines)
