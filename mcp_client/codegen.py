@@ -469,10 +469,13 @@ def _pascal(name: str) -> str:
     """``get_current_time`` and ``getCurrentTime`` -> ``GetCurrentTime``: ASCII words, capitalized.
 
     Only the first letter of each word changes, so ``HTTPServer`` stays as it
-    is. No ``_`` is ever produced, so a digested name (``<natural>_<8 hex>``)
-    never meets a natural one.
+    is; a name without one becomes ``Value``. No ``_`` is ever produced, so a
+    digested name (``<natural>_<8 hex>``) never meets a natural one.
     """
-    return "".join(word[0].upper() + word[1:] for word in _WORDS.findall(name))
+    pascal = "".join(word[0].upper() + word[1:] for word in _WORDS.findall(name))
+    # A name with no ASCII letter or digit ("", "---", "日本"): a word of ours,
+    # so the type is never named like its parent.
+    return pascal or "Value"
 
 
 def _name_types(functions: List[_Function], digest: Digest) -> _Names:

@@ -9,7 +9,9 @@ Pure: no I/O, no threads, no clocks. Only what Python requires is changed
   soft keyword, a builtin, or a name the generated module binds itself
   (``internal``, the ``typing`` names its annotations use, ``ToolOutput``).
 * ``mangle_label`` keeps a parameter name verbatim when it is an ASCII
-  identifier (``[A-Za-z_][A-Za-z0-9_]*``) that is not in ``LABEL_RESERVED``:
+  identifier (``[A-Za-z_][A-Za-z0-9_]*``) of at most 32 characters (so that
+  no surface line is longer than it was when every name was mangled) that is
+  not in ``LABEL_RESERVED``:
   a hard keyword, ``__debug__`` (which no code may bind), or a name the
   generated *body* uses (``arguments``, ``internal``, ``_typing``,
   ``ToolOutput``). Builtins such as ``type``, ``id`` or ``format`` are fine
@@ -164,7 +166,8 @@ def mangle(name: str, digest: Digest) -> str:
 
 def mangle_label(name: str, digest: Digest) -> str:
     """A parameter name as a Python parameter identifier."""
-    if _VERBATIM_LABEL.fullmatch(name) and name not in LABEL_RESERVED:
+    if (len(name) <= MAX_NAME_CHARS and _VERBATIM_LABEL.fullmatch(name)
+            and name not in LABEL_RESERVED):
         return name
     return _mangle(name, digest, LABEL_STEM)
 

@@ -117,8 +117,8 @@ class DemoServer(CliCase):
         module = ast.parse(source.split("\n", 1)[1])
         functions = [node.name for node in module.body if isinstance(node, ast.FunctionDef)]
         self.assertEqual(len(functions), 5)
-        self.assertIn('return internal.invoke("mcp-client-demo", "reverse-text", arguments)',
-                      source)
+        self.assertIn('return _typing.cast(ToolOutput, internal.invoke(\n'
+                      '        "mcp-client-demo", "reverse-text", arguments))', source)
 
     def test_call_prints_the_result(self) -> None:
         done = self.cli("--call", "add", '{"a": 2, "b": 3}')

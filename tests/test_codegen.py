@@ -22,10 +22,12 @@ from mcp_client.codegen import (
     MAX_DESCRIPTION_CHARS, MAX_NOTE_CHARS, MAX_SHAPE_CHARS, MAX_SURFACE_BYTES, MAX_TOOLS,
     Generated, describe, escape, generate, sanitize, scan_for_at, truncate,
 )
+from mcp_client.codegen import deliver
 from mcp_client.errors import (
-    GenerateError, SanitizerBreach, SurfaceTooLarge, ToolNameCollision, TooManyTools,
+    GenerateError, McpClientError, ProtocolFault, SanitizerBreach, SurfaceTooLarge, ToolFailed,
+    ToolNameCollision, TooManyTools,
 )
-from mcp_client.protocol import CallToolResult, Text, ToolDescriptor
+from mcp_client.protocol import CallToolResult, Text, ToolDescriptor, decode_call_tool
 
 FAKECAP = str(Path(__file__).with_name("fakecap"))
 if FAKECAP not in sys.path:
@@ -34,6 +36,7 @@ if FAKECAP not in sys.path:
 from cap.internal import mcp as seam  # noqa: E402
 from cap.mcp import load_generated  # noqa: E402
 from codegen_checks import assert_caged, assert_conforms, assert_sends_wire_names  # noqa: E402
+from strategies import json_values  # noqa: E402
 
 OBJECT = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
 NULL = {"type": "null"}
@@ -76,9 +79,16 @@ class Limits(unittest.TestCase):
         self.assertLessEqual(len(generated.surface.encode("utf-8")), MAX_SURFACE_BYTES)
         for line in generated.surface.splitlines():
             self.assertTrue(line.endswith("  # " + "d" * (MAX_NOTE_CHARS - 3) + "..."), line)
-        # The source is never cut.
-        full = "# " + "d" * (MAX_DESCRIPTION_CHARS - 3) + "..."
-        self.assertEqual(generated.source.splitlines().count(full), MAX_TOOLS)
+        # The source is never cut: each docstring keeps its description whole
+        # up to MAX_DOC_DESCRIPTION_CHARS, and so does each tool's doc.
+        full = "d" * (codegen.MAX_DOC_DESCRIPTION_CHARS - 3) + "..."
+        module = ast.parse(generated.source)
+        docs = [ast.get_docstring(node) for node in module.body
+                if isinstance(node, ast.FunctionDef)]
+        self.assertEqual([doc.splitlines()[0] for doc in docs if doc], [full] * MAX_TOOLS)
+        self.assertEqual([t.doc.split("\n\n")[1].splitlines()[0] for t in generated.tools],
+                         [full] * MAX_TOOLS)
+        self.assertEqual([t.line for t in generated.tools], generated.surface.splitlines())
 
     def test_surface_counts_utf8_bytes_after_truncation(self) -> None:
         # 150 lines of 400 three-byte characters: 150 * 1200 bytes > 64 KiB,
@@ -99,27 +109,34 @@ class Collisions(unittest.TestCase):
                          ("search", "search", "search"))
 
     def test_digest_near_miss_is_refused(self) -> None:
-        twin = "create_issue_" + hashlib.sha256(b"createIssue").hexdigest()[:8]
+        twin = "create_issue_" + hashlib.sha256(b"create-issue").hexdigest()[:8]
         with self.assertRaises(ToolNameCollision) as caught:
-            generate("s", [tool("createIssue"), tool(twin)])
-        self.assertEqual((caught.exception.first, caught.exception.second), ("createIssue", twin))
+            generate("s", [tool("create-issue"), tool(twin)])
+        self.assertEqual((caught.exception.first, caught.exception.second),
+                         ("create-issue", twin))
 
-    def test_create_issue_and_createissue_both_generate(self) -> None:
-        generated = generate("s", [tool("createIssue"), tool("create_issue")])
-        names = [node.name for node in ast.parse(generated.source).body
-                 if isinstance(node, ast.FunctionDef)]
-        suffix = hashlib.sha256(b"createIssue").hexdigest()[:8]
-        self.assertEqual(names, ["create_issue", "create_issue_" + suffix])
+    def test_create_issue_and_createissue_both_generate_verbatim(self) -> None:
+        output = {"type": "object", "properties": {"id": {"type": "integer"}}}
+        generated = generate("s", [tool("createIssue", output=output),
+                                   tool("create_issue", output=output)])
+        module = ast.parse(generated.source)
+        names = [node.name for node in module.body if isinstance(node, ast.FunctionDef)]
+        self.assertEqual(names, ["createIssue", "create_issue"])
+        # Both result types would be CreateIssueResult: each carries its digest.
+        types = [node.targets[0].id for node in module.body if isinstance(node, ast.Assign)]
+        self.assertEqual(len(set(types)), 2)
+        self.assertTrue(all(name.startswith("CreateIssueResult_") for name in types), types)
 
     def test_label_collision_degrades_only_that_tool(self) -> None:
         colliding = {"type": "object", "properties": {"a-b": {"type": "string"},
                                                       "a b": {"type": "string"}}}
         listing = [tool("t1", schema=colliding), tool("t2")]
         generated = generate("s", listing, digest=lambda _: "0" * 64)
-        self.assertIn("def t1(arguments: Dict[str, Any]) -> Any:", generated.source)
-        self.assertIn("# Takes one dict, sent unchanged as the arguments: parameters 'a-b' and",
-                      generated.source)
-        self.assertIn("def t2(q: str) -> Any:", generated.source)
+        self.assertIn("def t1(arguments: Dict[str, Any]) -> ToolOutput:", generated.source)
+        self.assertIn("arguments: one dict, sent unchanged as the tool's arguments: "
+                      "parameters 'a-b' and 'a b' both become a_b_00000000",
+                      " ".join(generated.tools[0].doc.split()))
+        self.assertIn("def t2(q: str) -> ToolOutput:", generated.source)
 
 
 class Determinism(unittest.TestCase):
@@ -148,7 +165,7 @@ class Determinism(unittest.TestCase):
         generated = generate("s", [])
         self.assertEqual(generated.surface, "")
         tree = ast.parse(generated.source)
-        self.assertEqual([type(node) for node in tree.body], [ast.ImportFrom])
+        self.assertEqual([type(node) for node in tree.body], [ast.Import, ast.ImportFrom])
 
 
 def obj(properties: Dict[str, Any], *required: str, **extra: Any) -> Dict[str, Any]:
@@ -171,24 +188,30 @@ class ResultTypes(unittest.TestCase):
         generated = checked(self, [tool("now", output=TIME)])
         self.assertIn('NowResult = TypedDict("NowResult", {"timezone": str, "is_dst": bool})\n',
                       generated.source)
-        self.assertIn("# Returns NowResult, the call's structuredContent.\n"
-                      "def now(q: str) -> NowResult:", generated.source)
-        self.assertIn("from typing import Any, Dict, TypedDict\n", generated.source)
+        self.assertIn("def now(q: str) -> NowResult:", generated.source)
+        self.assertIn("return _typing.cast(NowResult, internal.invoke(", generated.source)
+        self.assertIn("from typing import TypedDict\nimport typing as _typing\n",
+                      generated.source)
+        self.assertEqual(generated.tools[0].returns, "structured")
         self.assertEqual(generated.surface, 's.now(q: str) -> NowResult{"timezone": str, '
                          '"is_dst": bool}\n'.replace("s.", "cap.mcp.s.", 1))
 
-    def test_without_an_output_schema_it_returns_any(self) -> None:
-        generated = checked(self, [tool("plain")])
-        self.assertIn("def plain(q: str) -> Any:", generated.source)
-        self.assertNotIn("# Returns", generated.source)
-        self.assertIn("from typing import Any, Dict\n", generated.source)
-        self.assertNotIn(" = TypedDict(", generated.source)
+    def test_without_an_output_schema_it_returns_a_tool_output(self) -> None:
+        generated = checked(self, [tool("plain"), tool("other")])
+        self.assertIn("def plain(q: str) -> ToolOutput:", generated.source)
+        self.assertIn("from typing import Any, Dict, List, TypedDict\n", generated.source)
+        # Declared once, however many tools return it.
+        self.assertEqual(generated.source.count(" = TypedDict("), 1)
+        self.assertIn('ToolOutput = TypedDict("ToolOutput", {"text": str, "content": '
+                      'List[Dict[str, Any]]})', generated.source)
+        self.assertEqual([t.returns for t in generated.tools], ["result", "result"])
+        self.assertTrue(generated.surface.endswith(") -> ToolOutput\n"))
 
     def test_an_unreadable_output_schema_returns_any_and_says_why(self) -> None:
         generated = checked(self, [tool("odd", output={"anyOf": [TIME, TIME]})])
-        self.assertIn("# Returns the call's structuredContent, untyped: top level uses anyOf\n"
-                      "def odd(q: str) -> Any:", generated.source)
-        self.assertTrue(generated.surface.endswith(") -> Any\n"))
+        self.assertIn("def odd(q: str) -> Dict[str, Any]:", generated.source)
+        self.assertIn("untyped: top level uses anyOf", " ".join(generated.tools[0].doc.split()))
+        self.assertTrue(generated.surface.endswith(") -> dict[str, Any]\n"))
 
     def test_the_header_states_the_contract(self) -> None:
         for listing in ([], [tool("now", output=TIME)]):
@@ -196,18 +219,30 @@ class ResultTypes(unittest.TestCase):
             comment = " ".join(line[2:] for line in source.splitlines() if line.startswith("# "))
             self.assertIn("For a tool that declares an outputSchema, that is the call's "
                           "structuredContent as the server sent it", comment)
-            self.assertIn("a failed call (isError, or no structuredContent) raises instead. "
-                          "For a tool without one, it is the whole tools/call result, Any.",
-                          comment)
+            self.assertIn("For a tool without one, it is a ToolOutput: the text blocks joined "
+                          "by newlines, and every content block as the server sent it. A failed "
+                          "call (isError, or a tool with an outputSchema that brought no "
+                          "structuredContent object) raises mcp_client.errors.ToolFailed "
+                          "instead.", comment)
 
-    def test_optional_keys_make_the_type_partial_and_are_named(self) -> None:
+    def test_optional_keys_stay_optional_and_required_ones_required(self) -> None:
         schema = obj({"id": {"type": "string"}, "note": {"type": "string"},
                       "size": {"type": "integer"}}, "id", "size")
         generated = checked(self, [tool("get", output=schema)])
-        self.assertIn('# Keys always present: "id", "size"; any other may be absent.\n'
-                      'GetResult = TypedDict("GetResult", {\n', generated.source)
-        self.assertIn("}, total=False)\n", generated.source)
+        self.assertIn('_GetResultRequired = TypedDict("_GetResultRequired", '
+                      '{"id": str, "size": int})\n'
+                      '_GetResultOptional = TypedDict("_GetResultOptional", {\n'
+                      '    "note": str,\n'
+                      '}, total=False)\n'
+                      'class GetResult(_GetResultRequired, _GetResultOptional):\n    pass\n',
+                      generated.source)
         self.assertIn('GetResult{"id": str, "note"?: str, "size": int}', generated.surface)
+        module = load_generated(generated.module_name, generated.source)
+        self.assertEqual(module.GetResult.__required_keys__, frozenset({"id", "size"}))
+        self.assertEqual(module.GetResult.__optional_keys__, frozenset({"note"}))
+        every = obj({"a": {"type": "string"}})
+        self.assertIn('{"a": str}, total=False)',
+                      checked(self, [tool("get", output=every)]).source)
 
     def test_nested_objects_lists_and_nullables(self) -> None:
         line = obj({"sku": {"type": "string"}}, "sku")
@@ -216,29 +251,43 @@ class ResultTypes(unittest.TestCase):
                       "tags": {"type": ["array", "null"], "items": {"type": "string"}}},
                      "lines", "refund", "tags", additionalProperties=True)
         generated = checked(self, [tool("order", output=schema)])
-        self.assertIn('    "lines": List[OrderResult_Lines],\n'
-                      '    "refund": Optional[OrderResult_Refund],\n'
+        self.assertIn('    "lines": List[OrderResultLines],\n'
+                      '    "refund": Optional[OrderResultRefund],\n'
                       '    "tags": Optional[List[str]],\n', generated.source)
-        self.assertIn("# OrderResult_Lines: each item of the value under the key \"lines\" of\n"
+        self.assertIn("# OrderResultLines: each item of the value under the key \"lines\" of\n"
                       "# OrderResult.\n", generated.source)
         self.assertIn("# Other keys may appear too (additionalProperties).", generated.source)
         # Nested types come before the types that use them.
         source = generated.source
-        self.assertLess(source.index("OrderResult_Lines = "), source.index("OrderResult = "))
+        self.assertLess(source.index("OrderResultLines = "), source.index("OrderResult = "))
         self.assertIn('-> OrderResult{"lines": list[{"sku": str}], "refund": {"amount": float} '
                       '| None, "tags": list[str] | None, ...}', generated.surface)
 
-    def test_type_names_follow_the_function_names_one_to_one(self) -> None:
-        # a_1 and a1 are distinct functions: so are A_1Result and A1Result.
+    def test_type_names_carry_a_digest_only_when_they_must(self) -> None:
+        # a_1 and a1 are distinct functions whose types would both be A1Result.
         listing = [tool(name, output=TIME) for name in ("a_1", "a1", "getThing", "class")]
         generated = checked(self, listing)
         names = {node.targets[0].id for node in ast.parse(generated.source).body  # type: ignore
                  if isinstance(node, ast.Assign)}
-        digest = hashlib.sha256(b"getThing").hexdigest()[:8]
-        thing = "GetThing" + ("_" + digest if digest[0].isdigit() else digest.capitalize())
-        klass = hashlib.sha256(b"class").hexdigest()[:8]
-        klass = "Class" + ("_" + klass if klass[0].isdigit() else klass.capitalize())
-        self.assertEqual(names, {"A_1Result", "A1Result", thing + "Result", klass + "Result"})
+        site = {name: codegen._site(function, "result") for name, function in
+                (("a_1", "a_1"), ("a1", "a1"))}
+        digests = {name: hashlib.sha256(text.encode()).hexdigest()[:8]
+                   for name, text in site.items()}
+        klass = "Class" + hashlib.sha256(b"class").hexdigest()[:8]  # class_<8 hex>, Pascal
+        self.assertEqual(names, {"A1Result_" + digests["a_1"], "A1Result_" + digests["a1"],
+                                 "GetThingResult", klass[:6].capitalize() + klass[6:] + "Result"
+                                 if False else "Class" + klass[5:] + "Result"})
+
+    def test_type_names_never_meet_a_function_or_a_label(self) -> None:
+        schema = {"type": "object", "properties": {
+            "GetResult": {"type": "string"},
+            "item": {"type": "object", "properties": {"x": {"type": "integer"}}}}}
+        listing = [tool("get", schema=schema, output=TIME), tool("GetItem")]
+        generated = checked(self, listing)
+        module = ast.parse(generated.source)
+        names = {node.targets[0].id for node in module.body if isinstance(node, ast.Assign)}
+        self.assertTrue(any(name.startswith("GetResult_") for name in names), names)
+        self.assertTrue(any(name.startswith("GetItem_") for name in names), names)
 
     def test_keys_travel_verbatim_and_escaped(self) -> None:
         keys = ["class", "import", "list", "internal", "arguments", "TypedDict", "NowResult",
@@ -251,14 +300,14 @@ class ResultTypes(unittest.TestCase):
         self.assertIn('"\\x40context"?: int'.replace("?", ""), generated.surface)
         self.assertNotIn("\u202e", generated.surface)
 
-    def test_sibling_labels_that_meet_leave_the_second_object_untyped(self) -> None:
-        # With a digest that always says zeros, "a-b" and "a b" both label a_b_00000000.
+    def test_sibling_keys_that_meet_under_an_engineered_digest_are_refused(self) -> None:
+        # With a digest that always says zeros, "a-b" and "a b" both name TResultAB_00000000:
+        # an engineered digest, refused rather than repaired.
         inner = obj({"x": {"type": "integer"}}, "x")
         schema = obj({"a-b": inner, "a b": inner}, "a-b", "a b")
-        generated = checked(self, [tool("t", output=schema)], digest=lambda _: "0" * 64)
-        self.assertIn('TResult = TypedDict("TResult", {"a-b": TResult_AB_00000000, "a b": Any})',
-                      generated.source)
-        self.assertIn("its type name TResult_AB_00000000 is another key's", generated.source)
+        with self.assertRaises(ToolNameCollision) as caught:
+            generate("s", [tool("t", output=schema)], digest=lambda _: "0" * 64)
+        self.assertEqual(caught.exception.mangled, "TResultAB_00000000")
         # The default digest keeps them apart.
         generated = checked(self, [tool("t", output=schema)])
         self.assertEqual(generated.source.count(" = TypedDict("), 3)
@@ -280,7 +329,8 @@ class Claims(unittest.TestCase):
                  "readOnlyHint": True, "unknownHint": True, "title": 3}
         generated = checked(self, [tool("t", "Does it.", annotations=hints)])
         claim = "server says: read-only, non-destructive, idempotent, closed-world"
-        self.assertIn("# Does it.\n# %s\n" % claim, generated.source)
+        self.assertIn("Server says (claims, not checked): " + claim[13:],
+                      " ".join(generated.tools[0].doc.split()))
         self.assertTrue(generated.surface.endswith("  # [%s] Does it.\n" % claim))
 
     def test_every_answer_reads_as_said(self) -> None:
@@ -331,7 +381,7 @@ class SurfaceBudget(unittest.TestCase):
     def test_the_full_surface_when_it_fits(self) -> None:
         # 251 bytes a line (64,256 in all) with the 150-character descriptions.
         lines = self.fits(generate("s", self.listing("d" * 150, 1, TIME)))
-        self.assertTrue(lines[0].endswith('-> Tool_000Result{"timezone": str, "is_dst": bool}  # '
+        self.assertTrue(lines[0].endswith('-> Tool000Result{"timezone": str, "is_dst": bool}  # '
                                           + "d" * 150), lines[0])
 
     def test_descriptions_are_cut_first(self) -> None:
@@ -343,7 +393,7 @@ class SurfaceBudget(unittest.TestCase):
         # A 10-key shape and 120 characters: 348 bytes a line; without the shape 188.
         wide = obj({"key_%02d" % index: {"type": "string"} for index in range(10)})
         lines = self.fits(generate("s", self.listing("d" * 400, 1, wide)))
-        self.assertTrue(lines[0].endswith("-> Tool_000Result  # " + "d" * 117 + "..."), lines[0])
+        self.assertTrue(lines[0].endswith("-> Tool000Result  # " + "d" * 117 + "..."), lines[0])
 
     def test_then_the_descriptions_then_the_claims(self) -> None:
         # Five parameters: 323 bytes a line with 120 characters of description,
@@ -351,9 +401,9 @@ class SurfaceBudget(unittest.TestCase):
         claims = {"readOnlyHint": True, "openWorldHint": False}
         lines = self.fits(generate("s", self.listing("d" * 400, 5, TIME, claims)))
         self.assertTrue(lines[0].endswith(
-            "-> Tool_000Result  # [server says: read-only, closed-world]"), lines[0])
+            "-> Tool000Result  # [server says: read-only, closed-world]"), lines[0])
         lines = self.fits(generate("s", self.listing("d" * 400, 8, TIME, claims)))
-        self.assertTrue(lines[0].endswith("p07: str | None = None) -> Tool_000Result"), lines[0])
+        self.assertTrue(lines[0].endswith("p07: str | None = None) -> Tool000Result"), lines[0])
 
     def test_only_signatures_that_do_not_fit_refuse_the_server(self) -> None:
         with self.assertRaises(SurfaceTooLarge) as caught:
@@ -363,13 +413,13 @@ class SurfaceBudget(unittest.TestCase):
 
 
 class SeamContract(unittest.TestCase):
-    """The fake cap answers as the header says, and generated functions return that."""
+    """deliver answers as the header says; the fake cap uses it; functions return that."""
 
     def answer(self, result: CallToolResult) -> Any:
         listing = [tool("now", output=TIME), tool("plain")]
         generated = generate("s", listing)
         module = load_generated(generated.module_name, generated.source)
-        with seam.recording(seam.contract(lambda name, arguments: result, listing)):
+        with seam.recording(seam.contract(lambda name, arguments: result, generated.tools)):
             return module.now("x"), module.plain("x")
 
     def test_a_tool_with_an_output_schema_returns_its_structured_content(self) -> None:
@@ -378,15 +428,62 @@ class SeamContract(unittest.TestCase):
         self.assertIs(typed, content)
         assert_conforms(self, typed, load_generated("m", generate("s", [
             tool("now", output=TIME)]).source).NowResult)
-        self.assertEqual(whole, CallToolResult((Text("{}"),), False, content))
+        self.assertEqual(whole, {"text": "{}", "content": [{"type": "text", "text": "{}"}]})
 
-    def test_a_failed_call_raises_instead(self) -> None:
+    def test_a_tool_without_one_returns_its_text_and_every_block_raw(self) -> None:
+        image = {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
+        text = {"type": "text", "text": "two", "annotations": {"audience": ["user"]}}
+        result = decode_call_tool({"content": [{"type": "text", "text": "one"}, image, text],
+                                   "structuredContent": {}})
+        _, whole = self.answer(result)
+        self.assertEqual(whole, {"text": "one\ntwo", "content": [
+            {"type": "text", "text": "one"}, image, text]})
+        self.assertIs(whole["content"][1], result.content[1].raw)  # type: ignore[union-attr]
+
+    def test_a_failed_call_raises_tool_failed(self) -> None:
         for result in (CallToolResult((Text("boom"),), True, None),
                        CallToolResult((Text("{}"),), False, None),
                        CallToolResult((), False, [1, 2])):
-            with self.assertRaises(seam.ToolFailed) as caught:
+            with self.assertRaises(ToolFailed) as caught:
                 self.answer(result)
             self.assertIs(caught.exception.result, result)
+            self.assertIsInstance(caught.exception, McpClientError)
+        with self.assertRaises(ToolFailed) as caught:
+            self.answer(CallToolResult((Text("no \x1b[31mway"), Text("out")), True, None))
+        self.assertEqual(str(caught.exception), "no [31mway out")
+
+    def test_is_error_raises_for_a_result_tool_too(self) -> None:
+        plain = generate("s", [tool("plain")]).tools[0]
+        with self.assertRaises(ToolFailed) as caught:
+            deliver(plain, CallToolResult((), True, None))
+        self.assertEqual(str(caught.exception),
+                         "tool plain reported an error (isError) with no text")
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(json_values(12, keys=6), max_size=4), st.booleans(), json_values(12),
+           st.sampled_from(["structured", "result"]))
+    def test_deliver_is_total(self, blocks: List[Any], is_error: bool, structured: Any,
+                              returns: str) -> None:
+        content = []
+        for raw in blocks:
+            try:
+                content.append(decode_call_tool({"content": [raw]}).content[0])
+            except ProtocolFault:
+                pass
+        result = CallToolResult(tuple(content), is_error, structured)
+        target = codegen.GeneratedTool("f", "f", returns, "", "")
+        try:
+            value = deliver(target, result)
+        except ToolFailed as failed:
+            self.assertIs(failed.result, result)
+            self.assertTrue(is_error or returns == "structured")
+            self.assertTrue(str(failed))
+            return
+        if returns == "structured":
+            self.assertIs(value, structured)
+        else:
+            self.assertEqual(sorted(value), ["content", "text"])
+            self.assertEqual(len(value["content"]), len(content))
 
     def test_conformance_is_checked_key_by_key(self) -> None:
         result_type = load_generated("m", generate("s", [tool("now", output=TIME)]).source

@@ -21,6 +21,7 @@ from typing import Any, Dict, List, Sequence
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcp_client import codegen
 from mcp_client.codegen import (
     MAX_DESCRIPTION_CHARS, MAX_NOTE_CHARS, Generated, generate,
 )
@@ -89,7 +90,7 @@ class HostileNames(CorpusCase):
                          "list_" + h("list"), "internal_" + h("internal"),
                          "arguments_" + h("arguments"), "mcp_" + h("---"), "mcp_" + h("日本語"),
                          "mcp_3d_render_" + h("3d_render"), "x" * 32 + "_" + h("x" * 200),
-                         "create_issue", "create_issue_" + h("createIssue")):
+                         "create_issue", "createIssue"):
             self.assertIn(expected, names)
 
     def test_byte_identical_names_are_refused(self) -> None:
@@ -136,20 +137,24 @@ class HostileText(CorpusCase):
         generated = self.generate_checked("srv", listing)
         described = generated.surface.split("  # ", 1)[1].rstrip("\n")
         self.assertEqual(len(described), MAX_DESCRIPTION_CHARS)
-        comment = [line[2:] for line in generated.source.splitlines()
-                   if line.startswith("# word")]
-        self.assertEqual(" ".join(comment), described)
+        function = ast.parse(generated.source).body[-1]
+        assert isinstance(function, ast.FunctionDef)
+        docstring = ast.get_docstring(function) or ""
+        first = " ".join(docstring.split("\n\n")[0].split())
+        self.assertEqual(len(first), codegen.MAX_DOC_DESCRIPTION_CHARS)
+        self.assertTrue(first.startswith(described[:-3]))
+        self.assertEqual(generated.tools[0].doc.split("\n\n", 1)[1], docstring)
 
     def test_long_parameter_description_is_a_capped_note(self) -> None:
         tools = [ToolDescriptor("t", typed({"p": {"type": "string", "description": "n " * 500}}))]
         generated = self.generate_checked("srv", tools)
-        note = [line for line in generated.source.splitlines()
-                if line.startswith(("# - p", "#   n"))]
-        self.assertEqual(len(" ".join(line[4:] for line in note)), len("p: ") + MAX_NOTE_CHARS)
+        doc = " ".join(generated.tools[0].doc.split())
+        note = doc.split("p: (str, optional) ", 1)[1].split(" Returns:")[0]
+        self.assertEqual(len(note), codegen.MAX_DOC_NOTE_CHARS)
 
     def test_no_description_means_no_comment_in_the_surface(self) -> None:
         generated = self.generate_checked("srv", [ToolDescriptor("t", typed({}))])
-        self.assertEqual(generated.surface, "cap.mcp.srv.t() -> Any\n")
+        self.assertEqual(generated.surface, "cap.mcp.srv.t() -> ToolOutput\n")
 
 
 class HostileSchema(CorpusCase):
@@ -157,7 +162,7 @@ class HostileSchema(CorpusCase):
         tools = [ToolDescriptor("t%d" % index, schema)
                  for index, schema in enumerate([[], "object", None, 5, True, {"type": "array"}])]
         generated = self.generate_checked("srv", tools)
-        self.assertEqual(generated.source.count("(arguments: Dict[str, Any]) -> Any:"), 6)
+        self.assertEqual(generated.source.count("(arguments: Dict[str, Any]) -> ToolOutput:"), 6)
 
     def test_ref_loops(self) -> None:
         loop = {"$defs": {"A": {"$ref": "#/$defs/B"}, "B": {"$ref": "#/$defs/A"}}}
@@ -189,15 +194,16 @@ class HostileSchema(CorpusCase):
                                                 "a b": {"type": "string"}})),
                  ToolDescriptor("fine", typed({"a-b": {"type": "string"}}))]
         generated = self.generate_checked("srv", tools, **zeros)
-        self.assertIn("def clash(arguments: Dict[str, Any]) -> Any:", generated.source)
-        self.assertIn("def fine(*, a_b_00000000: Optional[str] = None) -> Any:", generated.source)
+        self.assertIn("def clash(arguments: Dict[str, Any]) -> ToolOutput:", generated.source)
+        self.assertIn("def fine(*, a_b_00000000: Optional[str] = None) -> ToolOutput:",
+                      generated.source)
 
     def test_label_digest_near_miss_degrades(self) -> None:
-        twin = "repo_path_" + h("repoPath")
-        tools = [ToolDescriptor("t", typed({"repoPath": {"type": "string"},
+        twin = "repo_path_" + h("repo-path")
+        tools = [ToolDescriptor("t", typed({"repo-path": {"type": "string"},
                                             twin: {"type": "string"}}))]
         generated = self.generate_checked("srv", tools)
-        self.assertIn("def t(arguments: Dict[str, Any]) -> Any:", generated.source)
+        self.assertIn("def t(arguments: Dict[str, Any]) -> ToolOutput:", generated.source)
 
 
 def record(properties: Dict[str, Any], **extra: Any) -> Dict[str, Any]:
@@ -224,8 +230,8 @@ class HostileOutputSchema(CorpusCase):
                  ToolDescriptor("list", typed({}), output_schema={
                      "$defs": {"Node": node}, "$ref": "#/$defs/Node"})]
         generated = self.generate_checked("srv", tools)
-        self.assertIn("def top() -> Any:", generated.source)
-        self.assertIn("def self() -> Any:", generated.source)
+        self.assertIn("def top() -> Dict[str, Any]:", generated.source)
+        self.assertIn("def self() -> Dict[str, Any]:", generated.source)
         self.assertIn('"a": Any', generated.source)
         # A self-referencing record is declared to the depth bound, then Any:
         # the top $ref, then a key and a $ref a level.
@@ -250,7 +256,11 @@ class HostileOutputSchema(CorpusCase):
         self.assertEqual(list(result.__annotations__), keys)
         nested = [value.__name__ for value in result.__annotations__.values()]
         self.assertEqual(len(set(nested)), len(keys))
-        self.assertIn("WideResult_Class_" + h("class"), nested)
+        # "class" and "__class__" would both be WideResultClass: each carries a digest.
+        self.assertEqual(sum(name.startswith("WideResultClass_") for name in nested), 2)
+        self.assertIn("WideResultWideResultClass", nested)
+        # "_" has no letter: its object is WideResultValue, never WideResult.
+        self.assertIn("WideResultValue", nested)
 
     def test_keys_empty_after_mangling(self) -> None:
         keys = ["", "---", "日本語", "@", " "]
@@ -260,8 +270,9 @@ class HostileOutputSchema(CorpusCase):
         result = self.result_type(generated, "TResult")
         self.assertEqual(list(result.__annotations__), keys)
         names = {value.__name__ for value in result.__annotations__.values()}
-        self.assertEqual(names, {"TResult_Arg" + ("_" + h(key) if h(key)[0].isdigit()
-                                                  else h(key).capitalize()) for key in keys})
+        # All five would be TResultValue: each carries the digest of where it sits.
+        top = codegen._site("t", "result")
+        self.assertEqual(names, {"TResultValue_" + h(codegen._site(top, key)) for key in keys})
 
     def test_keys_that_meet_after_mangling(self) -> None:
         keys = ["a-b", "a b", "A_B", "aB", "a_b"]
@@ -270,12 +281,11 @@ class HostileOutputSchema(CorpusCase):
                                                                  output_schema=schema)])
         self.assertEqual(len(set(self.result_type(generated, "TResult").__annotations__.values())),
                          5)
-        # A digest that always says zeros: the labels meet, and only the first keeps a type.
-        zeros = {"digest": lambda _: "0" * 64}
-        generated = self.generate_checked("srv", [ToolDescriptor("t", typed({}),
-                                                                 output_schema=schema)], **zeros)
-        hints = list(self.result_type(generated, "TResult").__annotations__.values())
-        self.assertEqual([hint is Any for hint in hints], [False, True, True, True, False])
+        # A digest that always says zeros: the digested names meet, and the server
+        # is refused rather than repaired.
+        with self.assertRaises(ToolNameCollision):
+            generate("srv", [ToolDescriptor("t", typed({}), output_schema=schema)],
+                     digest=lambda _: "0" * 64)
 
     def test_no_object_at_the_root(self) -> None:
         schemas = [{"type": "array", "items": INNER}, {"type": "string"}, {"anyOf": [INNER]},
@@ -284,10 +294,10 @@ class HostileOutputSchema(CorpusCase):
         tools = [ToolDescriptor("t%d" % index, typed({}), output_schema=schema)
                  for index, schema in enumerate(schemas)]
         generated = self.generate_checked("srv", tools)
-        self.assertEqual(generated.source.count("# Returns the call's structuredContent, "
-                                                "untyped: "), len(schemas))
+        self.assertEqual(sum("structuredContent, untyped:" in " ".join(t.doc.split())
+                             for t in generated.tools), len(schemas))
         self.assertNotIn(" = TypedDict(", generated.source)
-        self.assertEqual(generated.surface.count(") -> Any\n"), len(schemas))
+        self.assertEqual(generated.surface.count(") -> dict[str, Any]\n"), len(schemas))
 
     def test_bidi_controls_and_hostile_text_in_keys_and_descriptions(self) -> None:
         keys = ["a\u202eb", "\u2066x\u2069", "line\nbreak", 'q"uote', "back\\", "\ud800",

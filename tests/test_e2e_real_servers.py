@@ -138,7 +138,7 @@ class TimeServer(RealServerCase):
             tools = client.list_tools()
             generated = codegen.generate("mcp-time", tools)
             module = load_generated(generated.module_name, generated.source)
-            with seam.recording(seam.contract(client.call_tool, tools)) as calls:
+            with seam.recording(seam.contract(client.call_tool, generated.tools)) as calls:
                 now = module.get_current_time(timezone="UTC")
                 converted = module.convert_time(source_timezone="UTC", time="23:30",
                                                 target_timezone="Asia/Tokyo")
@@ -158,7 +158,7 @@ class TimeServer(RealServerCase):
             self.assertEqual(set(value), set(declared.__annotations__), "the declared keys")
             assert_conforms(self, value, declared)
         self.assertEqual(set(converted["target"]),
-                         set(module.ConvertTimeResult_Target.__annotations__))
+                         set(module.ConvertTimeResultTarget.__annotations__))
         self.assertTrue(converted["target"]["datetime"].endswith("T08:30:00+09:00"))
         stamp = datetime.datetime.fromisoformat(now["datetime"])
         self.assertEqual(stamp.utcoffset(), datetime.timedelta(0))

@@ -6,17 +6,22 @@ and inspecting generated modules in tests); test modules put this directory on
 
 * ``assert_caged`` reads the source statically: it parses, holds no decorator and
   no ``@`` token, has exactly one function per tool and nothing else but its
-  imports and result types, every function ends in ``return internal.invoke(<server>,
-  <wire name>, arguments)`` with both names as string constants, every comment
-  starts a line, every string literal is printable ASCII, ``@`` appears on
-  comment lines only (so ``scan_for_at`` proves the cage without a tokenizer
-  run), and no removed codepoint survives anywhere. Every result type is well
-  formed (``Name = TypedDict("Name", {"key": type, ...}[, total=False])`` with
-  distinct constant keys and types built of ``str``, ``int``, ``float``,
-  ``bool``, ``Any``, ``List``, ``Optional`` and result types declared before it)
-  and used exactly once: by its tool's function, or by the one key that holds
-  it. A function returns a result type exactly when ``schema.plan_output`` reads
-  its tool's ``outputSchema`` as a ``Record``, and that type has the record's keys.
+  imports and types, every function has a docstring and ends in ``return
+  _typing.cast(<type>, internal.invoke(<server>, <wire name>, arguments))`` with
+  both names as string constants, every comment starts a line, every string
+  literal is printable ASCII, ``@`` appears on comment lines only (so
+  ``scan_for_at`` proves the cage without a tokenizer run), and no removed
+  codepoint survives anywhere. Every type is well formed (``Name =
+  TypedDict("Name", {"key": type, ...}[, total=False])`` with distinct constant
+  keys and types built of ``str``, ``int``, ``float``, ``bool``, ``Any``,
+  ``List``, ``Optional``, ``Union``, ``Literal`` of constants and types declared
+  before it, or ``class Name(_NameRequired, _NameOptional): pass`` joining two
+  such halves) and used exactly once: by its tool's function, by the one key
+  that holds it, or by its join (``ToolOutput`` by every tool without an
+  outputSchema). A function returns a result type exactly when
+  ``schema.plan_output`` reads its tool's ``outputSchema`` as a ``Record``, and
+  that type has the record's keys; ``Dict[str, Any]`` for any other
+  outputSchema, ``ToolOutput`` without one.
 * ``assert_conforms`` checks a value (a tool's ``structuredContent``) against a
   generated result type at run time, recursively: every required key present,
   no key the type does not name (the records checked admit no other), and each
@@ -25,7 +30,7 @@ and inspecting generated modules in tests); test modules put this directory on
   every function: the server, the wire tool name and the wire parameter names
   arrive exactly, optional parameters left out when not given, and the function
   returns what the seam returns. A result type at run time has the record's keys,
-  all required when no key is optional, and ``total=False`` otherwise.
+  the required ones in ``__required_keys__``.
 """
 
 from __future__ import annotations
@@ -52,10 +57,11 @@ from mcp_client.schema import Record, plan_output
 __all__ = ["assert_caged", "assert_sends_wire_names", "assert_conforms", "wire_params"]
 
 _FORBIDDEN_CATEGORIES = ("Cc", "Cf", "Cs", "Zl", "Zp")
-_TYPING_NAMES = {"Any", "Dict", "List", "Optional", "TypedDict"}
-# What a result type's field types are built of, besides result types.
+_TYPING_NAMES = {"Any", "Dict", "List", "Literal", "Optional", "TypedDict", "Union"}
+# What a type's field types are built of, besides declared types.
 _FIELD_NAMES = {"str", "int", "float", "bool", "Any"}
-_FIELD_GENERICS = {"List", "Optional"}
+_FIELD_GENERICS = {"List", "Optional", "Union", "Literal", "Dict"}
+_SEAM_IMPORTS = ("from cap.internal import mcp as internal", "import typing as _typing")
 
 
 def assert_caged(test: unittest.TestCase, generated: Generated, server: str,
@@ -99,7 +105,7 @@ def _assert_characters(test: unittest.TestCase, source: str) -> None:
 
 def _assert_no_decorator(test: unittest.TestCase, tree: ast.Module) -> None:
     for node in ast.walk(tree):
-        test.assertNotIsInstance(node, (ast.MatMult, ast.ClassDef, ast.Lambda))
+        test.assertNotIsInstance(node, (ast.MatMult, ast.Lambda))
         if isinstance(node, ast.FunctionDef):
             test.assertEqual(node.decorator_list, [])
 
@@ -117,9 +123,12 @@ def _assert_module_body(test: unittest.TestCase, tree: ast.Module
         elif isinstance(node, ast.Assign):
             name, fields = _assert_result_type(test, node, declared)
             declared[name] = fields
+        elif isinstance(node, ast.ClassDef):
+            name, fields = _assert_join(test, node, declared)
+            declared[name] = fields
         else:
-            test.assertEqual(ast.dump(node), ast.dump(ast.parse(
-                "from cap.internal import mcp as internal").body[0]))
+            test.assertIn(ast.dump(node), [ast.dump(ast.parse(text).body[0])
+                                           for text in _SEAM_IMPORTS])
     names = [f.name for f in functions] + list(declared)
     test.assertEqual(len(set(names)), len(names), "duplicate name")
     return functions, declared
@@ -147,12 +156,34 @@ def _assert_result_type(test: unittest.TestCase, node: ast.Assign,
     return target.id, fields
 
 
+def _assert_join(test: unittest.TestCase, node: ast.ClassDef,
+                 declared: Dict[str, ast.Dict]) -> Tuple[str, ast.Dict]:
+    """``class Name(_NameRequired, _NameOptional): pass``: its halves declared before it."""
+    name = node.name
+    halves = ["_%sRequired" % name, "_%sOptional" % name]
+    test.assertEqual([getattr(base, "id", None) for base in node.bases], halves)
+    test.assertEqual(node.keywords, [])
+    test.assertEqual(len(node.body), 1)
+    test.assertIsInstance(node.body[0], ast.Pass)
+    test.assertNotIn(name, declared, "declared twice")
+    both = ast.Dict(keys=declared[halves[0]].keys + declared[halves[1]].keys,
+                    values=declared[halves[0]].values + declared[halves[1]].values)
+    return name, both
+
+
 def _assert_field_type(test: unittest.TestCase, node: ast.expr,
                        declared: Dict[str, ast.Dict]) -> None:
     if isinstance(node, ast.Subscript):
         assert isinstance(node.value, ast.Name), ast.dump(node)
         test.assertIn(node.value.id, _FIELD_GENERICS)
-        _assert_field_type(test, node.slice, declared)  # Python 3.9+: no ast.Index
+        inner = node.slice  # Python 3.9+: no ast.Index
+        parts = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+        for part in parts:
+            if node.value.id == "Literal":
+                assert isinstance(part, ast.Constant), ast.dump(part)
+                test.assertIn(type(part.value), (str, int, bool))
+            else:
+                _assert_field_type(test, part, declared)
         return
     assert isinstance(node, ast.Name), ast.dump(node)
     test.assertTrue(node.id in _FIELD_NAMES or node.id in declared, node.id)
@@ -162,35 +193,56 @@ def _assert_returns(test: unittest.TestCase, function: ast.FunctionDef, tool: To
                     declared: Dict[str, ast.Dict]) -> None:
     """A result type exactly for a tool whose outputSchema reads as a record; its keys."""
     returns = function.returns
-    assert isinstance(returns, ast.Name), ast.dump(function)
-    output = None if tool.output_schema is None else plan_output(tool.output_schema)
-    if not isinstance(output, Record):
-        test.assertEqual(returns.id, "Any")
+    assert returns is not None
+    if tool.output_schema is None:
+        test.assertEqual(ast.unparse(returns), "ToolOutput")
         return
+    output = plan_output(tool.output_schema)
+    if not isinstance(output, Record):
+        test.assertEqual(ast.unparse(returns), "Dict[str, Any]")
+        return
+    assert isinstance(returns, ast.Name), ast.dump(function)
     test.assertIn(returns.id, declared)
     keys = [ast.literal_eval(key) for key in declared[returns.id].keys]  # type: ignore[arg-type]
-    test.assertEqual(keys, [field.name for field in output.fields])
+    # Required keys first when a record mixes both (its two halves), else in order.
+    test.assertEqual(sorted(keys), sorted(field.name for field in output.fields))
 
 
 def _assert_each_used_once(test: unittest.TestCase, functions: List[ast.FunctionDef],
                            declared: Dict[str, ast.Dict]) -> None:
     used: Counter[str] = Counter()
     for function in functions:
-        used.update(n.id for n in ast.walk(function.returns)  # type: ignore[arg-type]
-                    if isinstance(n, ast.Name))
-    for fields in declared.values():
+        annotations = [function.returns] + [a.annotation for a in
+                                            function.args.args + function.args.kwonlyargs]
+        for annotation in annotations:
+            used.update(n.id for n in ast.walk(annotation)  # type: ignore[arg-type]
+                        if isinstance(n, ast.Name))
+    halves = set()
+    for name in declared:
+        halves |= {"_%sRequired" % name, "_%sOptional" % name}
+    for name, fields in declared.items():
+        if name in halves:
+            continue  # a join's fields are its halves'
         for value in fields.values:
             used.update(n.id for n in ast.walk(value) if isinstance(n, ast.Name))
-    test.assertEqual({name: used[name] for name in declared}, {name: 1 for name in declared})
+    once = {name: used[name] for name in declared if name != "ToolOutput"}
+    test.assertEqual(once, {name: 0 if name in halves else 1 for name in once})
 
 
 def _assert_ends_in_invoke(test: unittest.TestCase, function: ast.FunctionDef,
                            server: str) -> str:
     calls = [node for node in ast.walk(function) if isinstance(node, ast.Call)]
-    test.assertEqual(len(calls), 1, "exactly one call per function")
+    test.assertEqual(len(calls), 2, "a cast and the seam's call, nothing else")
+    test.assertIsInstance(ast.get_docstring(function), str)
     last = function.body[-1]
     assert isinstance(last, ast.Return) and isinstance(last.value, ast.Call), ast.dump(last)
-    call = last.value
+    cast = last.value
+    test.assertEqual(ast.unparse(cast.func), "_typing.cast")
+    test.assertEqual(len(cast.args), 2)
+    test.assertEqual(ast.unparse(cast.args[0]).replace("_typing.", ""),
+                     ast.unparse(function.returns))  # type: ignore[arg-type]
+    call = cast.args[1]
+    assert isinstance(call, ast.Call), ast.dump(call)
     test.assertEqual(ast.dump(call.func), ast.dump(ast.parse("internal.invoke").body[0].value))
     test.assertEqual(len(call.args), 3)
     test.assertEqual(call.keywords, [])
@@ -252,16 +304,18 @@ def _check_function(test: unittest.TestCase, function: Callable[..., Any], serve
 def _check_result_type(test: unittest.TestCase, function: Callable[..., Any],
                        tool: ToolDescriptor) -> None:
     """The return annotation at run time: the record's keys; required ones when total."""
-    returns = function.__annotations__["return"]
-    output = None if tool.output_schema is None else plan_output(tool.output_schema)
+    returns = typing.get_type_hints(function)["return"]
+    if tool.output_schema is None:
+        test.assertEqual(list(returns.__annotations__), ["text", "content"])
+        return
+    output = plan_output(tool.output_schema)
     if not isinstance(output, Record):
-        test.assertIs(returns, Any)
+        test.assertEqual(returns, Dict[str, Any])
         return
     keys = [field.name for field in output.fields]
-    test.assertEqual(list(returns.__annotations__), keys)
-    total = all(not field.optional for field in output.fields)
-    test.assertEqual(returns.__total__, total)
-    test.assertEqual(returns.__required_keys__, frozenset(keys if total else ()))
+    test.assertEqual(sorted(returns.__annotations__), sorted(keys))
+    required = frozenset(field.name for field in output.fields if not field.optional)
+    test.assertEqual(returns.__required_keys__, required)
 
 
 def _required(tool: ToolDescriptor) -> List[str]:

@@ -18,12 +18,14 @@ that a whole-value function sends its ``dict`` unchanged. Thread-safe: calls
 may come from any thread while a recording is active.
 
 ``contract(call_tool, tools)`` is the handler that answers the way every
-generated module's header says ``invoke`` does (and CLAUDE.md): for a tool
-that declares an ``outputSchema``, the call's ``structuredContent`` as the
-server sent it, or :class:`ToolFailed` when the call failed (``isError``) or
-brought no object; for any other tool, the whole ``CallToolResult``::
+generated module's header says ``invoke`` does: ``mcp_client.codegen.deliver``
+of the call's result, for the ``GeneratedTool`` whose wire name was called
+(``tools`` is ``Generated.tools``): a ``"structured"`` tool's
+``structuredContent``, a ``"result"`` tool's ``ToolOutput`` dict, or
+``mcp_client.errors.ToolFailed``::
 
-    with mcp.recording(mcp.contract(client.call_tool, tools)):
+    generated = codegen.generate(server, client.list_tools())
+    with mcp.recording(mcp.contract(client.call_tool, generated.tools)):
         now = module.get_current_time(timezone="Etc/UTC")  # a dict
 """
 
@@ -34,7 +36,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from mcp_client.protocol import CallToolResult, ToolDescriptor
+from mcp_client.codegen import GeneratedTool, deliver
+from mcp_client.errors import ToolFailed
+from mcp_client.protocol import CallToolResult
 
 __all__ = ["Invocation", "Handler", "ToolFailed", "invoke", "recording", "contract"]
 
@@ -80,27 +84,12 @@ def recording(handler: Optional[Handler] = None) -> Iterator[List[Invocation]]:
             _active = outer
 
 
-class ToolFailed(Exception):
-    """A tool that declares an outputSchema answered without a result to return."""
-
-    def __init__(self, tool: str, result: CallToolResult) -> None:
-        super().__init__("%s: %s" % (tool, "isError" if result.is_error
-                                     else "no structuredContent object"))
-        self.tool = tool
-        self.result = result
-
-
 def contract(call_tool: Callable[[str, Dict[str, Any]], CallToolResult],
-             tools: Sequence[ToolDescriptor]) -> Handler:
-    """A handler that calls ``call_tool`` and answers as the generated header says."""
-    declared = {tool.name for tool in tools if tool.output_schema is not None}
+             tools: Sequence[GeneratedTool]) -> Handler:
+    """A handler that calls ``call_tool`` and answers with ``codegen.deliver``."""
+    by_wire = {tool.wire_name: tool for tool in tools}
 
     def handler(server: str, tool: str, arguments: Dict[str, Any]) -> Any:
-        result = call_tool(tool, arguments)
-        if tool not in declared:
-            return result
-        if result.is_error or type(result.structured_content) is not dict:
-            raise ToolFailed(tool, result)
-        return result.structured_content
+        return deliver(by_wire[tool], call_tool(tool, arguments))
 
     return handler
