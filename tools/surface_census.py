@@ -94,7 +94,7 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:  # run as a script from a checkout: measure that checkout
@@ -247,16 +247,22 @@ def _count_parameter(counted: Census, tool: _Tool, wire: str) -> None:
     else:
         annotation = _annotation_of(tool.function, label)
         _count_rename(counted, where, wire, label)
-    if annotation is None or tool.module.is_any(annotation):
-        counted.any_parameters += 1
-        counted.any_list.append("%s: %s" % (where, "whole value" if annotation is None
-                                            else ast.unparse(annotation)))
-    elif tool.module.mentions_any(annotation):
-        counted.loose_parameters += 1
-        counted.loose_list.append("%s: %s" % (where, ast.unparse(annotation)))
+    _count_type(counted, where, annotation, tool.module)
     members = enum_members(_property(tool.schema, wire), tool.schema)
     if members is not None:
         _count_enum(counted, where, members, annotation, tool)
+
+
+def _count_type(counted: Census, where: str, annotation: Optional[ast.expr],
+                module: "_Module") -> None:
+    """Any (a whole value when ``annotation`` is None), loose, or neither."""
+    if annotation is None or module.is_any(annotation):
+        counted.any_parameters += 1
+        counted.any_list.append("%s: %s" % (where, "whole value" if annotation is None
+                                            else ast.unparse(annotation)))
+    elif module.mentions_any(annotation):
+        counted.loose_parameters += 1
+        counted.loose_list.append("%s: %s" % (where, ast.unparse(annotation)))
 
 
 def _count_rename(counted: Census, where: str, wire: str, label: str) -> None:
@@ -639,19 +645,16 @@ def figures(counted: Census) -> Dict[str, float]:
     }
 
 
+_HEADINGS = ("server", "tools", "ren", "need", "params", "ren", "need", "Any", "", "loose",
+             "enums", "kept")
+
+
 def render(censuses: Sequence[Census]) -> str:
     """The table, the totals against the goals, and every needless rename, Any and lost enum."""
     summed = total(censuses)
-    lines = ["%-20s %5s %4s %4s  %6s %4s %4s  %4s %6s %5s  %5s %6s" % (
-        "server", "tools", "ren", "need", "params", "ren", "need", "Any", "", "loose", "enums",
-        "kept"),
-        *(_row(one) for one in censuses), _row(summed), "", "goals (issue 19):"]
-    measured = figures(summed)
-    for metric, sense, bound in GOALS:
-        value = measured[metric]
-        met = value <= bound if sense == "<=" else value >= bound
-        lines.append("  %-30s %6.1f%%  goal %s %.0f%%  %s" % (
-            metric, 100 * value, sense, 100 * bound, "met" if met else "NOT MET"))
+    lines = ["%-20s %5s %4s %4s  %6s %4s %4s  %4s %6s %5s  %5s %6s" % _HEADINGS,
+             *(_row(one) for one in censuses), _row(summed), "", "goals (issue 19):"]
+    lines += _goal_lines(figures(summed))
     for title, items in (("tools renamed needlessly", summed.needless_tool_renames),
                          ("parameters renamed needlessly", summed.needless_parameter_renames),
                          ("Any parameters", summed.any_list),
@@ -661,13 +664,28 @@ def render(censuses: Sequence[Census]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def _goal_lines(measured: Dict[str, float]) -> List[str]:
+    lines = []
+    for metric, sense, bound in GOALS:
+        value = measured[metric]
+        met = value <= bound if sense == "<=" else value >= bound
+        lines.append("  %-30s %6.1f%%  goal %s %.0f%%  %s" % (
+            metric, 100 * value, sense, 100 * bound, "met" if met else "NOT MET"))
+    return lines
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--server", action="append", default=[],
                         help="measure only this server (repeatable): demo, time, git, "
                              "everything, filesystem, memory, sequential-thinking")
     parser.add_argument("--json", action="store_true", help="one JSON object per server")
     parser.add_argument("--npm-bin", default=NPM_BIN, help="where the npm servers are")
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = _parser()
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="census-") as scratch:
         chosen = [t for t in targets(scratch, args.npm_bin)
@@ -680,10 +698,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print("census failed: %s: %s (the npm servers: npm ci --prefix tests/npm)"
                   % (type(error).__name__, error), file=sys.stderr)
             return 1
-    if args.json:
-        print(json.dumps([asdict(one) for one in [*censuses, total(censuses)]], indent=1))
-    else:
-        print(render(censuses))
+    everything = [*censuses, total(censuses)]
+    print(json.dumps([asdict(one) for one in everything], indent=1) if args.json
+          else render(censuses))
     return 0
 
 
