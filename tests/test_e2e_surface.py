@@ -89,9 +89,8 @@ class SurfaceCase(unittest.TestCase):
             server = client.initialize_result.server_info.name
             generated = codegen.generate(server, tools)
             module = load_generated(generated.module_name, generated.source)
-            self.assertEqual([tool.wire_name for tool in generated.tools],
-                             [tool.wire_name for tool in sorted(
-                                 generated.tools, key=lambda t: t.function)], "surface order")
+            self.assertEqual([tool.line for tool in generated.tools],
+                             generated.surface.splitlines(), "in surface order, as shown")
             self.assertEqual(sorted(tool.wire_name for tool in generated.tools),
                              sorted(tool.name for tool in tools))
             live = Live(client, generated, module,
