@@ -210,7 +210,8 @@ class Filesystem(SurfaceCase):
             self.assertEqual(edit.__required_keys__, frozenset({"oldText", "newText"}))
             self.assertIs(strip_optional(live.hints("edit_file")["dryRun"]), bool)
             # The keys' own descriptions reach the on-demand detail.
-            self.assertIn("Text to search for - must match exactly", live.tools["edit_file"].doc)
+            self.assertIn('"oldText": Text to search for - must match exactly',
+                          " ".join(live.tools["edit_file"].doc.split()))
             self.assert_verbatim(live, "list_directory_with_sizes", "path", "sortBy")
             self.assertEqual(literal_members(live.hints("list_directory_with_sizes")["sortBy"]),
                              ["name", "size"])
