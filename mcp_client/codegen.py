@@ -12,7 +12,7 @@ lists its tools in a different order each boot still gives the same text),
 each after the types it takes and returns. Every function ends in exactly one
 call of the seam::
 
-    return _typing.cast(<its return type>, internal.invoke("<server>", "<wire tool name>", arguments))
+    return _typing.cast(<return type>, internal.invoke("<server>", "<wire tool name>", arguments))
 
 where ``arguments`` is a ``dict`` keyed by the **wire** parameter names. A
 ``Typed`` plan's parameters are taken by label (``name.mangle_label``: the
@@ -116,10 +116,13 @@ it is cut rung by rung, the same cut on every line, until it fits:
 3. the input shapes, down to their types' names;
 4. the descriptions;
 5. the claims;
-6. the defaults (``| None = None`` instead);
-7. the parameters' types to the plain ones of the first surface (objects and
-   unions ``Any``, enums their kind, nullability dropped);
-8. the result types to ``Any``.
+6. the parameters to the plain ones of the first surface: no defaults
+   (``| None = None``), objects and unions ``Any``, enums their kind,
+   nullability dropped;
+7. the result types to ``Any``.
+
+(A default is at most ``MAX_DEFAULT_CHARS`` long and usually shorter than the
+``| None = None`` it replaces, so it gives way only with the plain types.)
 
 The last rung is never longer than the bare signatures the generator made
 before issue 19 (names are only ever shorter now), so a server that fitted
@@ -181,6 +184,8 @@ MAX_NOTE_CHARS = 120
 MAX_SHAPE_CHARS = 1000
 #: UTF-8 bytes of one tool's doc (``GeneratedTool.doc``, its docstring).
 MAX_DOC_BYTES = 8 * 1024
+#: UTF-8 bytes of the signature line a doc starts with.
+MAX_DOC_SIGNATURE_BYTES = 2 * 1024
 #: Characters kept of a tool's description in its doc.
 MAX_DOC_DESCRIPTION_CHARS = 2000
 #: Characters kept of a parameter's or a key's description in a doc.
@@ -296,13 +301,15 @@ def generate(
     functions = sorted((_read(tool, digest) for tool in tools), key=lambda f: f.name)
     names = _name_types(functions, digest)
     lines = _surface(module_name, functions, names)
-    docs = [_doc(function, names) for function in functions]
+    signatures = [_signature_line(module_name, function, names) for function in functions]
+    docs = [_doc(function, names, MAX_DOC_BYTES - len(signature.encode("utf-8")) - 2)
+            for function, signature in zip(functions, signatures)]
     source = _module(server, module_name, functions, names, docs)
     scan_for_at(source)
     generated = tuple(
         GeneratedTool(function.name, function.tool, function.returns, line,
-                      _signature_line(module_name, function, names) + "\n\n" + "\n".join(doc))
-        for function, line, doc in zip(functions, lines, docs))
+                      signature + "\n\n" + "\n".join(doc))
+        for function, line, signature, doc in zip(functions, lines, signatures, docs))
     surface = "".join(line + "\n" for line in lines)
     return Generated(module_name, source, surface, generated)
 
@@ -644,7 +651,6 @@ _RUNGS: Tuple[_Rung, ...] = (
     _Rung(MAX_NOTE_CHARS, False, False, True, True, False, False),
     _Rung(0, False, False, True, True, False, False),
     _Rung(0, False, False, False, True, False, False),
-    _Rung(0, False, False, False, False, False, False),
     _Rung(0, False, False, False, False, True, False),
     _Rung(0, False, False, False, False, True, True),
 )
@@ -684,8 +690,7 @@ def _render(line: _Line, rung: _Rung) -> str:
     return "%s  # %s" % (text, comment) if comment else text
 
 
-_PARAM_VARIANTS = ((True, True, False), (False, True, False), (False, False, False),
-                   (False, False, True))
+_PARAM_VARIANTS = ((True, True, False), (False, True, False), (False, False, True))
 _RETURN_VARIANTS = ((True, False), (False, False), (False, True))
 
 
@@ -738,17 +743,24 @@ def _with_star(function: _Function, render: Callable[[Param, str], str]) -> Iter
 
 
 def _signature_line(module_name: str, function: _Function, names: _Names) -> str:
-    """The fullest surface line without its comment: the doc's first line."""
+    """The doc's first line: the fullest surface line without its comment, within
+    ``MAX_DOC_SIGNATURE_BYTES`` (the shapes give way to the types' names, which
+    the doc's type sections spell out, then the line is cut)."""
     head = "%s.%s(" % (module_name, function.name)
-    return "%s%s) -> %s" % (head, _surface_params(function, names, True, True, False),
-                            _surface_returns(function, names, True, False))
+    line = ""
+    for shapes in (True, False):
+        line = "%s%s) -> %s" % (head, _surface_params(function, names, shapes, True, False),
+                                _surface_returns(function, names, shapes, False))
+        if len(line.encode("utf-8")) <= MAX_DOC_SIGNATURE_BYTES:
+            return line
+    return truncate(line, MAX_DOC_SIGNATURE_BYTES // 4)  # 4 bytes a character at most
 
 
 # ----------------------------------------------------------------------------- doc
 
 
-def _doc(function: _Function, names: _Names) -> List[str]:
-    """The docstring's lines (generator text, sanitized server text), within MAX_DOC_BYTES."""
+def _doc(function: _Function, names: _Names, limit: int) -> List[str]:
+    """The docstring's lines (generator text, sanitized server text), within ``limit`` bytes."""
     lines = _wrap(function.long_description, 72) or ["(The server gives no description.)"]
     lines += _doc_params(function, names)
     lines += _doc_types("Input types:", function, names, True)
@@ -757,7 +769,7 @@ def _doc(function: _Function, names: _Names) -> List[str]:
     if function.claims:
         lines += [""] + _indented("Server says (claims, not checked): " + function.claims, "")
     lines += ["", "Raises:"] + _indented(_raises(function), "    ")
-    return _cut(lines, MAX_DOC_BYTES)
+    return _cut(lines, limit)
 
 
 def _doc_params(function: _Function, names: _Names) -> List[str]:
@@ -863,8 +875,9 @@ def _cut(lines: List[str], limit: int) -> List[str]:
     size = 0
     for index, line in enumerate(lines):
         size += len(line.encode("utf-8")) + 1
-        if size > limit - 64:  # room for the signature's line break and the mark
-            return lines[:index] + ["(cut: the rest passed %d bytes)" % limit]
+        if size > limit - 64:  # room for the mark
+            return lines[:index] + ["(cut here: a tool's doc is at most %d bytes)"
+                                    % MAX_DOC_BYTES]
     return lines
 
 
@@ -1010,11 +1023,17 @@ def _source_returns(function: _Function, names: _Names) -> str:
     return "Dict[str, Any]" if function.returns == _STRUCTURED else TOOL_OUTPUT
 
 
+# A body names no type a label can take: a parameter may be called Dict, Any
+# or str (a cast's type is evaluated where the parameters are), so the dict's
+# annotation and the cast say _typing.Dict[_typing.Any, _typing.Any], which
+# mypy takes for Dict[str, Any] where that is what the signature declares.
+_BODY_DICT = "_typing.Dict[_typing.Any, _typing.Any]"
+
+
 def _cast_target(function: _Function, names: _Names) -> str:
-    # Spelled through _typing where it can be: a label may be called Dict or Any.
     if function.result is not None:
         return names.of(function.result)  # never a label: _name_types saw to that
-    return "_typing.Dict[str, _typing.Any]" if function.returns == _STRUCTURED else TOOL_OUTPUT
+    return _BODY_DICT if function.returns == _STRUCTURED else TOOL_OUTPUT
 
 
 def _docstring(doc: List[str]) -> List[str]:
@@ -1042,7 +1061,7 @@ def _arguments(function: _Function) -> List[str]:
     """The ``arguments`` dict: required wire names at once, optional ones when given."""
     pairs = list(zip(function.params, function.labels))
     entries = ["%s: %s" % (_literal(p.name), label) for p, label in pairs if not p.optional]
-    head = _INDENT + "arguments: _typing.Dict[str, _typing.Any] = {"
+    head = _INDENT + "arguments: %s = {" % _BODY_DICT
     lines = _fit(head, entries, "}", _INDENT)
     for param, label in pairs:
         if param.optional:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import sys
+import typing
 import unittest
 from pathlib import Path
 from typing import Any, Dict, List, Sequence
@@ -23,7 +24,7 @@ from hypothesis import strategies as st
 
 from mcp_client import codegen
 from mcp_client.codegen import (
-    MAX_DESCRIPTION_CHARS, MAX_NOTE_CHARS, Generated, generate,
+    MAX_DESCRIPTION_CHARS, MAX_DOC_BYTES, MAX_NOTE_CHARS, Generated, generate,
 )
 from mcp_client.errors import ToolNameCollision
 from mcp_client.name import first_collision, sha256_digest
@@ -104,6 +105,20 @@ class HostileNames(CorpusCase):
         names = {text: {"type": "integer"} for text in HOSTILE_NAMES}
         tools = [ToolDescriptor("t", typed(names, required=HOSTILE_NAMES[:5]))]
         self.generate_checked("srv", tools)
+
+    def test_labels_named_like_what_a_body_could_use_change_nothing(self) -> None:
+        # A cast's type is evaluated where the parameters are: a parameter called
+        # str once made it Dict["value of str", Any], a forward reference that
+        # does not compile. Each tool is called with every label given a string.
+        shadows = ["str", "cast", "Dict", "Any", "List", "Optional", "Literal", "Union",
+                   "TypedDict", "dict", "typing", "None_", "self", "_", "__class__"]
+        params = {name: {"type": "string"} for name in shadows}
+        outputs: List[Any] = [None, {"anyOf": [{}, {}]}, record({"ok": {"type": "boolean"}})]
+        tools = [ToolDescriptor("t%d" % index, typed(params, shadows[:3]), output_schema=output)
+                 for index, output in enumerate(outputs)]
+        generated = self.generate_checked("srv", tools)
+        labels = [line.split("(", 1)[1].split(":")[0] for line in generated.surface.splitlines()]
+        self.assertEqual(labels, ["str"] * 3)
 
     def test_hostile_server_name(self) -> None:
         server = "-*- coding: raw_unicode_escape -*-\n@evil\u202e\\x0a\"#"
@@ -319,14 +334,28 @@ HOSTILE_CHARS = list('"\'\\\n\r\x00\u2028\u2029\u202e\u2066\u200f#@{}\ud800'
 hostile_text = st.text(st.one_of(st.sampled_from(HOSTILE_CHARS), st.characters()), max_size=12)
 names = st.one_of(hostile_text, st.sampled_from(
     ["search", "createIssue", "create_issue", "class", "list", "arguments", "---"]))
-param_schemas = st.one_of(
+members = st.one_of(hostile_text, st.integers(), st.booleans(), st.none())
+param_leaves = st.one_of(
     st.sampled_from([{"type": "string"}, {"type": "integer"}, {"type": "number"},
                      {"type": "array", "items": {"type": "boolean"}}, {"$ref": "#"}, {}, True,
-                     {"anyOf": [{"type": "number"}, {"type": "null"}]}, {"enum": [1, "a"]}]),
-    st.builds(lambda text: {"type": "string", "description": text}, hostile_text))
+                     {"anyOf": [{"type": "number"}, {"type": "null"}]}, {"enum": [1, "a"]},
+                     {"$ref": "#/$defs/D"}, {"type": ["string", "integer", "null"]}]),
+    st.builds(lambda text: {"type": "string", "description": text}, hostile_text),
+    st.builds(lambda values: {"enum": values}, st.lists(members, max_size=5)),
+    st.builds(lambda value: {"const": value}, members),
+    st.builds(lambda value: {"type": "string", "default": value}, members))
+# Nested inputs: arrays of objects with hostile keys, unions of a few branches.
+param_schemas = st.recursive(param_leaves, lambda inner: st.one_of(
+    st.builds(lambda item: {"type": "array", "items": item}, inner),
+    st.builds(lambda branches: {"anyOf": branches}, st.lists(inner, min_size=2, max_size=3)),
+    st.builds(lambda properties, required: typed(properties, required),
+              st.dictionaries(names, inner, min_size=1, max_size=4), st.lists(names, max_size=2))),
+    max_leaves=6)
 object_schemas = st.builds(
-    lambda properties, required: typed(properties, required),
-    st.dictionaries(names, param_schemas, max_size=5), st.lists(names, max_size=3))
+    lambda properties, required, definition: dict(typed(properties, required),
+                                                  **{"$defs": {"D": definition}}),
+    st.dictionaries(names, param_schemas, max_size=5), st.lists(names, max_size=3),
+    param_schemas)
 schemas = st.one_of(object_schemas, st.sampled_from([[], None, "x", {"$ref": "#"}]))
 descriptions = st.one_of(st.none(), hostile_text, st.sampled_from(HOSTILE_TEXTS))
 # Output schemas: values of every shape plan_output types, nested a few levels, and junk.
@@ -375,6 +404,19 @@ class CageProperty(unittest.TestCase):
         assert_sends_wire_names(self, generated, server, listing)
         self.assertEqual(generate(server, listing), generated)
         self.assertEqual(generated.surface.count("\n"), len(listing))
+        # One GeneratedTool per function, in surface order; its line is the surface's.
+        self.assertEqual([t.line for t in generated.tools], generated.surface.splitlines())
+        self.assertEqual(sorted(t.wire_name for t in generated.tools),
+                         sorted(tool.name for tool in listing))
+        by_wire = {tool.name: tool for tool in listing}
+        module = load_generated(generated.module_name, generated.source)
+        for made in generated.tools:
+            self.assertLessEqual(len(made.doc.encode("utf-8")), MAX_DOC_BYTES)
+            self.assertEqual(made.returns, "result" if by_wire[made.wire_name].output_schema
+                             is None else "structured")
+            function = getattr(module, made.function)
+            self.assertEqual(made.doc.split("\n\n", 1)[1], function.__doc__)
+            typing.get_type_hints(function)  # every annotation resolves
         for char in BIDI:
             self.assertNotIn(char, generated.surface)
 
