@@ -11,6 +11,9 @@ Against ``mcp-server-filesystem``, ``mcp-server-memory``,
   ``entityName``/``contents``) and the members of enums (``sortBy``'s
   ``"name" | "size"``), on the surface line, in the module's runtime types
   (``typing.get_type_hints``) and in the documentation;
+* programs written against those modules type-check (``mypy --strict``) when
+  right, and each guess issue 19 saw a model make fails with mypy's own
+  message (``did you mean "sortBy"?``, the keys ``oldText``/``newText``);
 * a call through the generated function, with the fake ``cap`` seam wired to
   ``codegen.deliver``, returns exactly what the function declares: a tool's
   ``structuredContent`` for ``"structured"``, the ``{"text", "content"}``
@@ -28,6 +31,8 @@ from __future__ import annotations
 import base64
 import inspect
 import os
+import re
+import subprocess
 import sys
 import tempfile
 import typing
@@ -35,7 +40,8 @@ import unittest
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Callable, Dict, Iterator, List, Optional, Union
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
 from mcp_client import Exited, ProcessTransport, Spawn, codegen, start
 from mcp_client.errors import ToolFailed
@@ -366,6 +372,121 @@ class Everything(SurfaceCase):
         self.assertEqual(set(weather), {"temperature", "conditions", "humidity"})
         self.assertIn('expected one of "New York"|"Chicago"|"Los Angeles"',
                       str(refused.exception))
+
+
+STUB = ("from typing import Any, Dict\n\n"
+        "def invoke(server: str, tool: str, arguments: Dict[str, Any]) -> Any: ...\n")
+
+RIGHT = """from typing import Any, Dict, List
+from cap.mcp import everything, filesystem, memory, thinking
+
+
+def main() -> None:
+    diff: str = filesystem.edit_file(
+        "/tmp/a", [{"oldText": "a", "newText": "b"}], dryRun=True)["content"]
+    listing: str = filesystem.list_directory_with_sizes("/tmp", sortBy="size")["content"]
+    memory.create_entities([{"name": "Ada", "entityType": "person", "observations": []}])
+    added = memory.add_observations([{"entityName": "Ada", "contents": ["programmer"]}])
+    names: List[str] = [result["entityName"] for result in added["results"]]
+    kinds: List[str] = [entity["entityType"] for entity in memory.read_graph()["entities"]]
+    step = thinking.sequentialthinking(thought="t", nextThoughtNeeded=True, thoughtNumber=1,
+                                       totalThoughts=2)
+    more: bool = step["nextThoughtNeeded"]
+    echoed = everything.echo("hi")
+    text: str = echoed["text"]
+    blocks: List[Dict[str, Any]] = echoed["content"]
+    weather: float = everything.{weather}(location="Chicago")["temperature"]
+    print(diff, listing, names, kinds, more, text, blocks, weather)
+"""
+
+# The guesses issue 19 saw (and their kin), each with the finding mypy must make.
+WRONG: Dict[str, Tuple[str, str]] = {
+    "edits": ('filesystem.edit_file("/tmp/a", [{{"old": "a", "new": "b"}}])',
+              'Missing keys ("oldText", "newText") for TypedDict "EditFileEdits"'),
+    "observations": ('memory.add_observations([{{"entityName": "Ada", "observations": []}}])',
+                     'Extra key "observations" for TypedDict "AddObservationsObservations"'),
+    "sort_by": ('filesystem.list_directory_with_sizes("/tmp", sort_by="size")',
+                'Unexpected keyword argument "sort_by" for "list_directory_with_sizes"; '
+                'did you mean "sortBy"?'),
+    "snake_case": ('thinking.sequentialthinking(thought="t", next_thought_needed=True, '
+                   'thoughtNumber=1, totalThoughts=1)',
+                   'Unexpected keyword argument "next_thought_needed" for '
+                   '"sequentialthinking"; did you mean "nextThoughtNeeded"?'),
+    "member": ('everything.{weather}(location="Atlantis")',
+               'has incompatible type "Literal[\'Atlantis\']"; '
+               'expected "Literal[\'New York\', \'Chicago\', \'Los Angeles\']"'),
+    "result_key": ('print(memory.read_graph()["entities"][0]["entity_type"])',
+                   'has no key "entity_type"'),
+    "output_key": ('print(everything.echo("hi")["txt"])', 'has no key "txt"'),
+}
+
+
+class TypeCheckedPrograms(SurfaceCase):
+    """The modules of the live servers, a right program and the wrong guesses, under mypy."""
+
+    SERVERS = (("filesystem", npm_servers.FILESYSTEM), ("memory", npm_servers.MEMORY),
+               ("thinking", npm_servers.SEQUENTIAL_THINKING),
+               ("everything", npm_servers.EVERYTHING))
+
+    def test_right_passes_and_each_guess_fails_with_mypys_message(self) -> None:
+        scratch = tempfile.TemporaryDirectory()
+        self.addCleanup(scratch.cleanup)
+        root = Path(scratch.name)
+        for relative, text in (("cap/__init__.py", ""), ("cap/internal/__init__.py", ""),
+                               ("cap/internal/mcp.pyi", STUB), ("cap/mcp/__init__.py", "")):
+            write(root / relative, text)
+        files, tools = [], {}
+        for name, executable in self.SERVERS:
+            files.append(self.generate_into(root, name, executable, tools))
+        weather = tools["get-structured-content"].function  # hyphens: a digested name
+        write(root / "right.py", RIGHT.replace("{weather}", weather))
+        for key, (line, _) in WRONG.items():
+            write(root / ("wrong_%s.py" % key),
+                  "from cap.mcp import everything, filesystem, memory, thinking\n%s\n"
+                  % line.format(weather=weather))
+        findings = mypy(root, files + ["right.py"] + ["wrong_%s.py" % key for key in WRONG])
+        self.assertEqual({path: said for path, said in findings.items()
+                          if not path.startswith("wrong_")}, {}, "modules and right.py clean")
+        for key, (_, expected) in WRONG.items():
+            with self.subTest(key):
+                said = findings.get("wrong_%s.py" % key, [])
+                self.assertTrue(any(expected in finding for finding in said), said)
+
+    def generate_into(self, root: Path, name: str, executable: str,
+                      tools: Dict[str, Any]) -> str:
+        """The live server's module as ``cap.mcp.<name>`` under ``root``, its tools added
+        to ``tools``; returns the module's path."""
+        with tempfile.TemporaryDirectory() as scratch:
+            env = {"MEMORY_FILE_PATH": os.path.join(scratch, "memory.jsonl")}
+            args = (scratch,) if executable == npm_servers.FILESYSTEM else ()
+            with self.live(npm(executable, *args, env=env)) as live:
+                generated = codegen.generate(name, live.client.list_tools())
+        tools.update({tool.wire_name: tool for tool in generated.tools})
+        relative = "cap/mcp/%s.py" % name
+        write(root / relative, generated.source)
+        return relative
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, "utf-8")
+
+
+def mypy(root: Path, files: List[str]) -> Dict[str, List[str]]:
+    """``mypy --strict`` over ``files`` in ``root``: each file's errors and notes."""
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir",
+         os.devnull, "--no-error-summary", "--hide-error-context", *files],
+        cwd=root, env=dict(os.environ, MYPYPATH=str(root)), capture_output=True, text=True,
+        timeout=600)
+    findings: Dict[str, List[str]] = {}
+    for line in done.stdout.splitlines():
+        match = re.match(r"([^:]+):\d+: (?:error|note): (.*)", line)
+        if match:
+            findings.setdefault(match.group(1), []).append(match.group(2))
+    if done.returncode not in (0, 1) or done.stderr.strip():
+        raise AssertionError("mypy did not run: %s" % (done.stderr or done.stdout))
+    return findings
 
 
 if __name__ == "__main__":
