@@ -12,6 +12,9 @@ results):
   ``Field`` one key verbatim, in the schema's order (then the ``required``
   names with no property schema), ``optional`` when it is not ``required``;
   ``open`` when ``additionalProperties`` is present and not ``false``;
+* ``Map(value)``: an object schema without ``properties``: any keys, each value
+  ``value`` (its ``additionalProperties`` schema; ``Structured`` when that is
+  absent or ``true``);
 * ``Choice(members)``: ``enum`` or ``const`` whose members are strings,
   integers or booleans (``Literal[...]``), at most ``MAX_CHOICES`` of them,
   none longer than ``MAX_CHOICE_CHARS`` characters; a longer or other list
@@ -68,7 +71,7 @@ from typing import Dict, List, Literal, Optional, Sequence, Tuple, Union, cast
 from .jsonvalue import JsonValue
 
 __all__ = [
-    "Kind", "KINDS", "Simple", "Array", "Record", "Field", "Choice", "ChoiceValue",
+    "Kind", "KINDS", "Simple", "Array", "Map", "Record", "Field", "Choice", "ChoiceValue",
     "AnyOf", "Nullable", "Structured", "ValueType", "ParamType", "ResultType", "Param",
     "Typed", "WholeValue", "Plan", "OutputPlan", "MAX_LOOK", "MAX_OUTPUT_LOOK",
     "MAX_NESTED_FIELDS", "MAX_CHOICES", "MAX_CHOICE_CHARS", "MAX_BRANCHES",
@@ -106,6 +109,13 @@ class Array:
     """A JSON array whose items are all of one type."""
 
     item: "ValueType"
+
+
+@dataclass(frozen=True)
+class Map:
+    """A JSON object with keys of its own choosing, every value of one type."""
+
+    value: "ValueType"
 
 
 @dataclass(frozen=True)
@@ -154,7 +164,7 @@ class Record:
     open: bool  # additionalProperties admits keys no field names
 
 
-ValueType = Union[Simple, Array, Record, Choice, AnyOf, Nullable, Structured]
+ValueType = Union[Simple, Array, Map, Record, Choice, AnyOf, Nullable, Structured]
 #: The type of one parameter, and of one result value: the same language.
 ParamType = ValueType
 ResultType = ValueType
@@ -351,7 +361,7 @@ class _Reader:
         if refusal is not None:
             return Structured(refusal)
         if not schema.get("properties"):
-            return Structured("an object that names no properties")
+            return self._map(schema.get("additionalProperties", True), depth)
         # Charged before reading, so that no reading ever overshoots the budget.
         size = len(cast("Dict[str, JsonValue]", schema.get("properties", {})))
         size += len(cast("List[str]", schema.get("required", [])))
@@ -359,6 +369,15 @@ class _Reader:
             return Structured("past %d fields of nested objects" % MAX_NESTED_FIELDS)
         self.budget -= size
         return self.record(schema, depth)
+
+
+    def _map(self, extra: JsonValue, depth: int) -> ValueType:
+        """An object that names no keys: a map of what ``additionalProperties`` says."""
+        if extra is False:
+            return Structured("an object that admits no key")
+        if type(extra) is dict:
+            return Map(self.type(extra, depth + 1))
+        return Map(Structured("an object that names no properties"))
 
 
 def _param(field: Field, raw: JsonValue) -> Param:

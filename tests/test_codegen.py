@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import inspect
 import io
+import json
 import random
 import sys
 import token
@@ -269,14 +271,11 @@ class ResultTypes(unittest.TestCase):
         generated = checked(self, listing)
         names = {node.targets[0].id for node in ast.parse(generated.source).body  # type: ignore
                  if isinstance(node, ast.Assign)}
-        site = {name: codegen._site(function, "result") for name, function in
-                (("a_1", "a_1"), ("a1", "a1"))}
-        digests = {name: hashlib.sha256(text.encode()).hexdigest()[:8]
-                   for name, text in site.items()}
-        klass = "Class" + hashlib.sha256(b"class").hexdigest()[:8]  # class_<8 hex>, Pascal
+        digests = {name: hashlib.sha256(json.dumps([name, "result"]).encode()).hexdigest()[:8]
+                   for name in ("a_1", "a1")}
+        klass = hashlib.sha256(b"class").hexdigest()[:8]  # class_<8 hex>, in PascalCase
         self.assertEqual(names, {"A1Result_" + digests["a_1"], "A1Result_" + digests["a1"],
-                                 "GetThingResult", klass[:6].capitalize() + klass[6:] + "Result"
-                                 if False else "Class" + klass[5:] + "Result"})
+                                 "GetThingResult", "Class" + klass.capitalize() + "Result"})
 
     def test_type_names_never_meet_a_function_or_a_label(self) -> None:
         schema = {"type": "object", "properties": {
@@ -321,6 +320,89 @@ class ResultTypes(unittest.TestCase):
         shown = checked(self, [tool("w", output=huge)]).surface
         self.assertTrue(shown.endswith(") -> WResult\n"), shown)
         self.assertGreater(len('"k0000"?: str, ') * 200, MAX_SHAPE_CHARS)
+
+
+EDIT_FILE = obj({
+    "path": {"type": "string", "description": "Where the file is"},
+    "edits": {"type": "array", "description": "The edits, in order", "items": obj({
+        "oldText": {"type": "string", "description": "Text to search for - must match exactly"},
+        "newText": {"type": "string", "description": "Text to replace with"},
+        "mode": {"enum": ["exact", "fuzzy"], "description": "How to match"}},
+        "oldText", "newText")},
+    "sortBy": {"type": "string", "enum": ["name", "size"], "default": "name",
+               "description": "Sort entries by name or size"},
+    "dryRun": {"type": "boolean", "default": False},
+}, "path", "edits")
+
+
+class Docs(unittest.TestCase):
+    """Every function's docstring, and each tool's line and doc (issue 19 items 3 and 4)."""
+
+    def generated(self) -> Generated:
+        hints = {"destructiveHint": True}
+        return checked(self, [tool("edit_file", "Make line-based edits.", EDIT_FILE, TIME,
+                                   annotations=hints), tool("plain", "Plain.")])
+
+    def test_the_docstring_says_everything_a_call_needs(self) -> None:
+        generated = self.generated()
+        module = load_generated(generated.module_name, generated.source)
+        doc = " ".join((inspect.getdoc(module.edit_file) or "").split())
+        for said in ("Make line-based edits.",
+                     "path: (str) Where the file is.",
+                     "edits: (list[EditFileEdits]) The edits, in order.",
+                     'sortBy: (Literal["name", "size"], optional) Sort entries by name or '
+                     'size. One of: "name", "size". Default: "name" (the server applies it '
+                     "when this is left out).",
+                     "dryRun: (bool, optional) Default: False",
+                     'EditFileEdits: {"oldText": str, "newText": str, "mode"?: Literal["exact", '
+                     '"fuzzy"]}',
+                     '"oldText": Text to search for - must match exactly.',
+                     '"mode": How to match. One of: "exact", "fuzzy".',
+                     "Returns: EditFileResult: the call's structuredContent",
+                     "Server says (claims, not checked): destructive",
+                     "Raises: ToolFailed: the tool reported an error (isError) or brought no "
+                     "structuredContent"):
+            self.assertIn(said, doc)
+        plain = " ".join((inspect.getdoc(module.plain) or "").split())
+        self.assertIn("Returns: ToolOutput: the text blocks joined by newlines", plain)
+        self.assertIn("Raises: ToolFailed: the tool reported an error (isError); str()", plain)
+
+    def test_a_renamed_tool_names_its_wire_name(self) -> None:
+        generated = checked(self, [tool("read-file", "Reads.")])
+        self.assertEqual(generated.tools[0].function, "read_file_" + hashlib.sha256(
+            b"read-file").hexdigest()[:8])
+        self.assertIn('Reads.\n\nThe server\'s tool "read-file".\n', generated.tools[0].doc)
+
+    def test_each_tool_has_its_line_and_its_doc_in_surface_order(self) -> None:
+        generated = self.generated()
+        self.assertEqual([(t.function, t.wire_name, t.returns) for t in generated.tools],
+                         [("edit_file", "edit_file", "structured"), ("plain", "plain", "result")])
+        self.assertEqual([t.line + "\n" for t in generated.tools],
+                         generated.surface.splitlines(keepends=True))
+        module = load_generated(generated.module_name, generated.source)
+        first = generated.tools[0]
+        signature, rest = first.doc.split("\n\n", 1)
+        self.assertEqual(rest, module.edit_file.__doc__)
+        self.assertEqual(signature, first.line.split("  # ")[0])
+        self.assertIn('edits: list[EditFileEdits{"oldText": str, "newText": str, "mode"?: '
+                      'Literal["exact", "fuzzy"]}]', first.line)
+        self.assertIn('sortBy: Literal["name", "size"] = "name", dryRun: bool = False', first.line)
+
+    def test_server_text_in_a_docstring_stays_an_inert_literal(self) -> None:
+        text = '"""\n@evil\ndef x(): pass\n\u202e\\'
+        schema = obj({"a": {"type": "string", "description": text, "default": text}})
+        generated = checked(self, [tool("t", text, schema)])
+        module = load_generated(generated.module_name, generated.source)
+        self.assertNotIn("\u202e", module.t.__doc__)
+        self.assertIn('""" @evil def x(): pass', module.t.__doc__)  # sanitized: one line
+        self.assertTrue(codegen._inert_by_lines(generated.source))
+
+    def test_a_huge_doc_is_cut_to_8_kib(self) -> None:
+        keys = {"k%03d" % n: {"type": "string", "description": "d" * 300} for n in range(100)}
+        generated = checked(self, [tool("t", "x" * 5000, obj({"o": obj(keys)}))])
+        doc = generated.tools[0].doc
+        self.assertLessEqual(len(doc.encode("utf-8")), codegen.MAX_DOC_BYTES)
+        self.assertTrue(doc.endswith("(cut here: a tool's doc is at most 8192 bytes)"))
 
 
 class Claims(unittest.TestCase):
@@ -668,6 +750,22 @@ class ScanForAt(unittest.TestCase):
         for node in ast.walk(tree):
             self.assertNotIsInstance(node, ast.MatMult)
             self.assertEqual(getattr(node, "decorator_list", []), [])
+
+    @settings(max_examples=500, deadline=None)
+    @given(st.lists(st.sampled_from(FRAGMENTS + ['"a"', '"\\""', '"it\'s"', "\x00", '""']),
+                    max_size=10).map("".join))
+    def test_the_quick_pass_never_accepts_what_the_lexeme_scan_declines(self, text: str) -> None:
+        code = text.replace("\r\n", "\n").replace("\r", "\n")
+        if codegen._plain_strings_only(code):
+            self.assertFalse(any(codegen._may_span_lines(code, match)
+                                 for match in codegen._LEXEMES.finditer(code)), code)
+
+    def test_generated_source_takes_the_quick_pass(self) -> None:
+        listing = [tool("a@b", '"quoted" @mention """ f"{x@y}" it\'s \\', typed_schema("@context"),
+                        output=TIME)]
+        source = generate("s@rv", listing).source
+        code = "\n".join(line for line in source.split("\n") if not line.startswith("#"))
+        self.assertTrue(codegen._plain_strings_only(code))
 
     def test_generated_source_is_proven_by_lines(self) -> None:
         listing = [tool("a@b", '"quoted" @mention """ f"{x@y}" \\', typed_schema("@context"))]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
 import sys
 import typing
 import unittest
@@ -286,8 +287,8 @@ class HostileOutputSchema(CorpusCase):
         self.assertEqual(list(result.__annotations__), keys)
         names = {value.__name__ for value in result.__annotations__.values()}
         # All five would be TResultValue: each carries the digest of where it sits.
-        top = codegen._site("t", "result")
-        self.assertEqual(names, {"TResultValue_" + h(codegen._site(top, key)) for key in keys})
+        self.assertEqual(names, {"TResultValue_" + h(json.dumps(["t", "result", "." + key]))
+                                 for key in keys})
 
     def test_keys_that_meet_after_mangling(self) -> None:
         keys = ["a-b", "a b", "A_B", "aB", "a_b"]
@@ -348,6 +349,7 @@ param_leaves = st.one_of(
 param_schemas = st.recursive(param_leaves, lambda inner: st.one_of(
     st.builds(lambda item: {"type": "array", "items": item}, inner),
     st.builds(lambda branches: {"anyOf": branches}, st.lists(inner, min_size=2, max_size=3)),
+    st.builds(lambda value: {"type": "object", "additionalProperties": value}, inner),
     st.builds(lambda properties, required: typed(properties, required),
               st.dictionaries(names, inner, min_size=1, max_size=4), st.lists(names, max_size=2))),
     max_leaves=6)

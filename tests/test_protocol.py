@@ -335,6 +335,16 @@ class DecodesRealisticResults(unittest.TestCase):
     def test_call(self) -> None:
         self.assertEqual(protocol.decode_call_tool(copy.deepcopy(CALL)), CALL_DECODED)
 
+    def test_every_block_keeps_its_json_as_the_server_sent_it(self) -> None:
+        # Issue 19: an image, audio or resource block reaches the program whole.
+        raw = copy.deepcopy(CALL)
+        got = protocol.decode_call_tool(raw)
+        for block, sent in zip(got.content, raw["content"]):
+            self.assertIs(block.raw, sent)
+        # A text block's raw is evidence, not identity: equal texts are equal blocks.
+        self.assertEqual(got.content[3], Text(""))
+        self.assertIn("annotations", got.content[3].raw)  # type: ignore[operator]
+
     def test_call_failure_is_a_result(self) -> None:
         got = protocol.decode_call_tool({"content": [{"type": "text", "text": "boom"}],
                                          "isError": True})

@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 
 from mcp_client.jsonvalue import JsonValue
 from mcp_client.schema import (
-    KINDS, MAX_BRANCHES, MAX_CHOICES, MAX_NESTED_FIELDS, MAX_OUTPUT_LOOK, AnyOf, Array, Choice, Field, Nullable, Param,
-    ParamType, Record, ResultType, Simple, Structured, Typed, WholeValue, plan, plan_output,
+    KINDS, MAX_BRANCHES, MAX_CHOICES, MAX_NESTED_FIELDS, MAX_OUTPUT_LOOK, AnyOf, Array, Choice,
+    Field, Map, Nullable, Param, ParamType, Record, ResultType, Simple, Structured, Typed,
+    WholeValue, plan, plan_output,
 )
 
 NULL = {"type": "null"}
@@ -120,7 +121,7 @@ class ParamTypes(unittest.TestCase):
         self.assertEqual(one({"type": "array", "items": {"type": "array",
                                                           "items": {"type": "integer"}}}),
                          Array(Array(Simple("integer"))))
-        for items in (None, {"type": "object"}, [{"type": "string"}], {"$ref": "#/$defs/Label"}):
+        for items in (None, [{"type": "string"}], {"$ref": "#/$defs/Label"}):
             schema: Dict[str, Any] = {"type": "array"}
             if items is not None:
                 schema["items"] = items
@@ -207,9 +208,11 @@ class ParamTypes(unittest.TestCase):
         self.assertIsInstance(one({"$ref": "http://x/y", "type": "string"}), Structured)
 
     def test_untyped_and_unknown_are_structured(self) -> None:
-        for schema in ({}, {"type": "object"}, {"type": "frobnicate"}, {"type": 7},
-                       True, False, None, "string", 3):
+        for schema in ({}, {"type": "frobnicate"}, {"type": 7}, True, False, None, "string", 3):
             self.assertIsInstance(one(schema), Structured, schema)
+        # An object that names no keys is a map of anything: a dict, not any value.
+        self.assertEqual(one({"type": "object"}),
+                         Map(Structured("an object that names no properties")))
 
     def test_narrowing_keywords_are_ignored_and_the_default_kept(self) -> None:
         schema = {"type": "string", "format": "date-time", "minLength": 3, "default": "x"}
@@ -389,12 +392,19 @@ class OutputFields(unittest.TestCase):
                                          False)))
         self.assertEqual(field({"properties": {"b": {"type": "string"}}}),
                          Record((Field("b", STRING, True, None),), False), "type forgotten")
-        for schema, reason in (
-                ({"type": "object"}, "an object that names no properties"),
-                ({"type": "object", "properties": 1}, "properties is not an object"),
-                ({"type": "object", "additionalProperties": {"type": "string"}},
-                 "an object that names no properties")):
-            self.assertEqual(field(schema), Structured(reason))
+        self.assertEqual(field({"type": "object", "properties": 1}),
+                         Structured("properties is not an object"))
+        self.assertEqual(field({"type": "object", "additionalProperties": False}),
+                         Structured("an object that admits no key"))
+
+    def test_objects_that_name_no_keys_are_maps(self) -> None:
+        anything = Map(Structured("an object that names no properties"))
+        self.assertEqual(field({"type": "object"}), anything)
+        self.assertEqual(field({"type": "object", "additionalProperties": True}), anything)
+        self.assertEqual(field({"type": "object", "additionalProperties": {"type": "string"}}),
+                         Map(STRING))
+        self.assertEqual(one({"type": "object", "additionalProperties": {
+            "type": "array", "items": {"type": "integer"}}}), Map(Array(Simple("integer"))))
 
     def test_refs_resolve_in_the_root_only(self) -> None:
         schema = {"type": "object", "$defs": {"Name": {"type": "string"}},
@@ -528,6 +538,8 @@ def well_formed(kind: ResultType) -> bool:
         return not isinstance(kind.inner, (Nullable, Structured)) and well_formed(kind.inner)
     if isinstance(kind, Array):
         return well_formed(kind.item)
+    if isinstance(kind, Map):
+        return well_formed(kind.value)
     if isinstance(kind, Record):
         return bool(kind.fields) and all(well_formed(f.type) for f in kind.fields)
     if isinstance(kind, AnyOf):

@@ -4,9 +4,11 @@
 The listing is built here, deterministically, in the shapes real servers send:
 descriptions of one to three sentences (the surface of all 256 must fit in
 64 KiB), one to six parameters mixing strings, integers, booleans, string
-arrays, pydantic's ``anyOf [X, null]``, enums, ``$ref`` and arrays of objects,
-camelCase names on a third of the tools (so the digest path runs), and one tool
-in eight with an open ``additionalProperties`` (the whole-value path). The baseline is ``json.dumps`` of the same raw
+arrays, pydantic's ``anyOf [X, null]``, enums, ``$ref`` and arrays of objects
+(typed inputs since issue 19: records, ``Literal`` enums, defaults), camelCase
+names on a sixth of the tools (kept verbatim) and hyphenated ones on another
+sixth (so the digest path runs), and one tool in eight with an open
+``additionalProperties`` (the whole-value path). The baseline is ``json.dumps`` of the same raw
 ``tools/list`` result: serializing the listing once, the least any consumer of
 it does. Target: ``generate`` within 20x of that.
 
@@ -87,8 +89,12 @@ OUTPUTS: List[Dict[str, Any]] = [
 def raw_tool(index: int) -> Dict[str, Any]:
     """The ``index``-th tool of the listing, as a server would send it."""
     verb, noun = VERBS[index % len(VERBS)], NOUNS[index % len(NOUNS)]
-    name = "%s%s%d" % (verb, noun.capitalize(), index) if index % 3 == 0 else \
-        "%s_%s_%d" % (verb, noun, index)
+    if index % 6 == 0:
+        name = "%s%s%d" % (verb, noun.capitalize(), index)  # camelCase: kept verbatim
+    elif index % 6 == 3:
+        name = "%s-%s-%d" % (verb, noun, index)  # hyphenated: mangled, with its digest
+    else:
+        name = "%s_%s_%d" % (verb, noun, index)
     description = " ".join(SENTENCES[: index % 3])
     chosen = [PARAMS[(index + step) % len(PARAMS)] for step in range(1 + index % 6)]
     schema: Dict[str, Any] = {

@@ -364,6 +364,11 @@ def assert_conforms(test: unittest.TestCase, value: Any, hint: Any, where: str =
         if value is not None:
             assert_conforms(test, value, args[0], where)
         return
+    if origin is dict:  # Dict[str, X]: an object that names no keys
+        test.assertIs(type(value), dict, where)
+        for key, item in value.items():
+            assert_conforms(test, item, args[1], "%s[%r]" % (where, key))
+        return
     if origin is list:
         test.assertIs(type(value), list, where)
         for index, item in enumerate(value):
