@@ -238,7 +238,7 @@ class DemoCensus(unittest.TestCase):
         # No schema of the demo states an enum or a const.
         self.assertEqual((counted.enum_parameters, counted.enums_kept), (0, 0))
         # count_by's records is an array of objects that name no key: a list
-        # (was Any before issue 19) of values typed no further, so loose;
+        # (Any before issue 19) of objects with Any values, so loose;
         # missing's anyOf [string, null] is Optional[str]; everything else is a
         # primitive or a list of strings.
         self.assertEqual((counted.any_parameters, counted.any_list), (0, []))
