@@ -43,7 +43,7 @@ from types import ModuleType
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
-from mcp_client import Exited, ProcessTransport, Spawn, codegen, start
+from mcp_client import Client, Exited, ProcessTransport, Spawn, codegen, start
 from mcp_client.errors import ToolFailed
 from mcp_client.transport import CAPTURE
 
@@ -64,17 +64,17 @@ NONE = type(None)
 class Live:
     """One started server: its client, its generated module, its tools by wire name."""
 
-    client: Any
+    client: Client
     generated: codegen.Generated
     module: ModuleType
-    tools: Dict[str, Any]  # wire name -> codegen.GeneratedTool
+    tools: Dict[str, codegen.GeneratedTool]  # by wire name
 
     def function(self, wire: str) -> Callable[..., Any]:
         function: Callable[..., Any] = getattr(self.module, self.tools[wire].function)
         return function
 
     def line(self, wire: str) -> str:
-        return str(self.tools[wire].line)
+        return self.tools[wire].line
 
     def hints(self, wire: str) -> Dict[str, Any]:
         """The function's annotations, resolved at run time (no TYPE_CHECKING needed)."""
@@ -435,7 +435,8 @@ class TypeCheckedPrograms(SurfaceCase):
         for relative, text in (("cap/__init__.py", ""), ("cap/internal/__init__.py", ""),
                                ("cap/internal/mcp.pyi", STUB), ("cap/mcp/__init__.py", "")):
             write(root / relative, text)
-        files, tools = [], {}
+        files: List[str] = []
+        tools: Dict[str, codegen.GeneratedTool] = {}
         for name, executable in self.SERVERS:
             files.append(self.generate_into(root, name, executable, tools))
         weather = tools["get-structured-content"].function  # hyphens: a digested name
@@ -453,7 +454,7 @@ class TypeCheckedPrograms(SurfaceCase):
                 self.assertTrue(any(expected in finding for finding in said), said)
 
     def generate_into(self, root: Path, name: str, executable: str,
-                      tools: Dict[str, Any]) -> str:
+                      tools: Dict[str, codegen.GeneratedTool]) -> str:
         """The live server's module as ``cap.mcp.<name>`` under ``root``, its tools added
         to ``tools``; returns the module's path."""
         with tempfile.TemporaryDirectory() as scratch:
