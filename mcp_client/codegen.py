@@ -114,7 +114,7 @@ differs from the name) are shown as what they are, the server's claims:
 it is cut rung by rung, the same cut on every line, until it fits:
 
 1. the descriptions to ``MAX_NOTE_CHARS`` characters;
-2. the result shapes, down to their types' names;
+2. the result shapes, down to their types' names (``ToolOutput``'s keys too);
 3. the input shapes, down to their types' names;
 4. the descriptions;
 5. the claims;
@@ -767,7 +767,15 @@ def _surface_returns(function: _Function, names: _Names, shapes: bool, plain: bo
         return "Any"
     if function.result is not None:
         return _surface_type(function.result, names, _Show(shapes, False))
-    return "dict[str, Any]" if function.returns == _STRUCTURED else TOOL_OUTPUT
+    if function.returns == _STRUCTURED:
+        return "dict[str, Any]"
+    # The line alone must say what a ToolOutput holds, as it says a result type's
+    # shape: a model reading "-> ToolOutput" could not know to read ["text"].
+    return TOOL_OUTPUT + _TOOL_OUTPUT_SHAPE if shapes else TOOL_OUTPUT
+
+
+#: ``ToolOutput``'s keys as the surface shows them (``ToolOutput`` in the module).
+_TOOL_OUTPUT_SHAPE = '{"text": str, "content": list[dict[str, Any]]}'
 
 
 def _with_star(function: _Function, render: Callable[[Param, str], str]) -> Iterator[str]:

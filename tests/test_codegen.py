@@ -207,7 +207,9 @@ class ResultTypes(unittest.TestCase):
         self.assertIn('ToolOutput = TypedDict("ToolOutput", {"text": str, "content": '
                       'List[Dict[str, Any]]})', generated.source)
         self.assertEqual([t.returns for t in generated.tools], ["result", "result"])
-        self.assertTrue(generated.surface.endswith(") -> ToolOutput\n"))
+        # The surface line says what a ToolOutput holds, as it does a result type's shape.
+        self.assertTrue(generated.surface.endswith(
+            ') -> ToolOutput{"text": str, "content": list[dict[str, Any]]}\n'))
 
     def test_an_unreadable_output_schema_returns_any_and_says_why(self) -> None:
         generated = checked(self, [tool("odd", output={"anyOf": [TIME, TIME]})])

@@ -170,7 +170,8 @@ class HostileText(CorpusCase):
 
     def test_no_description_means_no_comment_in_the_surface(self) -> None:
         generated = self.generate_checked("srv", [ToolDescriptor("t", typed({}))])
-        self.assertEqual(generated.surface, "cap.mcp.srv.t() -> ToolOutput\n")
+        self.assertEqual(generated.surface, 'cap.mcp.srv.t() -> ToolOutput{"text": str, '
+                                            '"content": list[dict[str, Any]]}\n')
 
 
 class HostileSchema(CorpusCase):
