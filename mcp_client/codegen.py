@@ -152,7 +152,6 @@ from .errors import (
     GenerateError, SanitizerBreach, SurfaceTooLarge, ToolFailed, ToolNameCollision,
     TooManyTools,
 )
-from .jsonvalue import JsonValue
 from .name import (
     BODY_NAMES, TYPING_NAMES, Digest, digest_suffix, first_collision, mangle, mangle_label,
     sha256_digest,
@@ -440,7 +439,13 @@ def _site_text(site: _Site) -> str:
     return json.dumps(list(site))
 
 
+# Types that hold no record: nothing to declare, and no name to make (the hot path).
+_LEAVES = (Simple, Choice, Structured)
+
+
 def _declare_param(function: str, tool: str, param: Param, out: List[_Declaration]) -> Param:
+    if isinstance(param.type, _LEAVES):
+        return param
     about = "the parameter %s of %s." % (_literal(param.name), function)
     kind = _declare(param.type, (function, "param", param.name),
                     _pascal(function) + _pascal(param.name), tool, about, True, out)
@@ -479,6 +484,9 @@ def _declare_record(site: _Site, natural: str, tool: str, about: str, record: Re
                     is_input: bool, out: List[_Declaration]) -> _Ref:
     fields = []
     for field in record.fields:
+        if isinstance(field.type, _LEAVES):
+            fields.append(field)
+            continue
         key_about = "the value under the key %s of %s" % (_literal(field.name), natural)
         kind = _declare(field.type, site + ("." + field.name,), natural + _pascal(field.name),
                         tool, key_about + ".", is_input, out)
@@ -729,7 +737,6 @@ def _surface_line(module_name: str, function: _Function, names: _Names) -> _Line
     head = "%s.%s(" % (module_name, function.name)
     claims = "[server says: %s]" % function.claims if function.claims else ""
     params = {key: _surface_params(function, names, *key) for key in _PARAM_VARIANTS}
-    params[(True, False, False)] = params[(True, True, False)]  # never asked for; complete
     returns = {key: _surface_returns(function, names, *key) for key in _RETURN_VARIANTS}
     return _Line(head, params, returns, claims, function.description)
 
