@@ -77,8 +77,21 @@ class Spawn:
     env: Optional[Mapping[str, str]] = field(default=None, hash=False)
     cwd: Optional[str] = None
 
+    def __post_init__(self) -> None:
+        # A string where the argv tuple belongs is every character an argument:
+        # Spawn("server", "/srv/data") would hand a filesystem server "/" as a root.
+        if not isinstance(self.executable, str):
+            raise TypeError("Spawn.executable must be a str, not %s" % type(self.executable).__name__)
+        if isinstance(self.args, (str, bytes)):
+            raise TypeError("Spawn.args must be a tuple of str, not the %s %r: each "
+                            "argument is one element" % (type(self.args).__name__, self.args))
+        wrong = [a for a in self.args if not isinstance(a, str)]
+        if wrong:
+            raise TypeError("Spawn.args must hold str only, not %r" % (wrong[0],))
+        object.__setattr__(self, "args", tuple(self.args))  # a list is taken, kept as a tuple
+
     def argv(self) -> Tuple[str, ...]:
-        return (self.executable,) + tuple(self.args)
+        return (self.executable,) + self.args
 
 
 def child_environment(spawn: Spawn) -> Dict[str, str]:

@@ -44,6 +44,28 @@ def _facts(spawn: Spawn, transport: ProcessTransport = None):  # type: ignore[as
         return json.loads(text_of(client.call_tool("facts", {}))), client
 
 
+class SpawnArguments(unittest.TestCase):
+    """A string where the argv tuple belongs is refused, not split into characters."""
+
+    def test_a_string_for_args_is_a_type_error(self) -> None:
+        for args in ("/srv/data", b"/srv/data"):
+            with self.subTest(args=args), self.assertRaises(TypeError) as caught:
+                Spawn("server", args)  # type: ignore[arg-type]
+            self.assertIn("Spawn.args", str(caught.exception))
+
+    def test_a_non_string_argument_or_executable_is_a_type_error(self) -> None:
+        with self.assertRaises(TypeError):
+            Spawn("server", ("--port", 8080))  # type: ignore[arg-type]
+        with self.assertRaises(TypeError):
+            Spawn(["server"])  # type: ignore[arg-type]
+
+    def test_a_list_is_taken_and_kept_as_a_tuple(self) -> None:
+        spawn = Spawn("server", ["-v", "/srv/data"])  # type: ignore[arg-type]
+        self.assertEqual(spawn.args, ("-v", "/srv/data"))
+        self.assertEqual(spawn.argv(), ("server", "-v", "/srv/data"))
+        hash(spawn)  # still hashable: frozen, args a tuple
+
+
 class Environment(unittest.TestCase):
     def test_child_gets_only_safe_variables_and_explicit_pairs(self) -> None:
         os.environ["MCP_CLIENT_TEST_SECRET"] = "hunter2"
