@@ -5,16 +5,16 @@ its two permanent end states, ``CLOSED`` (you retired it) and ``BROKEN`` (it
 failed under you) -- the public calls, the constructors and the exit hook. The
 parts, each in a module of its own:
 
-* :mod:`~mcp_client._requests` -- a request's path on its caller's thread,
+* :mod:`~mcp_client._core._requests` -- a request's path on its caller's thread,
   through the table of pending calls and their waiters (:mod:`._calls`), the
   write combiner (:mod:`._outbox`) and the deadline timer (:mod:`._timer`).
-* :mod:`~mcp_client._reader` -- the reader thread: settles answers, answers the
+* :mod:`~mcp_client._core._reader` -- the reader thread: settles answers, answers the
   server's requests (:mod:`._answers`), drains a captured stderr, and
   completes every retirement.
-* :mod:`~mcp_client._connect` -- the steps of ``connect``: open, take custody,
+* :mod:`~mcp_client._core._connect` -- the steps of ``connect``: open, take custody,
   start the reader, handshake.
-* :mod:`~mcp_client._custody` -- the retirement's evidence, recorded once;
-  :mod:`~mcp_client._census` -- the active clients, and what ``fork`` changes.
+* :mod:`~mcp_client._core._custody` -- the retirement's evidence, recorded once;
+  :mod:`~mcp_client._core._census` -- the active clients, and what ``fork`` changes.
 
 Every death path -- failed write, EOF, a line too long, not UTF-8, not
 JSON-RPC; ``stop``/``shutdown``; the owner of a ``prepare_owned`` client going
@@ -41,12 +41,13 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Tuple, Union
 
-from . import _connect, _threads, protocol
-from ._census import ACTIVE, FORKS
-from ._custody import Custody
-from ._reader import Reader
-from ._requests import Requests, decoded, fresh
-from ._state import ENDED, TRANSITIONS, State
+from . import protocol
+from ._core import _connect, _threads
+from ._core._census import ACTIVE, FORKS
+from ._core._custody import Custody
+from ._core._reader import Reader
+from ._core._requests import Requests, decoded, fresh
+from ._core._state import ENDED, TRANSITIONS, State
 from ._version import __version__
 from .capture import Capture, CaptureTarget
 from .errors import (

@@ -40,10 +40,10 @@ from .errors import (
     WriteFailed,
     WriteStalled,
 )
-from ._files import open_for_writing
+from ._core._files import open_for_writing
 from .jail import Jail
 from .jsonvalue import JsonValue
-from ._threads import until
+from ._core._threads import until
 from .stdio import frame
 
 __all__ = [

@@ -21,7 +21,7 @@ from mcp_client import (
     prepare_owned,
     start,
 )
-from mcp_client._connect import SHOWN_NAME
+from mcp_client._core._connect import SHOWN_NAME
 from mcp_client.capture import line_bytes
 from mcp_client.errors import (
     CallTimedOut,

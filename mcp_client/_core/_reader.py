@@ -3,7 +3,7 @@
 :class:`Reader` drains the server's stdout through ``selectors`` into a bounded
 :class:`~mcp_client.stdio.Buffer`, decodes each line, and settles the call it
 answers (its caller is waiting on it); it answers the server's own requests
-through an :class:`~mcp_client._answers.Answerer`, skips tolerated noise, and
+through an :class:`~mcp_client._core._answers.Answerer`, skips tolerated noise, and
 drains a captured stderr into the client's :class:`~mcp_client.tail.Tail`.
 When the client is retired -- by a death it found itself, or by a latch
 elsewhere that wakes it through its wake-up pipe -- it completes the
@@ -35,10 +35,10 @@ import selectors
 import time
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
-from . import jsonrpc, noise
+from .. import jsonrpc, noise
 from ._answers import Answerer
-from .codegen import sanitize
-from .errors import (
+from ..codegen import sanitize
+from ..errors import (
     ClientBroken,
     FramingFault,
     MalformedMessage,
@@ -47,11 +47,11 @@ from .errors import (
     RetirementTimedOut,
     ServerError,
 )
-from .stdio import Buffer, frame
-from .transport import Connection, Retirement, write_all
+from ..stdio import Buffer, frame
+from ..transport import Connection, Retirement, write_all
 
 if TYPE_CHECKING:  # pragma: no cover - the host, for annotations only
-    from .client import Client
+    from ..client import Client
 
 __all__ = ["Reader"]
 

@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 
 class Shot:
     """One arming: fires ``fire(self)`` after ``delay`` unless cancelled first
-    (``threading.Timer``'s shape, on a thread from :mod:`~mcp_client._threads`)."""
+    (``threading.Timer``'s shape, on a thread from :mod:`~mcp_client._core._threads`)."""
 
     def __init__(self, delay: float, fire: Callable[["Shot"], None], name: str) -> None:
         self._delay = delay

@@ -27,8 +27,8 @@ import time
 from typing import Callable, Deque, Optional, Tuple
 
 from . import _threads
-from .errors import ClientBroken, Unavailable, WriteFailed, WriteStalled
-from .transport import ATOMIC_WRITE_BYTES, Connection
+from ..errors import ClientBroken, Unavailable, WriteFailed, WriteStalled
+from ..transport import ATOMIC_WRITE_BYTES, Connection
 
 __all__ = ["Answerer", "ANSWER_TIMEOUT"]
 

@@ -1,9 +1,9 @@
 """The path of one request: registered, sent, awaited, timed out.
 
 :class:`Requests` holds a client's table of pending calls
-(:class:`~mcp_client._calls.CallTable`), its write combiner
-(:class:`~mcp_client._outbox.Outbox`) and its deadline timer
-(:class:`~mcp_client._timer.DeadlineTimer`), and walks each request through
+(:class:`~mcp_client._core._calls.CallTable`), its write combiner
+(:class:`~mcp_client._core._outbox.Outbox`) and its deadline timer
+(:class:`~mcp_client._core._timer.DeadlineTimer`), and walks each request through
 them on its caller's thread: mint an id and register the call, frame and
 send it (a stall is the call's timeout; a failure, or a frame cut short, the
 client's death), and wait -- on the call's own waiter, until the answer, the
@@ -26,8 +26,8 @@ from ._outbox import Outbox
 from ._state import State
 from ._threads import until
 from ._timer import DeadlineTimer, Shot
-from . import protocol
-from .errors import (
+from .. import protocol
+from ..errors import (
     CallTimedOut,
     ClientBroken,
     ClientError,
@@ -38,13 +38,13 @@ from .errors import (
     WriteFailed,
     WriteStalled,
 )
-from .jsonrpc import request
-from .jsonvalue import EncodeRefused, JsonValue
-from .protocol import ToolDescriptor
-from .stdio import frame
+from ..jsonrpc import request
+from ..jsonvalue import EncodeRefused, JsonValue
+from ..protocol import ToolDescriptor
+from ..stdio import frame
 
 if TYPE_CHECKING:  # pragma: no cover - the host, for annotations only
-    from .client import Client
+    from ..client import Client
 
 __all__ = ["Requests"]
 

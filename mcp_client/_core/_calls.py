@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Dict, List, Optional
 
-from .jsonvalue import JsonValue
+from ..jsonvalue import JsonValue
 
 __all__ = ["Call", "CallTable", "UNSENT", "INF"]
 

@@ -19,13 +19,14 @@ import os
 import time
 from typing import TYPE_CHECKING, Optional
 
-from . import _threads, protocol
+from . import _threads
+from .. import protocol
 from ._census import ACTIVE
 from ._reader import Reader
 from ._state import State
-from .capture import open_capture
-from .codegen import sanitize
-from .errors import (
+from ..capture import open_capture
+from ..codegen import sanitize
+from ..errors import (
     ClientBroken,
     ClientError,
     ForeignVersionFault,
@@ -39,13 +40,13 @@ from .errors import (
     WriteFailed,
     WriteStalled,
 )
-from .jsonrpc import notification
-from .protocol import InitializeResult
-from .stdio import frame
-from .transport import Connection, NoResource
+from ..jsonrpc import notification
+from ..protocol import InitializeResult
+from ..stdio import frame
+from ..transport import Connection, NoResource
 
 if TYPE_CHECKING:  # pragma: no cover - the client, for annotations only
-    from .client import Client
+    from ..client import Client
 
 __all__ = ["open_transport", "handshake", "SHOWN_NAME"]
 
