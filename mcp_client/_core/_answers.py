@@ -26,13 +26,13 @@ import threading
 import time
 from typing import Callable, Deque, Optional, Tuple
 
-from . import _threads
+from . import LOGGER, _threads
 from ..errors import ClientBroken, Unavailable, WriteFailed, WriteStalled
 from ..transport import ATOMIC_WRITE_BYTES, Connection
 
 __all__ = ["Answerer", "ANSWER_TIMEOUT"]
 
-log = logging.getLogger("mcp_client.client")
+log = logging.getLogger(LOGGER)
 
 #: How long an answer may wait for the server to read it; past it, it is dropped.
 ANSWER_TIMEOUT = 5.0

@@ -83,7 +83,7 @@ class Outbox:
                 raise
             return False
         finally:
-            try:
+            try:  # inline, not a helper: see transport's _PipeWriter.write
                 turn.release()
             except RuntimeError:  # not ours: the turn was taken
                 pass

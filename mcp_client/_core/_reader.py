@@ -36,6 +36,7 @@ import time
 from typing import List, Optional, Tuple
 
 from .. import jsonrpc, noise, protocol
+from . import LOGGER
 from ._answers import Answerer
 from ._requests import Requests
 from ._session import Session
@@ -54,7 +55,7 @@ from ..transport import Connection, Retirement, write_all
 
 __all__ = ["Reader"]
 
-log = logging.getLogger("mcp_client.client")
+log = logging.getLogger(LOGGER)
 #: Characters of a server's method name shown in a log record (sanitized: server text).
 _SHOWN_METHOD = 100
 #: Each line a server writes to a captured stderr, with ``extra={"server": name}``.

@@ -20,6 +20,7 @@ import logging
 import time
 from typing import Any, Callable, List, Optional, Tuple, TypeVar, Union
 
+from . import LOGGER
 from ._calls import Call
 from ._census import FORKS
 from ._outbox import Outbox
@@ -43,7 +44,7 @@ from ..jsonvalue import EncodeRefused, JsonValue
 
 __all__ = ["Requests"]
 
-log = logging.getLogger("mcp_client.client")
+log = logging.getLogger(LOGGER)
 
 #: A caller's own backstop beyond its deadline, should the timer thread be starved.
 TIMER_SLACK = 0.05

@@ -26,13 +26,13 @@ import logging
 import threading
 from typing import Callable, Optional
 
-from . import _threads
+from . import LOGGER, _threads
 from ._calls import INF
 from ._threads import until
 
 __all__ = ["DeadlineTimer", "Shot"]
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(LOGGER)
 
 
 class Shot:
