@@ -12,9 +12,12 @@ dropped and logged, like every other drop; one cut short poisons the stream.
 =========  ==============  ===============================================
 field      guarded by      meaning
 =========  ==============  ===============================================
-_queue     owner's _lock   answers (frame, deadline) for the thread
-_thread    owner's _lock   the running answerer, or ``None``
-last       owner's _lock   the last answerer started: joined by shutdown
+_queue     _lock (the      answers (frame, deadline) for the thread
+           session's)
+_thread    _lock           the running answerer, or ``None``
+last       none            the last answerer started: written by the
+                           reader thread only, once it started, a thread
+                           replaced whole; read by shutdown to join it
 =========  ==============  ===============================================
 """
 
