@@ -22,8 +22,10 @@ wake_w              lock        set by :meth:`arm_wake`; closed by the reader,
 reader,             none        set by the opener before the reader starts
 reader_thread,                  (``Thread.start`` orders them), read after;
 capture                         ``capture`` before the transport opens
-stderr              its own     a :class:`~mcp_client.tail.Tail`, pushed only by
-                                the reader; complete once it is retired
+stderr              none        a :class:`~mcp_client.tail.Tail`, pushed only by
+                                the reader thread; read by any (``stderr_tail``,
+                                a check that raises) as it is so far, and
+                                complete once the reader has retired the client
 shown_name          none        set once, by the handshake; a str, replaced whole
 custody             its own     (see :mod:`._custody`)
 ==================  ==========  ================================================
