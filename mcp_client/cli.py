@@ -133,8 +133,9 @@ from types import FrameType
 from typing import (IO, Any, Callable, Dict, List, Mapping, NoReturn, Optional, Sequence, Tuple,
                     TypeVar)
 
-from . import _threads, codegen, config, demo_server
-from ._files import open_for_writing
+from . import codegen, config, demo_server
+from ._core import _threads
+from ._core._files import open_for_writing
 from ._version import __version__
 from .client import Client, Options, prepare
 from .codegen import Generated, sanitize

@@ -297,11 +297,13 @@ class ResultMalformed(ClientError):
 
 
 class TooManyPages(ClientError):
-    """``tools/list`` still had a ``nextCursor`` after ``max_tool_pages`` pages."""
+    """A listing (``method``: ``tools/list``) still had a ``nextCursor`` after
+    ``max_tool_pages`` pages."""
 
-    def __init__(self, pages: int) -> None:
-        super().__init__("tools/list still paginating after %d pages" % pages)
+    def __init__(self, pages: int, method: str = "tools/list") -> None:
+        super().__init__("%s still paginating after %d pages" % (method, pages))
         self.pages = pages
+        self.method = method
 
 
 # --------------------------------------------------------------------------- start

@@ -41,7 +41,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from . import _threads
+from ._core import _threads
 from .errors import TransportFailed
 from .jail import DIR, FILE, MISSING, Channels, Host, Jail, Plan, paths_to_probe, pids_max, plan
 from .jail import require_host

@@ -13,13 +13,15 @@ Revision: MCP 2025-06-18 (Lifecycle; Server Features / Tools).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Tuple, Union
 
 from . import errors
 from .errors import ForeignVersionFault, ProtocolFault
 from .jsonvalue import JsonValue
 
 __all__ = [
+    "INITIALIZE", "NOTIFICATIONS_INITIALIZED", "TOOLS_LIST", "TOOLS_CALL", "PING",
+    "TOOLS_CAPABILITY", "Listing", "LISTINGS", "TOOLS_LISTING",
     "REQUESTED_VERSION", "SUPPORTED_VERSIONS", "ClientInfo", "initialize_params",
     "ServerInfo", "ToolsCapability", "InitializeResult", "decode_initialize",
     "ToolDescriptor", "ToolsPage", "decode_tools_page", "page_cursor", "tools_list_params",
@@ -32,6 +34,16 @@ if TYPE_CHECKING:  # PORT.md's name for the fault, renamed; at run time it warns
 else:
     def __getattr__(name: str) -> type:
         return errors.deprecated(__name__, name)
+
+# The method names this client speaks, and the one place that spells them
+# (MCP 2025-06-18: Lifecycle, Server Features / Tools, Utilities / Ping).
+INITIALIZE = "initialize"
+NOTIFICATIONS_INITIALIZED = "notifications/initialized"
+TOOLS_LIST = "tools/list"
+TOOLS_CALL = "tools/call"
+PING = "ping"
+#: The server capability (``InitializeResult.capabilities``) the tool methods need.
+TOOLS_CAPABILITY = "tools"
 
 REQUESTED_VERSION = "2025-06-18"
 #: Every revision this client can speak, newest first; nothing else is accepted.
@@ -131,9 +143,9 @@ def _server_info(raw: JsonValue) -> ServerInfo:
 
 
 def _tools_capability(capabilities: Dict[str, JsonValue]) -> Optional[ToolsCapability]:
-    if "tools" not in capabilities or capabilities["tools"] is None:
+    if TOOLS_CAPABILITY not in capabilities or capabilities[TOOLS_CAPABILITY] is None:
         return None
-    tools = _object(capabilities["tools"], "capabilities.tools")
+    tools = _object(capabilities[TOOLS_CAPABILITY], "capabilities.tools")
     changed = tools.get("listChanged", False)
     if type(changed) is not bool:
         raise ProtocolFault("capabilities.tools.listChanged is not a boolean")
@@ -193,6 +205,27 @@ def page_cursor(result: JsonValue) -> Optional[str]:
     :func:`decode_tools_page` checks it: the next page can be asked for before
     this one is decoded."""
     return _optional_str(_object(result, "result"), "nextCursor", "nextCursor") or None
+
+
+@dataclass(frozen=True)
+class Listing:
+    """A paginated list method (the spec's Pagination utility): its name, the
+    params of a page (``None`` asks for the first), and the decoder of a page's
+    items. The client's listing and replay's pagination are both driven by
+    :data:`LISTINGS`; a new list method (``resources/list``) is one entry."""
+
+    method: str
+    params: Callable[[Optional[str]], JsonValue]
+    items: Callable[[JsonValue], Tuple[Any, ...]]
+
+
+def _tools_of_page(result: JsonValue) -> Tuple[ToolDescriptor, ...]:
+    return decode_tools_page(result).tools
+
+
+TOOLS_LISTING = Listing(TOOLS_LIST, tools_list_params, _tools_of_page)
+#: Every paginated method this client asks for, by name.
+LISTINGS: Dict[str, Listing] = {TOOLS_LIST: TOOLS_LISTING}
 
 
 def _tool(entry: JsonValue, index: int) -> ToolDescriptor:

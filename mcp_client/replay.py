@@ -73,6 +73,7 @@ from .errors import BadMessage, CorruptionReport, MalformedMessage, MessageFault
 from .jsonrpc import INTERNAL_ERROR, decode, error_response, result_response
 from .jsonvalue import JsonValue, encode, parse
 from .noise import escape_code_point
+from .protocol import INITIALIZE, LISTINGS, PING, TOOLS_CALL, TOOLS_LIST
 from .stdio import MAX_LINE_BYTES
 
 __all__ = [
@@ -83,7 +84,7 @@ __all__ = [
 ]
 
 #: The requests a driver can make a client send again.
-DRIVEN_METHODS = ("initialize", "tools/list", "tools/call", "ping")
+DRIVEN_METHODS = (INITIALIZE, TOOLS_LIST, TOOLS_CALL, PING)
 
 #: How much of a line a divergence message shows.
 _SHOWN = 300
@@ -421,9 +422,9 @@ def _alike_key(kind: str, message: Message) -> Optional[Hashable]:
     ``tools/call`` the same tool (another tool's answer is never the right one)."""
     if kind == "response":
         return None
-    if _method(message) == "tools/call":
+    if _method(message) == TOOLS_CALL:
         name = _tool_name(message)
-        return None if name is None else (kind, "tools/call", name)
+        return None if name is None else (kind, TOOLS_CALL, name)
     return (kind, _method(message))
 
 
@@ -448,7 +449,7 @@ class _Unmatched:
 def _tool_name(message: Message) -> Optional[str]:
     params = message.get("params")
     name = params.get("name") if isinstance(params, dict) else None
-    return name if _method(message) == "tools/call" and isinstance(name, str) else None
+    return name if _method(message) == TOOLS_CALL and isinstance(name, str) else None
 
 
 def _describe(message: Message) -> str:
@@ -571,7 +572,7 @@ class Responder:
         ident = live.get("id")
         if kind != "request" or (type(ident) is not int and type(ident) is not str):
             return []
-        if _method(live) == "ping":  # the spec's MUST, even beyond the recording
+        if _method(live) == PING:  # the spec's MUST, even beyond the recording
             return [Write(encode(result_response(ident, {})) + b"\n")]
         reply = error_response(ident, INTERNAL_ERROR, "replay: the recording has no answer "
                                "left for %s" % _method(live))
@@ -604,7 +605,7 @@ class Call:
     for it (a late answer does not count). ``overlaps``: that response is
     not recorded before the next call's request, so the next call must not
     wait for this one (it was concurrent, or this one timed out).
-    ``pages``: for ``tools/list``, how many page requests the recording holds,
+    ``pages``: for a listing (``protocol.LISTINGS``), how many page requests it holds,
     and ``capped`` whether the last one still had a ``nextCursor``.
     """
 
@@ -618,7 +619,7 @@ class Call:
 
     def label(self) -> str:
         """``tools/call NAME`` for a tool call, the method otherwise."""
-        if self.method == "tools/call" and isinstance(self.params, dict):
+        if self.method == TOOLS_CALL and isinstance(self.params, dict):
             name = self.params.get("name")
             return "tools/call %s" % (name if isinstance(name, str) else _show(encode(name)))
         return self.method
@@ -637,8 +638,8 @@ def plan(script: Script) -> Tuple[List[Call], List[str]]:
         if line.kind != "request" or line.message is None:
             continue
         params = line.message.get("params")
-        if line.method == "tools/list" and _is_cursor_page(params) and calls \
-                and calls[-1].method == "tools/list":
+        if line.method in LISTINGS and _is_cursor_page(params) and calls \
+                and calls[-1].method == line.method:
             calls[-1] = _next_page(script, calls[-1], index)
         elif line.method in DRIVEN_METHODS and _drivable(line.method, params):
             calls.append(_call(script, index, str(line.method), params))
@@ -677,15 +678,15 @@ def _is_cursor_page(params: JsonValue) -> bool:
 
 
 def _drivable(method: Optional[str], params: JsonValue) -> bool:
-    if method == "tools/call":
+    if method == TOOLS_CALL:
         return (isinstance(params, dict) and isinstance(params.get("name"), str)
                 and isinstance(params.get("arguments", {}), dict))
-    return method != "tools/list" or not _is_cursor_page(params)
+    return method not in LISTINGS or not _is_cursor_page(params)
 
 
 def _call(script: Script, index: int, method: str, params: JsonValue) -> Call:
     answer = script.answers[index]
-    capped = method == "tools/list" and _has_cursor(script, answer)
+    capped = method in LISTINGS and _has_cursor(script, answer)
     answered = answer is not None and index not in script.timed_out
     return Call(method, params, index, answered, False, 1, capped)
 
@@ -710,7 +711,7 @@ def _with_overlaps(script: Script, calls: List[Call]) -> List[Call]:
     done: List[Call] = []
     for number, call in enumerate(calls):
         overlaps = False
-        if number + 1 < len(calls) and call.method != "tools/list":
+        if number + 1 < len(calls) and call.method not in LISTINGS:
             answer = script.answers[call.index]
             next_request = script.position[calls[number + 1].index]
             overlaps = answer is None or answer > next_request
@@ -722,7 +723,7 @@ def _with_overlaps(script: Script, calls: List[Call]) -> List[Call]:
 def client_info(script: Script) -> Optional[Tuple[str, str]]:
     """The ``clientInfo`` (name, version) of the recorded ``initialize``, if readable."""
     for line in script.client:
-        if line.method == "initialize" and line.message is not None:
+        if line.method == INITIALIZE and line.message is not None:
             params = line.message.get("params")
             info = params.get("clientInfo") if isinstance(params, dict) else None
             if isinstance(info, dict):
@@ -734,5 +735,5 @@ def client_info(script: Script) -> Optional[Tuple[str, str]]:
 
 def max_pages(calls: Sequence[Call]) -> Optional[int]:
     """The ``max_tool_pages`` the recorded client must have had, when a listing shows it."""
-    capped = [call.pages for call in calls if call.method == "tools/list" and call.capped]
+    capped = [call.pages for call in calls if call.method == TOOLS_LIST and call.capped]
     return min(capped) if capped else None

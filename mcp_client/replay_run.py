@@ -70,7 +70,7 @@ from .cli import seconds_argument
 from .client import Client, Options, prepare
 from .codegen import sanitize
 from .errors import LogError, McpClientError, RetirementError
-from .protocol import ClientInfo
+from .protocol import INITIALIZE, TOOLS_CALL, TOOLS_LIST, ClientInfo
 from .replay import (
     MAX_CONCURRENT_CALLS,
     Action,
@@ -202,14 +202,14 @@ def _outcome(client: Client, call: Call, timeout: float) -> str:
 
 
 def _perform_call(client: Client, call: Call, timeout: float) -> str:
-    if call.method == "initialize":
+    if call.method == INITIALIZE:
         result = client.connect()
         info = result.server_info
         return " %s (%s %s)" % (result.protocol_version, sanitize(info.name, 60),
                                 sanitize(info.version, 60))
-    if call.method == "tools/list":
+    if call.method == TOOLS_LIST:
         return " %d tools" % len(client.list_tools(timeout))
-    if call.method == "tools/call":
+    if call.method == TOOLS_CALL:
         assert isinstance(call.params, dict)
         name, arguments = call.params["name"], call.params.get("arguments", {})
         assert isinstance(name, str) and isinstance(arguments, dict)
@@ -227,7 +227,7 @@ def drive(script: Script, timeout: float,
     the log does not hold.
     """
     calls, notes = plan(script)
-    if not calls or calls[0].method != "initialize":
+    if not calls or calls[0].method != INITIALIZE:
         raise LogError("the log holds no initialize request to start from")
     shared = _Shared(Responder(script))
     client = prepare(ChannelTransport(_peer(shared), name="replay"),

@@ -40,10 +40,10 @@ from .errors import (
     WriteFailed,
     WriteStalled,
 )
-from ._files import open_for_writing
+from ._core._files import open_for_writing
 from .jail import Jail
 from .jsonvalue import JsonValue
-from ._threads import until
+from ._core._threads import until
 from .stdio import frame
 
 __all__ = [
@@ -252,6 +252,10 @@ class _PipeWriter:
             self._write_all(data, deadline)
             self._torn = False
         finally:
+            # Release if held, spelled out here and in dispose() and the outbox,
+            # never a helper: a call into a Python function is a point where a
+            # signal handler's exception can land (3.11's RESUME checks for one),
+            # before the release it was to make -- and the lock stays held for ever.
             try:
                 lock.release()
             except RuntimeError:  # not held by us: the acquire failed or never ran

@@ -34,7 +34,8 @@ from typing import Any, Dict, List, Tuple
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_client import NoResource, Options, _threads, prepare, start
+from mcp_client import NoResource, Options, prepare, start
+from mcp_client._core import _threads
 from mcp_client import capture as capture_module
 from mcp_client.capture import (
     CLOSE_TIMEOUT,

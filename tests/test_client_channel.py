@@ -21,7 +21,7 @@ from mcp_client import (
     prepare_owned,
     start,
 )
-from mcp_client._connect import SHOWN_NAME
+from mcp_client._core._connect import SHOWN_NAME
 from mcp_client.capture import line_bytes
 from mcp_client.errors import (
     CallTimedOut,
@@ -132,6 +132,10 @@ class Handshake(unittest.TestCase):
     def test_missing_tools_capability_is_refused(self) -> None:
         error = self._refused(dict(INIT_RESULT, capabilities={"prompts": {}}))
         self.assertIsInstance(error, ToolsNotDeclared)
+
+    def test_the_refusal_names_the_capability_it_wanted(self) -> None:
+        error = self._refused(dict(INIT_RESULT, capabilities={"prompts": {}}))
+        self.assertIn("no tools capability (needed for tools/list)", str(error))
 
     def test_malformed_result_is_a_handshake_failure(self) -> None:
         error = self._refused({"protocolVersion": "2025-06-18", "capabilities": {}})
@@ -532,6 +536,14 @@ class Listing(unittest.TestCase):
                 client.list_tools()
             self.assertEqual(caught.exception.pages, 10)
             client.ping()
+
+    def test_the_cap_names_the_method(self) -> None:
+        options = Options(max_tool_pages=3, request_timeout=LONG)
+        with start(self._paged(1, loop=True), options) as client:
+            with self.assertRaises(TooManyPages) as caught:
+                client.list_tools()
+            self.assertEqual(caught.exception.method, "tools/list")
+            self.assertEqual(str(caught.exception), "tools/list still paginating after 3 pages")
 
     def test_one_lying_tool_fails_the_listing(self) -> None:
         def lie(request: Dict[str, Any], peer: ChannelPeer) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import tempfile
 import time
 import tracemalloc
@@ -287,7 +288,9 @@ class Grace(unittest.TestCase):
         begun = time.monotonic()
         client.stop()
         self.assertLess(time.monotonic() - begun, 0.5 * LONG)
-        client._conn.kill()  # type: ignore[union-attr]  # end the grace early for the test
+        pid = client.pid
+        assert pid is not None
+        os.killpg(pid, signal.SIGKILL)  # end the grace early for the test (its own session)
         self.assertEqual(client.shutdown(), Exited(-9))
 
 

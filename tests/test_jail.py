@@ -328,7 +328,7 @@ class StderrFile(JailCase):
         def full(fd: int, data: bytes) -> None:
             raise OSError(errno.ENOSPC, "No space left on device")
 
-        with mock.patch("mcp_client._reader.write_all", full):
+        with mock.patch("mcp_client._core._reader.write_all", full):
             with self.assertLogs("mcp_client.client", "WARNING") as logs:
                 client = self.jailed(jail_for_tests(), server("diagnostics", "fd2_probe"),
                                      stderr=path)

@@ -15,8 +15,8 @@ import unittest
 from typing import Any, Dict, List, Optional, Tuple
 
 from mcp_client import State, start
-from mcp_client._calls import Call, CallTable
-from mcp_client._outbox import Outbox
+from mcp_client._core._calls import Call, CallTable
+from mcp_client._core._outbox import Outbox
 from mcp_client.errors import CallTimedOut, WriteStalled
 from mcp_client.protocol import Text
 from mcp_client.transport import (

@@ -22,11 +22,11 @@ from mcp_client import (
     Exited,
     ProcessTransport,
     State,
-    _threads,
     client as client_module,
     start,
 )
-from mcp_client._calls import Call
+from mcp_client._core import _threads
+from mcp_client._core._calls import Call
 from mcp_client.errors import CallTimedOut, ClientBroken, TransportFailed, Unavailable
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -22,8 +22,8 @@ import threading
 from typing import Callable, Iterable, Optional
 
 from ._threads import until
-from .errors import RetirementError, RetirementTimedOut
-from .transport import Retirement
+from ..errors import RetirementError, RetirementTimedOut
+from ..transport import Retirement
 
 __all__ = ["Custody"]
 

@@ -21,7 +21,7 @@ import errno
 import os
 from typing import Union
 
-from .errors import SymlinkRefused
+from ..errors import SymlinkRefused
 
 __all__ = ["open_for_writing"]
 

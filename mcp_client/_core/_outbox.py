@@ -10,7 +10,7 @@ each hand the GIL over. A caller that finds the turn taken does not wait for
 it: the holder writes every frame queued before it lets go and looks again
 after letting go, so a frame queued meanwhile is written by one or the other.
 A holder that stalls past its deadline hands the queued frames back to their
-callers (settled :data:`~mcp_client._calls.UNSENT`), who write them by their
+callers (settled :data:`~mcp_client._core._calls.UNSENT`), who write them by their
 own deadlines.
 
 ======  ==========================================================================
@@ -33,8 +33,8 @@ import time
 from typing import Deque, List, Optional
 
 from ._calls import UNSENT, Call, CallTable
-from .errors import WriteFailed, WriteStalled
-from .transport import ATOMIC_WRITE_BYTES, Connection
+from ..errors import WriteFailed, WriteStalled
+from ..transport import ATOMIC_WRITE_BYTES, Connection
 
 __all__ = ["Outbox"]
 
@@ -83,7 +83,7 @@ class Outbox:
                 raise
             return False
         finally:
-            try:
+            try:  # inline, not a helper: see transport's _PipeWriter.write
                 turn.release()
             except RuntimeError:  # not ours: the turn was taken
                 pass

@@ -3,8 +3,8 @@
 :class:`Reader` drains the server's stdout through ``selectors`` into a bounded
 :class:`~mcp_client.stdio.Buffer`, decodes each line, and settles the call it
 answers (its caller is waiting on it); it answers the server's own requests
-through an :class:`~mcp_client._answers.Answerer`, skips tolerated noise, and
-drains a captured stderr into the client's :class:`~mcp_client.tail.Tail`.
+through an :class:`~mcp_client._core._answers.Answerer`, skips tolerated noise, and
+drains a captured stderr into the session's :class:`~mcp_client.tail.Tail`.
 When the client is retired -- by a death it found itself, or by a latch
 elsewhere that wakes it through its wake-up pipe -- it completes the
 retirement (:meth:`Reader.finish`): fails the doomed calls, ends the server,
@@ -33,12 +33,15 @@ import os
 import select
 import selectors
 import time
-from typing import TYPE_CHECKING, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
-from . import jsonrpc, noise
+from .. import jsonrpc, noise, protocol
+from . import LOGGER
 from ._answers import Answerer
-from .codegen import sanitize
-from .errors import (
+from ._requests import Requests
+from ._session import Session
+from ..codegen import sanitize
+from ..errors import (
     ClientBroken,
     FramingFault,
     MalformedMessage,
@@ -47,15 +50,12 @@ from .errors import (
     RetirementTimedOut,
     ServerError,
 )
-from .stdio import Buffer, frame
-from .transport import Connection, Retirement, write_all
-
-if TYPE_CHECKING:  # pragma: no cover - the host, for annotations only
-    from .client import Client
+from ..stdio import Buffer
+from ..transport import Connection, Retirement, write_all
 
 __all__ = ["Reader"]
 
-log = logging.getLogger("mcp_client.client")
+log = logging.getLogger(LOGGER)
 #: Characters of a server's method name shown in a log record (sanitized: server text).
 _SHOWN_METHOD = 100
 #: Each line a server writes to a captured stderr, with ``extra={"server": name}``.
@@ -77,8 +77,10 @@ Evidence = Tuple[Optional[Retirement], Optional[RetirementError]]
 class Reader:
     """Reads one connection for one client, then retires it."""
 
-    def __init__(self, host: "Client", conn: Connection, wake_r: int) -> None:
-        self._host = host
+    def __init__(self, session: Session, requests: Requests, conn: Connection,
+                 wake_r: int) -> None:
+        self._session = session
+        self._requests = requests
         self._conn = conn
         self._wake_r = wake_r
         self._buffer = Buffer()
@@ -86,8 +88,8 @@ class Reader:
         self._first_noise: Optional[str] = None
         self._stderr_done = False
         self._sink_failed = False
-        self.answerer = Answerer(host._lock, conn, host._request_retirement,
-                                 lambda: host._reason is not None)
+        self.answerer = Answerer(session.lock, conn, session.request_retirement,
+                                 lambda: session.reason is not None)
 
     @property
     def noise(self) -> Tuple[int, Optional[str]]:
@@ -100,7 +102,7 @@ class Reader:
             self._drain()
         except Exception as e:  # a bug of ours must not strand callers: die loudly
             log.exception("reader thread failed")
-            self._host._request_retirement(ClientBroken("internal error in the reader: %r" % e))
+            self._session.request_retirement(ClientBroken("internal error in the reader: %r" % e))
         finally:
             self.finish()
 
@@ -113,7 +115,7 @@ class Reader:
             selector.register(wake_r, selectors.EVENT_READ)
             if conn.stderr_fd is not None:  # drained always: the server never blocks on it
                 selector.register(conn.stderr_fd, selectors.EVENT_READ)
-            while self._host._reason is None:
+            while self._session.reason is None:
                 for key, _ in selector.select():
                     if key.fd == wake_r:
                         return
@@ -125,7 +127,7 @@ class Reader:
 
     def _read_some(self) -> bool:
         """Read what is there and dispatch it; ``False`` once the client must stop reading."""
-        capture, buffer = self._host._capture, self._buffer
+        capture, buffer = self._session.capture, self._buffer
         try:
             chunk = os.read(self._conn.read_fd, buffer.read_size())
         except BlockingIOError:
@@ -133,14 +135,14 @@ class Reader:
         if not chunk:
             if capture is not None:
                 capture.eof()
-            self._host._request_retirement(ClientBroken("server closed its stdout"))
+            self._session.request_retirement(ClientBroken("server closed its stdout"))
             return False
         try:
             lines = buffer.push(chunk)
         except FramingFault as e:
             if capture is not None:
                 capture.event("framing-fault", e.reason)
-            self._host._request_retirement(ClientBroken("framing: %s" % e.reason))
+            self._session.request_retirement(ClientBroken("framing: %s" % e.reason))
             return False
         for line in lines:
             if not self._dispatch(line):
@@ -150,8 +152,8 @@ class Reader:
         return True
 
     def _dispatch(self, line: bytes) -> bool:
-        if self._host._capture is not None:
-            self._host._capture.line("recv", line, now=False)
+        if self._session.capture is not None:
+            self._session.capture.line("recv", line, now=False)
         try:
             message = jsonrpc.decode(line)
         except MessageFault as e:
@@ -162,11 +164,11 @@ class Reader:
             self._answer(message)
         else:
             log.debug("dropped notification %s", sanitize(message.method, _SHOWN_METHOD))
-        return self._host._reason is None
+        return self._session.reason is None
 
     def _refuse(self, line: bytes, fault: MessageFault) -> bool:
         """Skip ``line`` if it is noise and still tolerated (``True``); else die."""
-        tolerated = self._host.options.tolerated_noise_lines
+        tolerated = self._session.options.tolerated_noise_lines
         if not isinstance(fault, MalformedMessage):  # JSON, yet not JSON-RPC: a lie, not a log
             reason = fault.reason
         elif self._noise < tolerated:
@@ -174,7 +176,7 @@ class Reader:
             return True
         else:
             reason = noise.refusal(fault, line, self._noise)
-        self._host._request_retirement(ClientBroken("server sent an invalid line: %s" % reason))
+        self._session.request_retirement(ClientBroken("server sent an invalid line: %s" % reason))
         return False
 
     def _skip_noise(self, line: bytes, tolerated: int) -> None:
@@ -184,12 +186,12 @@ class Reader:
         if self._first_noise is None:
             self._first_noise = shown
         log.warning("%r skipped stdout line %d of %d tolerated, not JSON: %s",
-                    self._host, self._noise, tolerated, shown)
-        if self._host._capture is not None:
-            self._host._capture.event("noise-skipped", "%d of %d" % (self._noise, tolerated))
+                    self._session, self._noise, tolerated, shown)
+        if self._session.capture is not None:
+            self._session.capture.event("noise-skipped", "%d of %d" % (self._noise, tolerated))
 
     def _settle(self, response: jsonrpc.Response) -> None:
-        call = self._host._requests.take(response.id)
+        call = self._session.take(response.id)
         if call is None:
             log.debug("dropped response for unknown or late id %r", response.id)
         elif response.error is not None:
@@ -198,16 +200,13 @@ class Reader:
             call.settle(response.result)
 
     def _answer(self, request: jsonrpc.ServerRequest) -> None:
-        if request.method == "ping":  # the spec's MUST: answer promptly, empty result
+        if request.method == protocol.PING:  # the spec's MUST: answer promptly, empty result
             reply = jsonrpc.result_response(request.id, {})
         else:
             log.debug("refused server request %s", sanitize(request.method, _SHOWN_METHOD))
             reply = jsonrpc.error_response(request.id, jsonrpc.METHOD_NOT_FOUND,
                                            "method not found: this client serves no requests")
-        data = frame(reply)
-        if self._host._capture is not None:
-            self._host._capture.line("send", data[:-1])
-        self.answerer.reply(data)
+        self.answerer.reply(self._session.outgoing(reply))
 
     # ------------------------------------------------------------------ stderr
 
@@ -259,9 +258,9 @@ class Reader:
         if sink is not None:
             self._copy_stderr(sink, chunk)
         elif chunk:
-            self._log_stderr(self._host._stderr.push(chunk, lines=logged))
+            self._log_stderr(self._session.stderr.push(chunk, lines=logged))
         else:
-            self._log_stderr(self._host._stderr.close() if logged else [])
+            self._log_stderr(self._session.stderr.close() if logged else [])
         self._stderr_done = not chunk
         return len(chunk) if chunk else -1
 
@@ -274,11 +273,11 @@ class Reader:
         except OSError as e:  # a full disk, a file size limit: keep serving the calls
             self._sink_failed = True
             log.warning("%r: writing the server's stderr file failed (%s); the rest of its "
-                        "stderr is dropped", self._host, e)
+                        "stderr is dropped", self._session, e)
 
     def _log_stderr(self, lines: List[str]) -> None:
         if lines:
-            name = self._host._server_name()
+            name = self._session.server_name()
             for line in lines:
                 server_log.info("%s: %s", name, line, extra={"server": name})
 
@@ -291,22 +290,22 @@ class Reader:
         The calls are failed once a broken server's stderr has had a moment to
         say why it died (:data:`STDERR_SETTLE`), so their error carries it.
         """
-        host, conn = self._host, self._conn
-        host._request_retirement(ClientBroken("reader stopped"))  # no-op when already latched
-        settle = STDERR_SETTLE if isinstance(host._reason, ClientBroken) else 0.0
+        session, conn = self._session, self._conn
+        session.request_retirement(ClientBroken("reader stopped"))  # no-op when already latched
+        settle = STDERR_SETTLE if isinstance(session.reason, ClientBroken) else 0.0
         self.read_stderr(time.monotonic() + settle)
-        host._fail_doomed()
-        host._close_wake()
+        self._requests.fail_doomed()
+        session.close_wake()
         os.close(self._wake_r)
         evidence, fault = self._end_server()
         self._stderr_left()
         conn.close_stderr()
-        conn.dispose_input(time.monotonic() + host.options.retire_timeout)
-        host._record_retirement(evidence, fault)
+        conn.dispose_input(time.monotonic() + session.options.retire_timeout)
+        session.record_retirement(evidence, fault)
 
     def _end_server(self) -> Evidence:
         """Kill and reap; with a grace, first EOF and a wait for the server's own exit."""
-        conn, grace = self._conn, self._host.options.retire_grace
+        conn, grace = self._conn, self._session.options.retire_grace
         try:
             if grace > 0:
                 exited = self._await_polite_exit(time.monotonic() + grace)

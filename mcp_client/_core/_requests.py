@@ -1,16 +1,16 @@
 """The path of one request: registered, sent, awaited, timed out.
 
 :class:`Requests` holds a client's table of pending calls
-(:class:`~mcp_client._calls.CallTable`), its write combiner
-(:class:`~mcp_client._outbox.Outbox`) and its deadline timer
-(:class:`~mcp_client._timer.DeadlineTimer`), and walks each request through
+(:class:`~mcp_client._core._calls.CallTable`), its write combiner
+(:class:`~mcp_client._core._outbox.Outbox`) and its deadline timer
+(:class:`~mcp_client._core._timer.DeadlineTimer`), and walks each request through
 them on its caller's thread: mint an id and register the call, frame and
 send it (a stall is the call's timeout; a failure, or a frame cut short, the
 client's death), and wait -- on the call's own waiter, until the answer, the
 timer, a retirement, or the caller's own backstop settles it.
 
-Every field of the three parts is guarded by the client's ``_lock`` (see their
-modules). A caller interrupted on the way (an exception from a signal handler)
+Every field of the three parts is guarded by the session's ``lock`` (see their
+modules; the table is the session's). A caller interrupted on the way (an exception from a signal handler)
 takes its call out of the table: no answer is awaited for it any more.
 """
 
@@ -18,37 +18,33 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Callable, List, Optional, Tuple, TypeVar, Union
+from typing import Any, Callable, List, Optional, Tuple, TypeVar, Union
 
-from ._calls import Call, CallTable
+from . import LOGGER
+from ._calls import Call
 from ._census import FORKS
 from ._outbox import Outbox
+from ._session import Session, fresh
 from ._state import State
 from ._threads import until
 from ._timer import DeadlineTimer, Shot
-from . import protocol
-from .errors import (
+from .. import protocol
+from ..errors import (
     CallTimedOut,
     ClientBroken,
     ClientError,
     ProtocolFault,
     ResultMalformed,
     TooManyPages,
-    Unavailable,
     WriteFailed,
     WriteStalled,
 )
-from .jsonrpc import request
-from .jsonvalue import EncodeRefused, JsonValue
-from .protocol import ToolDescriptor
-from .stdio import frame
-
-if TYPE_CHECKING:  # pragma: no cover - the host, for annotations only
-    from .client import Client
+from ..jsonrpc import request
+from ..jsonvalue import EncodeRefused, JsonValue
 
 __all__ = ["Requests"]
 
-log = logging.getLogger("mcp_client.client")
+log = logging.getLogger(LOGGER)
 
 #: A caller's own backstop beyond its deadline, should the timer thread be starved.
 TIMER_SLACK = 0.05
@@ -60,12 +56,12 @@ _Ahead = Union[Call, ClientError, EncodeRefused, None]
 class Requests:
     """Every request of one client, from its id to its outcome."""
 
-    def __init__(self, host: "Client") -> None:
-        self._host = host
-        self.calls = CallTable()
-        self._outbox = Outbox(host._lock, self.calls)
-        self.timer = DeadlineTimer(self._on_timer,
-                                   lambda: "mcp-timer-%s" % (host.pid or id(host)))
+    def __init__(self, session: Session) -> None:
+        self._session = session
+        self.calls = session.calls
+        self._outbox = Outbox(session.lock, self.calls)
+        self.timer = DeadlineTimer(self._on_timer, lambda: "mcp-timer-%s" % (
+            session.conn.pid if session.conn is not None and session.conn.pid else id(session)))
 
     def request(self, method: str, params: JsonValue, timeout: float) -> JsonValue:
         """Send one request and return its result (or raise what settled it)."""
@@ -73,19 +69,16 @@ class Requests:
 
     def start(self, method: str, params: JsonValue, timeout: float, deadline: float) -> Call:
         """Register, frame and send one request; :meth:`wait_for` then waits for it."""
-        host = self._host
-        if host._generation != FORKS.generation:
-            host._check_owner()
-        with host._lock:
-            if host._state is not State.READY or method == "initialize":
-                host._check_open(method == "initialize")
+        session = self._session
+        if session.generation != FORKS.generation:
+            session.check_owner()
+        with session.lock:
+            if session.state is not State.READY or method == protocol.INITIALIZE:
+                session.check_open(method == protocol.INITIALIZE)
             call = self.calls.mint(method, timeout, deadline)
             self.timer.arm(deadline)
         try:
-            data = frame(request(call.id, method, params))
-            if host._capture is not None:
-                host._capture.line("send", data[:-1])
-            self._send(data, call)
+            self._send(session.outgoing(request(call.id, method, params)), call)
         except BaseException:
             self.take(call.id)
             raise
@@ -106,53 +99,55 @@ class Requests:
 
     def take(self, ident: object) -> Optional[Call]:
         """Take a call out of the table (its taker settles it)."""
-        with self._host._lock:
-            return self.calls.take(ident)
+        return self._session.take(ident)
 
-    def list_tools(self, timeout: float, max_pages: int) -> Tuple[ToolDescriptor, ...]:
-        """Every page of ``tools/list`` under one deadline, each page asked for
+    def list_all(self, listing: protocol.Listing, timeout: float,
+                 max_pages: int) -> Tuple[Any, ...]:
+        """Every page of ``listing`` under one deadline, each page asked for
         before the one before it is decoded, so the server works meanwhile."""
         deadline = time.monotonic() + timeout
-        tools: List[ToolDescriptor] = []
-        ahead: _Ahead = self.start("tools/list", protocol.tools_list_params(None),
-                                   timeout, deadline)
+        items: List[Any] = []
+        ahead: _Ahead = self.start(listing.method, listing.params(None), timeout, deadline)
         for page in range(1, max_pages + 1):
             assert isinstance(ahead, Call)
             raw = self.wait_for(ahead)
             cursor = decoded(protocol.page_cursor, raw)
             ahead = None
             if cursor is not None and page < max_pages:
-                ahead = self._ask_ahead(cursor, timeout, deadline)
-            tools.extend(self._page_tools(raw, ahead))
+                ahead = self._ask_ahead(listing, cursor, timeout, deadline)
+            items.extend(self._page_items(listing, raw, ahead))
             if cursor is None:
-                return tuple(tools)
-        raise TooManyPages(max_pages)
+                return tuple(items)
+        raise TooManyPages(max_pages, listing.method)
 
-    def _ask_ahead(self, cursor: str, timeout: float, deadline: float) -> _Ahead:
+    def _ask_ahead(self, listing: protocol.Listing, cursor: str, timeout: float,
+                   deadline: float) -> _Ahead:
         """Ask for the next page now. A failure to ask is kept, and raised only
         after this page has been decoded: what a listing raises does not change."""
         try:
-            params = protocol.tools_list_params(cursor)
-            return self.start("tools/list", params, timeout, deadline)
+            return self.start(listing.method, listing.params(cursor), timeout, deadline)
         except (ClientError, EncodeRefused) as e:
             return e
 
-    def _page_tools(self, raw: JsonValue, ahead: _Ahead) -> Tuple[ToolDescriptor, ...]:
-        """The tools of one page; a bad page abandons the page already asked for
+    def _page_items(self, listing: protocol.Listing, raw: JsonValue,
+                    ahead: _Ahead) -> Tuple[Any, ...]:
+        """The items of one page; a bad page abandons the page already asked for
         (its answer, come what may, is dropped as a late one)."""
         try:
-            tools = decoded(protocol.decode_tools_page, raw).tools
+            items = decoded(listing.items, raw)
         except BaseException:
             if isinstance(ahead, Call):
                 self.take(ahead.id)
             raise
         if isinstance(ahead, Exception):
             raise ahead
-        return tools
+        return items
 
-    def fail_doomed(self, reason: Unavailable) -> None:
-        """Fail every call a retirement's latch doomed (the reader calls it)."""
-        with self._host._lock:
+    def fail_doomed(self) -> None:
+        """Fail every call a retirement's latch doomed, with the reason and the
+        stderr tail (the reader calls it)."""
+        reason = self._session.final_reason()
+        with self._session.lock:
             doomed = self.calls.take_doomed()
             self.timer.cancel()
         for call in doomed:
@@ -163,20 +158,20 @@ class Requests:
         stall or by an exception from elsewhere (a signal handler's
         ``KeyboardInterrupt``), poisons the stream: the client dies
         ``ClientBroken``, and the exception goes on to the caller."""
-        host = self._host
-        conn = host._conn
+        session = self._session
+        conn = session.conn
         assert conn is not None
         try:
             self._outbox.send(conn, data, call)
         except WriteStalled as e:
             self._settle_timeout(call)
             if e.written:  # a half-written frame poisons the stream for everyone
-                host._request_retirement(ClientBroken("write to the server stalled mid-frame"))
+                session.request_retirement(ClientBroken("write to the server stalled mid-frame"))
         except WriteFailed as e:
-            host._request_retirement(ClientBroken(e.reason))
+            session.request_retirement(ClientBroken(e.reason))
         except BaseException as e:
             if conn.torn:
-                host._request_retirement(ClientBroken(
+                session.request_retirement(ClientBroken(
                     "a frame was cut short by %s: the stream is poisoned" % type(e).__name__))
             raise
 
@@ -184,8 +179,8 @@ class Requests:
         """Send again the frame of a call the outbox gave back, pending again
         meanwhile -- unless its deadline has passed: then it has timed out."""
         call.reopen()
-        with self._host._lock:
-            self._host._check_open(call.method == "initialize")
+        with self._session.lock:
+            self._session.check_open(call.method == protocol.INITIALIZE)
             self.calls.add(call)
             self.timer.arm(call.deadline)
         if time.monotonic() >= call.deadline:
@@ -198,7 +193,7 @@ class Requests:
             self._timed_out([call])
 
     def _timed_out(self, calls: List[Call]) -> None:
-        capture = self._host._capture
+        capture = self._session.capture
         for call in calls:
             if capture is not None:  # before the caller can send anything else
                 capture.timed_out(call.id, call.method)
@@ -208,7 +203,7 @@ class Requests:
         """The timer fired: time out what is due, re-arm for what is left."""
         try:
             now = time.monotonic()
-            with self._host._lock:
+            with self._session.lock:
                 if not self.timer.claim(shot):
                     return  # superseded or cancelled while firing
                 due = self.calls.take_due(now)
@@ -217,16 +212,7 @@ class Requests:
             self._timed_out(due)
         except Exception:  # a death path like any other: never leave callers hanging
             log.exception("timer thread failed")
-            self._host._request_retirement(ClientBroken("internal error in the timer thread"))
-
-
-def fresh(reason: Unavailable) -> Unavailable:
-    """A copy of the latched ``reason`` (its stderr tail too) for one more caller:
-    one instance raised in many threads would grow one shared ``__traceback__``."""
-    copy = type(reason)(reason.reason)
-    copy.stderr_tail = reason.stderr_tail
-    copy.server = reason.server
-    return copy
+            self._session.request_retirement(ClientBroken("internal error in the timer thread"))
 
 
 _T = TypeVar("_T")

@@ -12,9 +12,12 @@ dropped and logged, like every other drop; one cut short poisons the stream.
 =========  ==============  ===============================================
 field      guarded by      meaning
 =========  ==============  ===============================================
-_queue     owner's _lock   answers (frame, deadline) for the thread
-_thread    owner's _lock   the running answerer, or ``None``
-last       owner's _lock   the last answerer started: joined by shutdown
+_queue     _lock (the      answers (frame, deadline) for the thread
+           session's)
+_thread    _lock           the running answerer, or ``None``
+last       none            the last answerer started: written by the
+                           reader thread only, once it started, a thread
+                           replaced whole; read by shutdown to join it
 =========  ==============  ===============================================
 """
 
@@ -26,13 +29,13 @@ import threading
 import time
 from typing import Callable, Deque, Optional, Tuple
 
-from . import _threads
-from .errors import ClientBroken, Unavailable, WriteFailed, WriteStalled
-from .transport import ATOMIC_WRITE_BYTES, Connection
+from . import LOGGER, _threads
+from ..errors import ClientBroken, Unavailable, WriteFailed, WriteStalled
+from ..transport import ATOMIC_WRITE_BYTES, Connection
 
 __all__ = ["Answerer", "ANSWER_TIMEOUT"]
 
-log = logging.getLogger("mcp_client.client")
+log = logging.getLogger(LOGGER)
 
 #: How long an answer may wait for the server to read it; past it, it is dropped.
 ANSWER_TIMEOUT = 5.0

@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Dict, List, Optional
 
-from .jsonvalue import JsonValue
+from ..jsonvalue import JsonValue
 
 __all__ = ["Call", "CallTable", "UNSENT", "INF"]
 
@@ -108,11 +108,11 @@ class Call:
 class CallTable:
     """The pending calls by id, and the doomed ones after a retirement's latch.
 
-    Every field is guarded by the owning client's ``_lock``: callers MUST hold
+    Every field is guarded by the owning session's ``lock``: callers MUST hold
     it for every method. The latch moves ``pending`` to ``doomed`` with two
     stores of its own (``t.doomed, t.pending = t.pending, {}``), not a method
     call, so that an asynchronous exception cannot land between them (see the
-    client's discipline).
+    session's latch, ``Session.request_retirement``).
     """
 
     __slots__ = ("pending", "doomed", "_last_id")

@@ -26,18 +26,18 @@ import logging
 import threading
 from typing import Callable, Optional
 
-from . import _threads
+from . import LOGGER, _threads
 from ._calls import INF
 from ._threads import until
 
 __all__ = ["DeadlineTimer", "Shot"]
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(LOGGER)
 
 
 class Shot:
     """One arming: fires ``fire(self)`` after ``delay`` unless cancelled first
-    (``threading.Timer``'s shape, on a thread from :mod:`~mcp_client._threads`)."""
+    (``threading.Timer``'s shape, on a thread from :mod:`~mcp_client._core._threads`)."""
 
     def __init__(self, delay: float, fire: Callable[["Shot"], None], name: str) -> None:
         self._delay = delay
