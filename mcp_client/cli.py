@@ -124,34 +124,45 @@ import errno
 import io
 import json
 import os
+import re
 import signal
 import subprocess
-import re
 import sys
 from dataclasses import dataclass, replace
 from types import FrameType
-from typing import (IO, Any, Callable, Dict, List, Mapping, NoReturn, Optional, Sequence, Tuple,
-                    TypeVar)
+from typing import (
+    IO,
+    Any,
+    Callable,
+    Dict,
+    List,
+    Mapping,
+    NoReturn,
+    Optional,
+    Sequence,
+    Tuple,
+    TypeVar,
+)
 
 from . import _threads, codegen, config, demo_server
+from . import jail as jail_plan
 from ._files import open_for_writing
 from ._version import __version__
 from .client import Client, Options, prepare
 from .codegen import Generated, sanitize
 from .config import ConfiguredServer
 from .errors import (
-    ConfigError,
-    StderrTail,
     CleanupUnconfirmed,
+    ConfigError,
     GenerateError,
     McpClientError,
     RetirementError,
     StartError,
+    StderrTail,
     SymlinkRefused,
     TransportFailed,
     VersionUnsupported,
 )
-from . import jail as jail_plan
 from .jail import DEFAULT_HIDDEN, Jail
 from .jsonvalue import CorruptionReport, JsonValue, parse
 from .protocol import CallToolResult, InitializeResult, Text, ToolDescriptor
@@ -314,7 +325,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="set a variable in the server's (minimal) environment; KEY alone "
                         "passes this shell's value of KEY; nothing else is passed; repeatable")
     parser.add_argument("--cwd", metavar="DIR", help="the server's working directory")
-    parser.add_argument("--timeout", type=seconds_argument, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+    parser.add_argument("--timeout", type=seconds_argument, default=DEFAULT_TIMEOUT,
+                        metavar="SECONDS",
                         help="deadline of the handshake and of each request (default %g)"
                         % DEFAULT_TIMEOUT)
     parser.add_argument("--server-name", metavar="NAME",
@@ -442,7 +454,8 @@ def _jail_arguments(parser: argparse.ArgumentParser) -> None:
                       "repeatable")
     jail.add_argument("--allow-write", action="append", default=[], metavar="DIR",
                       help="let the jailed server write under DIR; repeatable")
-    jail.add_argument("--allow-net", action="store_true", help="let the jailed server use the network")
+    jail.add_argument("--allow-net", action="store_true",
+                      help="let the jailed server use the network")
     jail.add_argument("--hide", action="append", default=[], metavar="PATH",
                       help="hide PATH too (besides ~/.ssh, ~/.aws, ...); repeatable")
     jail.add_argument("--memory", type=bytes_argument, metavar="BYTES",
@@ -910,7 +923,8 @@ def _server_text(session: Session) -> str:
     info = result.server_info
     label = session.settings.label
     return ("%s%sserver    %s %s\nprotocol  %s\ncommand   %s\n"
-            % ("\n" if session.apart else "", "" if label is None else "config    %s\n" % _name(label),
+            % ("\n" if session.apart else "",
+               "" if label is None else "config    %s\n" % _name(label),
                _name(info.name), _name(info.version) or "(no version)", result.protocol_version,
                _terminal(" ".join(session.settings.spawn.argv()), 400)))
 

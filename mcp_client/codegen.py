@@ -144,23 +144,56 @@ import tokenize
 import unicodedata
 from dataclasses import dataclass
 from typing import (
-    Any, Callable, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Sequence, Set,
-    Tuple, Union,
+    Any,
+    Callable,
+    Dict,
+    FrozenSet,
+    Iterator,
+    List,
+    NamedTuple,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+    Union,
 )
 
 from .errors import (
-    GenerateError, SanitizerBreach, SurfaceTooLarge, ToolFailed, ToolNameCollision,
+    GenerateError,
+    SanitizerBreach,
+    SurfaceTooLarge,
+    ToolFailed,
+    ToolNameCollision,
     TooManyTools,
 )
 from .name import (
-    BODY_NAMES, TYPING_NAMES, Digest, digest_suffix, first_collision, mangle, mangle_label,
+    BODY_NAMES,
+    TYPING_NAMES,
+    Digest,
+    digest_suffix,
+    first_collision,
+    mangle,
+    mangle_label,
     sha256_digest,
 )
 from .noise import escape_code_point
 from .protocol import CallToolResult, Text, ToolDescriptor
 from .schema import (
-    AnyOf, Array, Choice, Field, Map, Nullable, Param, Plan, Record, Simple, Structured,
-    ValueType, WholeValue, plan, plan_output,
+    AnyOf,
+    Array,
+    Choice,
+    Field,
+    Map,
+    Nullable,
+    Param,
+    Plan,
+    Record,
+    Simple,
+    Structured,
+    ValueType,
+    WholeValue,
+    plan,
+    plan_output,
 )
 
 __all__ = [

@@ -88,7 +88,7 @@ class CorruptionReport(Fault, ValueError):
 
 
 class EncodeRefused(Fault, ValueError):
-    """``jsonvalue.dump`` met something that is not a JSON value (NaN, a tuple, a non-str key...)."""
+    """``jsonvalue.dump`` met something that is not a JSON value (NaN, a tuple, a non-str key)."""
 
 
 class MessageFault(Fault):

@@ -65,7 +65,16 @@ import heapq
 import re
 from dataclasses import dataclass, field
 from typing import (
-    Dict, FrozenSet, Hashable, Iterable, List, Optional, Sequence, Set, Tuple, Union,
+    Dict,
+    FrozenSet,
+    Hashable,
+    Iterable,
+    List,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+    Union,
 )
 
 from .capture import Event, LogEntry, LogError, WireLine, read_log

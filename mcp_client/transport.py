@@ -33,6 +33,8 @@ import time
 from dataclasses import dataclass, field
 from typing import IO, Any, Callable, Dict, Mapping, Optional, Tuple, Union
 
+from ._files import open_for_writing
+from ._threads import until
 from .errors import (
     RetirementTimedOut,
     RetirementUnconfirmed,
@@ -40,10 +42,8 @@ from .errors import (
     WriteFailed,
     WriteStalled,
 )
-from ._files import open_for_writing
 from .jail import Jail
 from .jsonvalue import JsonValue
-from ._threads import until
 from .stdio import frame
 
 __all__ = [
@@ -165,7 +165,7 @@ class Connection(abc.ABC):
     def close_output(self) -> None:
         """Close ``read_fd``; only the reader thread calls it, once, on its way out."""
 
-    def close_stderr(self) -> None:
+    def close_stderr(self) -> None:  # noqa: B027 -- a hook: nothing to close by default
         """Close ``stderr_fd`` and ``stderr_sink``; the reader calls it, once, last."""
 
     @property

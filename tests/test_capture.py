@@ -47,7 +47,11 @@ from mcp_client.capture import (
     read_log,
 )
 from mcp_client.errors import (
-    CallTimedOut, ClientBroken, LogError, SymlinkRefused, TransportFailed,
+    CallTimedOut,
+    ClientBroken,
+    LogError,
+    SymlinkRefused,
+    TransportFailed,
 )
 
 from procs import rss_bytes

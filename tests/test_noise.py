@@ -28,12 +28,18 @@ from mcp_client import (
     Exited,
     Options,
     State,
+    cli,
+    noise,
     prepare,
     start,
 )
-from mcp_client import cli, noise
 from mcp_client.errors import (
-    BadMessage, ClientBroken, CorruptionReport, HandshakeFailed, LineTooLong, MalformedMessage,
+    BadMessage,
+    ClientBroken,
+    CorruptionReport,
+    HandshakeFailed,
+    LineTooLong,
+    MalformedMessage,
 )
 from mcp_client.jsonrpc import decode
 from mcp_client.jsonvalue import parse
