@@ -24,7 +24,7 @@ from ._census import ACTIVE
 from ._reader import Reader
 from ._state import State
 from .capture import open_capture
-from .codegen import sanitize
+from .text import sanitize
 from .errors import (
     ClientBroken,
     ClientError,

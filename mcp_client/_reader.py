@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from . import jsonrpc, noise
 from ._answers import Answerer
-from .codegen import sanitize
+from .text import sanitize
 from .errors import (
     ClientBroken,
     FramingFault,

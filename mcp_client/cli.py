@@ -132,6 +132,7 @@ from dataclasses import dataclass, replace
 from types import FrameType
 from typing import (
     IO,
+    TYPE_CHECKING,
     Any,
     Callable,
     Dict,
@@ -144,12 +145,12 @@ from typing import (
     TypeVar,
 )
 
-from . import _threads, codegen, config, demo_server
+from . import _threads, config, demo_server
 from . import jail as jail_plan
+from ._arguments import seconds_argument
 from ._files import open_for_writing
 from ._version import __version__
 from .client import Client, Options, prepare
-from .codegen import Generated, sanitize
 from .config import ConfiguredServer
 from .errors import (
     CleanupUnconfirmed,
@@ -166,7 +167,11 @@ from .errors import (
 from .jail import DEFAULT_HIDDEN, Jail
 from .jsonvalue import CorruptionReport, JsonValue, parse
 from .protocol import CallToolResult, InitializeResult, Text, ToolDescriptor
+from .text import escape, inert, sanitize, truncate
 from .transport import CAPTURE, Exited, ProcessTransport, Retirement, Spawn, child_environment
+
+if TYPE_CHECKING:
+    from .codegen import Generated
 
 __all__ = ["main", "run", "Settings", "parse_arguments", "EXIT_CODES"]
 
@@ -357,17 +362,6 @@ def program() -> str:
     """How this command was run, for its messages: ``mcp-client`` (the console
     script) or ``python -m mcp_client``."""
     return CONSOLE_SCRIPT if os.path.basename(sys.argv[0]) == CONSOLE_SCRIPT else PROG
-
-
-def seconds_argument(text: str) -> float:
-    """argparse type for a positive, finite number of seconds (shared with the replay command)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("not a number: %r" % text) from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError("must be a positive number of seconds, not %r" % text)
-    return value
 
 
 def parse_arguments(argv: Sequence[str], environ: Optional[Mapping[str, str]] = None
@@ -663,6 +657,8 @@ def _steps(client: Client, session: Session, out: IO[str],
     session.tools = _step("listing", client.list_tools)
     _print(report, _tools_text(session.tools))
     name = settings.server_name or settings.label or session.initialized.server_info.name
+    from . import codegen  # here: a client that never generates does not load the generator
+
     session.generated = _step("generation", lambda: codegen.generate(name, session.tools or ()))
     _print(report, _surface_text(session.generated))
     if settings.source:
@@ -977,16 +973,15 @@ def _indented(label: str, text: str) -> str:
 
 def _name(text: str) -> str:
     """A server-chosen name, shown as is when printable, escaped when not."""
-    shown = text if text.isprintable() else codegen.escape(text)
-    return codegen.truncate(shown, _NAME)
+    shown = text if text.isprintable() else escape(text)
+    return truncate(shown, _NAME)
 
 
 def _terminal(text: str, limit: Optional[int] = None) -> str:
     """Server text for a terminal: newlines and tabs kept, every other unprintable
     character escaped (so an ANSI escape or a bidi override arrives inert)."""
-    shown = "".join(char if char.isprintable() or char in "\n\t" else codegen.escape(char)
-                    for char in text)
-    return shown if limit is None else codegen.truncate(shown, limit)
+    shown = inert(text, keep="\n\t")
+    return shown if limit is None else truncate(shown, limit)
 
 
 # ----------------------------------------------------------------------------- JSON

@@ -31,7 +31,7 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import IO, Any, Callable, Dict, Mapping, Optional, Tuple, Union
+from typing import IO, TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Tuple, Union
 
 from ._files import open_for_writing
 from ._threads import until
@@ -42,9 +42,11 @@ from .errors import (
     WriteFailed,
     WriteStalled,
 )
-from .jail import Jail
 from .jsonvalue import JsonValue
 from .stdio import frame
+
+if TYPE_CHECKING:  # an annotation only: an unjailed client never imports the jail's planner
+    from .jail import Jail
 
 __all__ = [
     "Spawn", "SAFE_ENV_KEYS", "child_environment", "Transport", "Connection",
