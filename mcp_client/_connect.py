@@ -24,7 +24,6 @@ from ._census import ACTIVE
 from ._reader import Reader
 from ._state import State
 from .capture import open_capture
-from .text import sanitize
 from .errors import (
     ClientBroken,
     ClientError,
@@ -42,6 +41,7 @@ from .errors import (
 from .jsonrpc import notification
 from .protocol import InitializeResult
 from .stdio import frame
+from .text import sanitize
 from .transport import Connection, NoResource
 
 if TYPE_CHECKING:  # pragma: no cover - the client, for annotations only

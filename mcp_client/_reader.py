@@ -37,7 +37,6 @@ from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from . import jsonrpc, noise
 from ._answers import Answerer
-from .text import sanitize
 from .errors import (
     ClientBroken,
     FramingFault,
@@ -48,6 +47,7 @@ from .errors import (
     ServerError,
 )
 from .stdio import Buffer, frame
+from .text import sanitize
 from .transport import Connection, Retirement, write_all
 
 if TYPE_CHECKING:  # pragma: no cover - the host, for annotations only
