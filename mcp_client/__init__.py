@@ -12,7 +12,9 @@ through its module (``from mcp_client import codegen``)::
 
 from __future__ import annotations
 
+import importlib
 import logging
+from typing import TYPE_CHECKING, Any, List
 
 from ._version import __version__
 from .client import Client, Options, State, prepare, prepare_owned, start
@@ -20,9 +22,9 @@ from .errors import (
     CallTimedOut,
     CleanupUnconfirmed,
     ClientBroken,
-    ClientInherited,
     ClientClosed,
     ClientError,
+    ClientInherited,
     HandshakeFailed,
     McpClientError,
     ResultMalformed,
@@ -31,13 +33,12 @@ from .errors import (
     RetirementUnconfirmed,
     ServerError,
     StartError,
-    TooManyPages,
     ToolsNotDeclared,
+    TooManyPages,
     TransportFailed,
     Unavailable,
     VersionUnsupported,
 )
-from .jail import DEFAULT_HIDDEN, Jail
 from .protocol import ClientInfo
 from .transport import (
     ChannelClosed,
@@ -47,6 +48,40 @@ from .transport import (
     ProcessTransport,
     Spawn,
 )
+
+if TYPE_CHECKING:  # what __getattr__ below gives, for the type checker
+    from . import codegen as codegen
+    from . import jail as jail
+    from . import jailer as jailer
+    from . import schema as schema
+    from .jail import DEFAULT_HIDDEN, Jail
+
+# Loaded on first use (PEP 562), so that a client that never jails and never
+# generates does not pay for the jail's planner and the generator at import:
+# name -> (module, attribute; None for the module itself).
+_LAZY = {
+    "Jail": ("jail", "Jail"),
+    "DEFAULT_HIDDEN": ("jail", "DEFAULT_HIDDEN"),
+    "codegen": ("codegen", None),
+    "jail": ("jail", None),
+    "jailer": ("jailer", None),
+    "schema": ("schema", None),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError("module %r has no attribute %r" % (__name__, name))
+    module_name, attribute = _LAZY[name]
+    module = importlib.import_module("." + module_name, __name__)
+    value = module if attribute is None else getattr(module, attribute)
+    globals()[name] = value  # once: later lookups do not come here
+    return value
+
+
+def __dir__() -> List[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 # A library never configures logging; it only makes sure nothing is printed
 # when the application has not configured it either.

@@ -72,7 +72,16 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from typing import (
-    IO, Callable, Deque, Dict, Iterable, Iterator, List, Optional, Tuple, Union,
+    IO,
+    Callable,
+    Deque,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Optional,
+    Tuple,
+    Union,
 )
 
 from ._core import _threads

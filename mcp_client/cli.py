@@ -124,39 +124,55 @@ import errno
 import io
 import json
 import os
+import re
 import signal
 import subprocess
-import re
 import sys
 from dataclasses import dataclass, replace
 from types import FrameType
-from typing import (IO, Any, Callable, Dict, List, Mapping, NoReturn, Optional, Sequence, Tuple,
-                    TypeVar)
+from typing import (
+    IO,
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    List,
+    Mapping,
+    NoReturn,
+    Optional,
+    Sequence,
+    Tuple,
+    TypeVar,
+)
 
-from . import codegen, config, demo_server
+from . import config, demo_server
+from . import jail as jail_plan
+from ._arguments import seconds_argument
 from ._core import _threads
 from ._core._files import open_for_writing
 from ._version import __version__
 from .client import Client, Options, prepare
-from .codegen import Generated, sanitize
 from .config import ConfiguredServer
 from .errors import (
-    ConfigError,
-    StderrTail,
     CleanupUnconfirmed,
+    ConfigError,
     GenerateError,
     McpClientError,
     RetirementError,
     StartError,
+    StderrTail,
     SymlinkRefused,
     TransportFailed,
     VersionUnsupported,
 )
-from . import jail as jail_plan
 from .jail import DEFAULT_HIDDEN, Jail
 from .jsonvalue import CorruptionReport, JsonValue, parse
 from .protocol import CallToolResult, InitializeResult, Text, ToolDescriptor
+from .text import escape, inert, sanitize, truncate
 from .transport import CAPTURE, Exited, ProcessTransport, Retirement, Spawn, child_environment
+
+if TYPE_CHECKING:
+    from .codegen import Generated
 
 __all__ = ["main", "run", "Settings", "parse_arguments", "EXIT_CODES"]
 
@@ -315,7 +331,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="set a variable in the server's (minimal) environment; KEY alone "
                         "passes this shell's value of KEY; nothing else is passed; repeatable")
     parser.add_argument("--cwd", metavar="DIR", help="the server's working directory")
-    parser.add_argument("--timeout", type=seconds_argument, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+    parser.add_argument("--timeout", type=seconds_argument, default=DEFAULT_TIMEOUT,
+                        metavar="SECONDS",
                         help="deadline of the handshake and of each request (default %g)"
                         % DEFAULT_TIMEOUT)
     parser.add_argument("--server-name", metavar="NAME",
@@ -346,17 +363,6 @@ def program() -> str:
     """How this command was run, for its messages: ``mcp-client`` (the console
     script) or ``python -m mcp_client``."""
     return CONSOLE_SCRIPT if os.path.basename(sys.argv[0]) == CONSOLE_SCRIPT else PROG
-
-
-def seconds_argument(text: str) -> float:
-    """argparse type for a positive, finite number of seconds (shared with the replay command)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("not a number: %r" % text) from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError("must be a positive number of seconds, not %r" % text)
-    return value
 
 
 def parse_arguments(argv: Sequence[str], environ: Optional[Mapping[str, str]] = None
@@ -443,7 +449,8 @@ def _jail_arguments(parser: argparse.ArgumentParser) -> None:
                       "repeatable")
     jail.add_argument("--allow-write", action="append", default=[], metavar="DIR",
                       help="let the jailed server write under DIR; repeatable")
-    jail.add_argument("--allow-net", action="store_true", help="let the jailed server use the network")
+    jail.add_argument("--allow-net", action="store_true",
+                      help="let the jailed server use the network")
     jail.add_argument("--hide", action="append", default=[], metavar="PATH",
                       help="hide PATH too (besides ~/.ssh, ~/.aws, ...); repeatable")
     jail.add_argument("--memory", type=bytes_argument, metavar="BYTES",
@@ -651,6 +658,8 @@ def _steps(client: Client, session: Session, out: IO[str],
     session.tools = _step("listing", client.list_tools)
     _print(report, _tools_text(session.tools))
     name = settings.server_name or settings.label or session.initialized.server_info.name
+    from . import codegen  # here: a client that never generates does not load the generator
+
     session.generated = _step("generation", lambda: codegen.generate(name, session.tools or ()))
     _print(report, _surface_text(session.generated))
     if settings.source:
@@ -911,7 +920,8 @@ def _server_text(session: Session) -> str:
     info = result.server_info
     label = session.settings.label
     return ("%s%sserver    %s %s\nprotocol  %s\ncommand   %s\n"
-            % ("\n" if session.apart else "", "" if label is None else "config    %s\n" % _name(label),
+            % ("\n" if session.apart else "",
+               "" if label is None else "config    %s\n" % _name(label),
                _name(info.name), _name(info.version) or "(no version)", result.protocol_version,
                _terminal(" ".join(session.settings.spawn.argv()), 400)))
 
@@ -964,16 +974,15 @@ def _indented(label: str, text: str) -> str:
 
 def _name(text: str) -> str:
     """A server-chosen name, shown as is when printable, escaped when not."""
-    shown = text if text.isprintable() else codegen.escape(text)
-    return codegen.truncate(shown, _NAME)
+    shown = text if text.isprintable() else escape(text)
+    return truncate(shown, _NAME)
 
 
 def _terminal(text: str, limit: Optional[int] = None) -> str:
     """Server text for a terminal: newlines and tabs kept, every other unprintable
     character escaped (so an ANSI escape or a bidi override arrives inert)."""
-    shown = "".join(char if char.isprintable() or char in "\n\t" else codegen.escape(char)
-                    for char in text)
-    return shown if limit is None else codegen.truncate(shown, limit)
+    shown = inert(text, keep="\n\t")
+    return shown if limit is None else truncate(shown, limit)
 
 
 # ----------------------------------------------------------------------------- JSON

@@ -52,11 +52,11 @@ from ._version import __version__
 from .capture import Capture, CaptureTarget
 from .errors import (
     CallTimedOut,
+    CleanupUnconfirmed,
     ClientBroken,
     ClientClosed,
     ClientError,
     ClientInherited,
-    CleanupUnconfirmed,
     HandshakeFailed,
     ProtocolFault,
     ResultMalformed,
@@ -65,8 +65,8 @@ from .errors import (
     RetirementUnconfirmed,
     ServerError,
     StartError,
-    TooManyPages,
     ToolsNotDeclared,
+    TooManyPages,
     TransportFailed,
     Unavailable,
     VersionUnsupported,
@@ -259,7 +259,10 @@ class Client:
             _connect.open_transport(self._session, self._requests)
             result = _connect.handshake(self._session, self._requests)
         except StartError as failure:
-            raise self._abandon(failure)
+            abandoned = self._abandon(failure)
+            if abandoned is failure:
+                raise
+            raise abandoned from failure  # CleanupUnconfirmed, caused by the failure
         self.initialize_result = result
         return result
 

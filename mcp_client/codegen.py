@@ -141,27 +141,62 @@ import json
 import re
 import token
 import tokenize
-import unicodedata
 from dataclasses import dataclass
 from typing import (
-    Any, Callable, Dict, FrozenSet, Iterator, List, NamedTuple, Optional, Sequence, Set,
-    Tuple, Union,
+    Any,
+    Callable,
+    Dict,
+    FrozenSet,
+    Iterator,
+    List,
+    NamedTuple,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+    Union,
 )
 
 from .errors import (
-    GenerateError, SanitizerBreach, SurfaceTooLarge, ToolFailed, ToolNameCollision,
+    GenerateError,
+    SanitizerBreach,
+    SurfaceTooLarge,
+    ToolFailed,
+    ToolNameCollision,
     TooManyTools,
 )
 from .name import (
-    BODY_NAMES, TYPING_NAMES, Digest, digest_suffix, first_collision, mangle, mangle_label,
+    BODY_NAMES,
+    TYPING_NAMES,
+    Digest,
+    digest_suffix,
+    first_collision,
+    mangle,
+    mangle_label,
     sha256_digest,
 )
-from .noise import escape_code_point
 from .protocol import CallToolResult, Text, ToolDescriptor
 from .schema import (
-    AnyOf, Array, Choice, Field, Map, Nullable, Param, Plan, Record, Simple, Structured,
-    ValueType, WholeValue, plan, plan_output,
+    AnyOf,
+    Array,
+    Choice,
+    Field,
+    Map,
+    Nullable,
+    Param,
+    Plan,
+    Record,
+    Simple,
+    Structured,
+    ValueType,
+    WholeValue,
+    plan,
+    plan_output,
 )
+
+# Re-exported: PORT.md names these helpers codegen's; they live in .text so that what shows
+# server text (the CLI, replay, the errors) does not load the generator.
+from .text import escape, sanitize, truncate
 
 __all__ = [
     "Generated", "GeneratedTool", "generate", "deliver", "describe", "sanitize", "truncate",
@@ -1177,72 +1212,6 @@ _RAISES = {
 def describe(error: GenerateError) -> str:
     """One sanitized line for a refusal, fit for a log or a model's eyes."""
     return "%s: %s" % (type(error).__name__, sanitize(str(error), MAX_DESCRIPTION_CHARS))
-
-
-# Direction-changing codepoints (Unicode TR9; "Trojan Source", CVE-2021-42574),
-# listed by codepoint so that their removal does not depend on the Unicode
-# database of the interpreter: ALM, LRM, RLM, LRE..RLO, LRI..PDI.
-_BIDI_CONTROLS = frozenset(
-    [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
-)
-# Control (Cc), format (Cf), surrogate (Cs: not encodable as UTF-8), line and
-# paragraph separators (Zl, Zp: U+2028 and U+2029 end a line in many readers).
-_REMOVED_CATEGORIES = frozenset(["Cc", "Cf", "Cs", "Zl", "Zp"])
-# Everything but printable ASCII goes through _clean_char; plain text costs a
-# C-speed scan only.
-_NOT_PRINTABLE_ASCII = re.compile(r"[^\x20-\x7e]")
-
-
-def sanitize(text: str, limit: int) -> str:
-    """``text`` fit for a comment: controls gone, whitespace one space, ``limit`` chars.
-
-    A removed character that is whitespace (``\\n``, ``\\t``, U+2028...) turns
-    into a space so that words stay apart; any other is dropped. Runs of
-    whitespace then become one space and the ends are stripped.
-    """
-    cleaned = _NOT_PRINTABLE_ASCII.sub(_clean_char, text)
-    return truncate(" ".join(cleaned.split()), limit).rstrip()  # a cut may end in a space
-
-
-def _clean_char(match: "re.Match[str]") -> str:
-    char = match.group()
-    if ord(char) in _BIDI_CONTROLS or unicodedata.category(char) in _REMOVED_CATEGORIES:
-        return " " if char.isspace() else ""
-    return char
-
-
-def truncate(text: str, limit: int) -> str:
-    """At most ``limit`` characters; a cut ends in ``...`` (within the limit)."""
-    if len(text) <= limit:
-        return text
-    if limit < 3:
-        return text[:limit]
-    return text[: limit - 3].rstrip() + "..."
-
-
-# Printable ASCII stands for itself, except the backslash, the double quote
-# and the at sign (0x5C, 0x22, 0x40).
-_NEEDS_ESCAPE = re.compile(r'[^\x20\x21\x23-\x3f\x41-\x5b\x5d-\x7e]')
-
-
-def escape(text: str) -> str:
-    """The body of a ``"..."`` Python literal that evaluates to exactly ``text``.
-
-    Total: ``\\`` and ``"`` are backslashed, and every codepoint outside
-    printable ASCII becomes ``\\xNN``, ``\\uNNNN`` or ``\\UNNNNNNNN`` (lone
-    surrogates included), so the output is printable ASCII whatever the input.
-    ``@`` becomes ``\\x40`` as well: then the generated source holds no ``@``
-    outside its comment lines, and ``scan_for_at`` proves that without a
-    tokenizer.
-    """
-    return _NEEDS_ESCAPE.sub(_escape_char, text)
-
-
-def _escape_char(match: "re.Match[str]") -> str:
-    code = ord(match.group())
-    if code in (0x22, 0x5C):
-        return "\\" + match.group()
-    return escape_code_point(code)
 
 
 def _literal(text: str) -> str:

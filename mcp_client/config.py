@@ -38,9 +38,9 @@ import re
 from dataclasses import dataclass
 from typing import Dict, List, Mapping, Optional, Tuple
 
-from .codegen import escape, truncate
 from .errors import ConfigError, CorruptionReport
 from .jsonvalue import JsonValue, parse
+from .text import escape, truncate
 from .transport import Spawn
 
 __all__ = ["ConfiguredServer", "LoadedConfig", "ConfigError", "load", "MAX_CONFIG_BYTES"]

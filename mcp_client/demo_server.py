@@ -9,7 +9,8 @@ unless ``--verbose``), and it exits with status 0 when its stdin reaches EOF.
 The tools are picked to exercise the interesting cases for code generation:
 
 * ``add``          -- integers in, text plus ``structuredContent`` out, with an ``outputSchema``;
-* ``join_words``   -- a required ``list[str]``, an optional string with a default, an optional integer;
+* ``join_words``   -- a required ``list[str]``, an optional string with a default, an optional
+  integer;
 * ``reverse-text`` -- a name that must be mangled (a hyphen), and a boolean flag;
 * ``count_by``     -- only partly typed: an array of objects and an ``anyOf`` beside a plain string;
 * ``divide``       -- answers ``isError: true`` when dividing by zero.
@@ -192,15 +193,18 @@ TOOLS: Tuple[Tool, ...] = (
          _divide),
     Tool("join_words", "Join words with a separator, optionally only the first few.",
          _object_schema({
-             "words": {"type": "array", "items": {"type": "string"}, "description": "Words to join."},
-             "separator": {"type": "string", "default": " ", "description": "Placed between words."},
+             "words": {"type": "array", "items": {"type": "string"},
+                       "description": "Words to join."},
+             "separator": {"type": "string", "default": " ",
+                           "description": "Placed between words."},
              "limit": {"type": "integer", "minimum": 0, "description": "Join at most this many."},
          }, ["words"]),
          _join_words),
     Tool("reverse-text", "Reverse a string, code point by code point.",
          _object_schema({
              "text": {"type": "string", "description": "The text to reverse."},
-             "upper": {"type": "boolean", "default": False, "description": "Upper-case the result."},
+             "upper": {"type": "boolean", "default": False,
+                       "description": "Upper-case the result."},
          }, ["text"]),
          _reverse_text,
          title="Reverse text"),
@@ -344,7 +348,8 @@ class Server:
         if "method" not in message or "id" not in message:
             return None  # a notification, or a response to nothing we sent: nothing owed
         if _usable_id(message) is None:
-            return _failure(None, INVALID_REQUEST, "Invalid Request: id must be an integer or string")
+            return _failure(None, INVALID_REQUEST,
+                            "Invalid Request: id must be an integer or string")
         return self._request(message["id"], message["method"], message.get("params", {}))
 
     def _request(self, ident: Any, method: str, params: Any) -> JsonObject:
@@ -387,7 +392,8 @@ class Server:
         arguments = params.get("arguments", {})
         found = violation(arguments, tool.input_schema, "arguments")
         if found is not None:
-            raise RpcFailure(INVALID_PARAMS, "Invalid arguments for tool %s: %s" % (tool.name, found))
+            raise RpcFailure(INVALID_PARAMS,
+                             "Invalid arguments for tool %s: %s" % (tool.name, found))
         try:
             return tool.body(arguments)
         except ToolFailure as failure:

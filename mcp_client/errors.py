@@ -54,6 +54,8 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
 
+from .text import sanitize
+
 if TYPE_CHECKING:  # pragma: no cover - imports for annotations only
     from .jsonrpc import RpcError
     from .protocol import CallToolResult
@@ -88,7 +90,7 @@ class CorruptionReport(Fault, ValueError):
 
 
 class EncodeRefused(Fault, ValueError):
-    """``jsonvalue.dump`` met something that is not a JSON value (NaN, a tuple, a non-str key...)."""
+    """``jsonvalue.dump`` met something that is not a JSON value (NaN, a tuple, a non-str key)."""
 
 
 class MessageFault(Fault):
@@ -281,8 +283,6 @@ class ServerError(ClientError):
     def __init__(self, rpc_error: RpcError) -> None:
         # The message is server text: sanitized for the error's str(), which
         # reaches logs and terminals; rpc_error keeps it as the server sent it.
-        # Imported here: codegen imports this module.
-        from .codegen import sanitize
         shown = sanitize(rpc_error.message, SHOWN_SERVER_MESSAGE)
         super().__init__("server error %d: %s" % (rpc_error.code, shown))
         self.rpc_error = rpc_error

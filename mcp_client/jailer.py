@@ -43,8 +43,19 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, 
 
 from ._core import _threads
 from .errors import TransportFailed
-from .jail import DIR, FILE, MISSING, Channels, Host, Jail, Plan, paths_to_probe, pids_max, plan
-from .jail import require_host
+from .jail import (
+    DIR,
+    FILE,
+    MISSING,
+    Channels,
+    Host,
+    Jail,
+    Plan,
+    paths_to_probe,
+    pids_max,
+    plan,
+    require_host,
+)
 
 if TYPE_CHECKING:
     from .transport import Spawn

@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import List
 
 from .errors import MalformedMessage
+from .text import escape_code_point  # re-exported: noise named it first
 
 __all__ = ["SHOWN", "QUOTED", "HINT", "show", "looks_like_text", "refusal", "escape_code_point"]
 
@@ -83,16 +84,6 @@ def _printable(char: str) -> str:
     if code in _ESCAPED_BYTES:
         return "\\x%02x" % (code - 0xDC00)
     return escape_code_point(code)
-
-
-def escape_code_point(code: int) -> str:
-    """Python's escape of one code point: ``\\xNN``, ``\\uNNNN`` or ``\\UNNNNNNNN``
-    (shared with :func:`mcp_client.codegen.escape`)."""
-    if code < 0x100:
-        return "\\x%02x" % code
-    if code < 0x10000:
-        return "\\u%04x" % code
-    return "\\U%08x" % code
 
 
 def looks_like_text(line: bytes) -> bool:

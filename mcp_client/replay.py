@@ -62,19 +62,27 @@ request), and every divergence is :func:`printable`, whatever the log holds.
 from __future__ import annotations
 
 import heapq
-import re
 from dataclasses import dataclass, field
 from typing import (
-    Dict, FrozenSet, Hashable, Iterable, List, Optional, Sequence, Set, Tuple, Union,
+    Dict,
+    FrozenSet,
+    Hashable,
+    Iterable,
+    List,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+    Union,
 )
 
 from .capture import Event, LogEntry, LogError, WireLine, read_log
 from .errors import BadMessage, CorruptionReport, MalformedMessage, MessageFault
 from .jsonrpc import INTERNAL_ERROR, decode, error_response, result_response
 from .jsonvalue import JsonValue, encode, parse
-from .noise import escape_code_point
 from .protocol import INITIALIZE, LISTINGS, PING, TOOLS_CALL, TOOLS_LIST
 from .stdio import MAX_LINE_BYTES
+from .text import inert
 
 __all__ = [
     "LogError", "Recorded", "Overflow", "Eof", "Write", "Close", "Action", "ServerStep",
@@ -372,20 +380,11 @@ def _show(data: bytes) -> str:
     return printable(text if len(text) <= _SHOWN else text[:_SHOWN - 3] + "...")
 
 
-# Everything but printable ASCII is looked at; plain text costs a C-speed scan.
-_NOT_PLAIN = re.compile(r"[^\x20-\x7e]")
-
-
 def printable(text: str) -> str:
     """``text`` fit for a terminal: every character that is not printable (an
     escape, a newline, a bidi override) spelt ``\\xNN``/``\\uNNNN``/``\\UNNNNNNNN``.
     A divergence quotes the log, and the log is whatever its writer put there."""
-    return _NOT_PLAIN.sub(_escape_unprintable, text)
-
-
-def _escape_unprintable(match: "re.Match[str]") -> str:
-    char = match.group()
-    return char if char.isprintable() else escape_code_point(ord(char))
+    return inert(text)
 
 
 def same(a: JsonValue, b: JsonValue) -> bool:

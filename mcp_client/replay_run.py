@@ -65,10 +65,9 @@ import threading
 import time
 from typing import IO, Callable, List, Optional, Sequence, Tuple
 
+from ._arguments import seconds_argument
 from .capture import load_log
-from .cli import seconds_argument
 from .client import Client, Options, prepare
-from .codegen import sanitize
 from .errors import LogError, McpClientError, RetirementError
 from .protocol import INITIALIZE, TOOLS_CALL, TOOLS_LIST, ClientInfo
 from .replay import (
@@ -84,6 +83,7 @@ from .replay import (
     plan,
     script_of,
 )
+from .text import sanitize
 from .transport import ChannelPeer, ChannelTransport
 
 __all__ = ["main", "drive", "load", "perform", "replay_main", "serve_main",

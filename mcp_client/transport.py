@@ -31,8 +31,10 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import IO, Any, Callable, Dict, Mapping, Optional, Tuple, Union
+from typing import IO, TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Tuple, Union
 
+from ._core._files import open_for_writing
+from ._core._threads import until
 from .errors import (
     RetirementTimedOut,
     RetirementUnconfirmed,
@@ -40,11 +42,11 @@ from .errors import (
     WriteFailed,
     WriteStalled,
 )
-from ._core._files import open_for_writing
-from .jail import Jail
 from .jsonvalue import JsonValue
-from ._core._threads import until
 from .stdio import frame
+
+if TYPE_CHECKING:  # an annotation only: an unjailed client never imports the jail's planner
+    from .jail import Jail
 
 __all__ = [
     "Spawn", "SAFE_ENV_KEYS", "child_environment", "Transport", "Connection",
@@ -81,7 +83,8 @@ class Spawn:
         # A string where the argv tuple belongs is every character an argument:
         # Spawn("server", "/srv/data") would hand a filesystem server "/" as a root.
         if not isinstance(self.executable, str):
-            raise TypeError("Spawn.executable must be a str, not %s" % type(self.executable).__name__)
+            raise TypeError("Spawn.executable must be a str, not %s"
+                            % type(self.executable).__name__)
         if isinstance(self.args, (str, bytes)):
             raise TypeError("Spawn.args must be a tuple of str, not the %s %r: each "
                             "argument is one element" % (type(self.args).__name__, self.args))
@@ -178,7 +181,7 @@ class Connection(abc.ABC):
     def close_output(self) -> None:
         """Close ``read_fd``; only the reader thread calls it, once, on its way out."""
 
-    def close_stderr(self) -> None:
+    def close_stderr(self) -> None:  # noqa: B027 -- a hook: nothing to close by default
         """Close ``stderr_fd`` and ``stderr_sink``; the reader calls it, once, last."""
 
     @property

@@ -67,7 +67,8 @@ def no_leaks(monkeypatch: pytest.MonkeyPatch) -> Iterator[List[int]]:
             _reap_leftover(pid)
             pytest.fail("child %d was not reaped (a zombie or still running)" % pid)
         if PROC:
-            assert wait_until(lambda: not _group_members(pid)), (
+            # The lambda runs inside this iteration, so the late binding is harmless.
+            assert wait_until(lambda: not _group_members(pid)), (  # noqa: B023
                 "process group %d still has members %s" % (pid, _group_members(pid)))
     if PROC:
         assert wait_until(lambda: open_fds() <= fds_before), (

@@ -35,8 +35,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcp_client import NoResource, Options, prepare, start
-from mcp_client._core import _threads
 from mcp_client import capture as capture_module
+from mcp_client._core import _threads
 from mcp_client.capture import (
     CLOSE_TIMEOUT,
     CaptureTarget,
@@ -48,7 +48,11 @@ from mcp_client.capture import (
     read_log,
 )
 from mcp_client.errors import (
-    CallTimedOut, ClientBroken, LogError, SymlinkRefused, TransportFailed,
+    CallTimedOut,
+    ClientBroken,
+    LogError,
+    SymlinkRefused,
+    TransportFailed,
 )
 
 from procs import rss_bytes

@@ -578,8 +578,11 @@ class ConfigFile(CliCase):
 
     def test_the_servers_start_at_once(self) -> None:
         a, b = os.path.join(self.dir, "a"), os.path.join(self.dir, "b")
-        entry = lambda mine, theirs: self.demo(args=[  # noqa: E731
-            "-c", RENDEZVOUS, mine, theirs, str(LONG), "-m", "mcp_client.demo_server"])
+
+        def entry(mine: str, theirs: str) -> Dict[str, object]:
+            return self.demo(args=[
+                "-c", RENDEZVOUS, mine, theirs, str(LONG), "-m", "mcp_client.demo_server"])
+
         path = self.write_config({"first": entry(a, b), "second": entry(b, a)})
         done = self.cli("--config", path, "--json")
         self.assertEqual(done.returncode, 0, done.stderr)

@@ -34,8 +34,8 @@ from mcp_client.errors import (
     RetirementTimedOut,
     ServerError,
     StartError,
-    TooManyPages,
     ToolsNotDeclared,
+    TooManyPages,
     Unavailable,
     VersionUnsupported,
 )

@@ -15,11 +15,12 @@ from typing import Any, Dict
 
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import property_settings
-from support import LONG, server
 
 from mcp_client import Exited, Options, start
 from mcp_client.protocol import ClientInfo
+
+from strategies import property_settings
+from support import LONG, server
 
 NAN, INF = float("nan"), float("inf")
 

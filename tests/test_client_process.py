@@ -23,8 +23,8 @@ from mcp_client.errors import (
     HandshakeFailed,
     ResultMalformed,
     StartError,
-    TooManyPages,
     ToolsNotDeclared,
+    TooManyPages,
     VersionUnsupported,
 )
 

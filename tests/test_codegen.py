@@ -21,13 +21,29 @@ from hypothesis import strategies as st
 
 from mcp_client import codegen
 from mcp_client.codegen import (
-    MAX_DESCRIPTION_CHARS, MAX_NOTE_CHARS, MAX_SHAPE_CHARS, MAX_SURFACE_BYTES, MAX_TOOLS,
-    Generated, describe, escape, generate, sanitize, scan_for_at, truncate,
+    MAX_DESCRIPTION_CHARS,
+    MAX_NOTE_CHARS,
+    MAX_SHAPE_CHARS,
+    MAX_SURFACE_BYTES,
+    MAX_TOOLS,
+    Generated,
+    deliver,
+    describe,
+    escape,
+    generate,
+    sanitize,
+    scan_for_at,
+    truncate,
 )
-from mcp_client.codegen import deliver
 from mcp_client.errors import (
-    GenerateError, McpClientError, ProtocolFault, SanitizerBreach, SurfaceTooLarge, ToolFailed,
-    ToolNameCollision, TooManyTools,
+    GenerateError,
+    McpClientError,
+    ProtocolFault,
+    SanitizerBreach,
+    SurfaceTooLarge,
+    ToolFailed,
+    ToolNameCollision,
+    TooManyTools,
 )
 from mcp_client.protocol import CallToolResult, Text, ToolDescriptor, decode_call_tool
 
@@ -38,6 +54,7 @@ if FAKECAP not in sys.path:
 from cap.internal import mcp as seam  # noqa: E402
 from cap.mcp import load_generated  # noqa: E402
 from codegen_checks import assert_caged, assert_conforms, assert_sends_wire_names  # noqa: E402
+
 from strategies import json_values  # noqa: E402
 
 OBJECT = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
@@ -160,7 +177,7 @@ class Determinism(unittest.TestCase):
 
     def test_module_name_is_the_mangled_server(self) -> None:
         self.assertEqual(generate("git", []).module_name, "cap.mcp.git")
-        suffix = hashlib.sha256("my-server".encode()).hexdigest()[:8]
+        suffix = hashlib.sha256(b"my-server").hexdigest()[:8]
         self.assertEqual(generate("my-server", []).module_name, "cap.mcp.my_server_" + suffix)
 
     def test_empty_listing_is_an_importable_module(self) -> None:

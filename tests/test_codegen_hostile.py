@@ -25,7 +25,10 @@ from hypothesis import strategies as st
 
 from mcp_client import codegen
 from mcp_client.codegen import (
-    MAX_DESCRIPTION_CHARS, MAX_DOC_BYTES, Generated, generate,
+    MAX_DESCRIPTION_CHARS,
+    MAX_DOC_BYTES,
+    Generated,
+    generate,
 )
 from mcp_client.errors import ToolNameCollision
 from mcp_client.name import first_collision, sha256_digest

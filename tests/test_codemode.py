@@ -22,10 +22,11 @@ import textwrap
 import unittest
 from typing import IO, Any, Dict, List, Optional, Set, cast
 
-import npm_servers
 from mcp_client import jailer
 from mcp_client.errors import TransportFailed
 from mcp_client.jail import Jail
+
+import npm_servers
 from procs import process_stats
 from support import LONG, SHORT, server_argv, wait_until
 
@@ -467,6 +468,7 @@ class TypeChecking(CodeModeCase):
         sys.path.insert(0, os.path.dirname(RUNNER))
         self.addCleanup(sys.path.remove, os.path.dirname(RUNNER))
         import codemode
+
         from mcp_client import Options, ProcessTransport, Spawn, prepare
 
         spawn = Spawn(TIME["command"], tuple(TIME["args"]))

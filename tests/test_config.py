@@ -12,7 +12,8 @@ import tempfile
 import unittest
 from typing import Any, Dict, Mapping, Optional
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mcp_client import config
 from mcp_client.config import ConfiguredServer, LoadedConfig
@@ -98,7 +99,8 @@ class Expansion(ConfigCase):
                                       {"TOKEN": "t0k", "PLAIN": "a$b{c}"}, "/home/u/work"))
 
     def test_a_set_variable_wins_over_its_default(self) -> None:
-        spawn = self.load(servers({"s": {"command": "${X:-default}"}}), {"X": "set"}).servers[0].spawn
+        loaded = self.load(servers({"s": {"command": "${X:-default}"}}), {"X": "set"})
+        spawn = loaded.servers[0].spawn
         self.assertEqual(spawn.executable, "set")
 
     def test_the_default_stands_in_for_an_empty_value_as_in_the_shell(self) -> None:
@@ -216,7 +218,8 @@ class Totality(ConfigCase):
     json_values = st.recursive(
         st.none() | st.booleans() | st.integers() | st.text(max_size=8),
         lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
-            st.sampled_from(["command", "args", "env", "cwd", "type", "url", "x"]) | st.text(max_size=4),
+            st.sampled_from(["command", "args", "env", "cwd", "type", "url", "x"])
+            | st.text(max_size=4),
             inner, max_size=5),
         max_leaves=20)
 

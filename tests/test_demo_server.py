@@ -10,9 +10,9 @@ import sys
 import unittest
 from typing import Any, Dict, List, Optional
 
-from servers.pipes import Pipe
-
 from mcp_client import demo_server
+
+from servers.pipes import Pipe
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 Message = Dict[str, Any]
@@ -27,7 +27,8 @@ class DemoCase(unittest.TestCase):
         self.server = self.start(*self.options)
 
     def start(self, *options: str, stderr: Optional[int] = subprocess.DEVNULL) -> Pipe:
-        pipe = Pipe([sys.executable, "-m", "mcp_client.demo_server", *options], stderr=stderr, cwd=ROOT)
+        pipe = Pipe([sys.executable, "-m", "mcp_client.demo_server", *options],
+                    stderr=stderr, cwd=ROOT)
         self.addCleanup(pipe.kill)
         return pipe
 
@@ -239,8 +240,10 @@ class Tools(DemoCase):
 
     def test_join_words(self) -> None:
         self.assertEqual(self.tool_text("join_words", {"words": ["a", "b", "c"]}), "a b c")
-        self.assertEqual(self.tool_text("join_words", {"words": ["a", "b"], "separator": "-"}), "a-b")
-        self.assertEqual(self.tool_text("join_words", {"words": ["a", "b", "c"], "limit": 2}), "a b")
+        self.assertEqual(
+            self.tool_text("join_words", {"words": ["a", "b"], "separator": "-"}), "a-b")
+        self.assertEqual(
+            self.tool_text("join_words", {"words": ["a", "b", "c"], "limit": 2}), "a b")
         self.assertEqual(self.tool_text("join_words", {"words": []}), "")
 
     def test_reverse_text(self) -> None:
@@ -305,7 +308,8 @@ class Validation(unittest.TestCase):
         self.assertEqual(sorted(examples), sorted(tool.name for tool in demo_server.TOOLS))
         for tool in demo_server.TOOLS:
             with self.subTest(tool=tool.name):
-                self.assertIsNone(demo_server.violation(examples[tool.name], tool.input_schema, "a"))
+                self.assertIsNone(
+                    demo_server.violation(examples[tool.name], tool.input_schema, "a"))
                 json.dumps(tool.descriptor())  # every descriptor is plain JSON
 
     def test_in_process_server_matches_the_wire(self) -> None:

@@ -18,9 +18,6 @@ import unittest
 
 from hypothesis import given
 from hypothesis import strategies as st
-from servers import alive
-from strategies import property_settings
-from support import LONG, OPTIONS, server, text_of, wait_until
 
 from mcp_client import (
     Exited,
@@ -32,6 +29,10 @@ from mcp_client import (
 from mcp_client.errors import ClientBroken, HandshakeFailed, Unavailable
 from mcp_client.tail import LINE_BYTES, TAIL_BYTES, Tail
 from mcp_client.transport import CAPTURE
+
+from servers import alive
+from strategies import property_settings
+from support import LONG, OPTIONS, server, text_of, wait_until
 
 MIB = 1024 * 1024
 
@@ -82,8 +83,8 @@ class TailRing(unittest.TestCase):
             tail = Tail()
             stream = b"starting\n" + line + b"\nexiting\n"
             logged = []
-            for start in range(0, len(stream), size if size > 1 else 7):
-                logged += tail.push(stream[start:start + (size if size > 1 else 7)], lines=True)
+            for offset in range(0, len(stream), size if size > 1 else 7):
+                logged += tail.push(stream[offset:offset + (size if size > 1 else 7)], lines=True)
             shown = tail.text().split("\n")
             self.assertEqual(shown[-1], "exiting")
             self.assertTrue(shown[-2].startswith("FATAL: the index is corrupt xxx"), shown[-2][:60])

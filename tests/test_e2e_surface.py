@@ -39,8 +39,8 @@ import typing
 import unittest
 from contextlib import contextmanager
 from dataclasses import dataclass
-from types import ModuleType
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
 from mcp_client import Client, Exited, ProcessTransport, Spawn, codegen, start

@@ -21,12 +21,28 @@ import unittest
 from typing import Any, Callable, Dict, List, NamedTuple, Tuple
 
 from mcp_client import jsonrpc, jsonvalue, protocol, stdio
-from mcp_client.errors import (BadMessage, CorruptionReport, EncodeRefused, ForeignVersionFault,
-                               LineTooLong, MalformedMessage, ProtocolFault)
+from mcp_client.errors import (
+    BadMessage,
+    CorruptionReport,
+    EncodeRefused,
+    ForeignVersionFault,
+    LineTooLong,
+    MalformedMessage,
+    ProtocolFault,
+)
 from mcp_client.jsonrpc import Notification, Response, RpcError, ServerRequest
 from mcp_client.jsonvalue import MAX_DEPTH
-from mcp_client.protocol import (SUPPORTED_VERSIONS, CallToolResult, InitializeResult, Other,
-                                 ServerInfo, Text, ToolDescriptor, ToolsCapability, ToolsPage)
+from mcp_client.protocol import (
+    SUPPORTED_VERSIONS,
+    CallToolResult,
+    InitializeResult,
+    Other,
+    ServerInfo,
+    Text,
+    ToolDescriptor,
+    ToolsCapability,
+    ToolsPage,
+)
 
 import hostile
 
@@ -146,7 +162,8 @@ CASES: List[Tuple[str, str, Any, Any]] = [
      fault(CorruptionReport, "not UTF-8 at byte 1")),
     ("lone surrogate as raw bytes in a message", "decode",
      b'{"jsonrpc":"2.0","id":1,"result":"\xed\xb0\x80"}', fault(MalformedMessage, "not UTF-8")),
-    ("invalid UTF-8 (0xff)", "parse", b"[\"\xff\"]", fault(CorruptionReport, "not UTF-8 at byte 2")),
+    ("invalid UTF-8 (0xff)", "parse", b"[\"\xff\"]",
+     fault(CorruptionReport, "not UTF-8 at byte 2")),
     ("invalid UTF-8 continuation", "decode", b'{"a":"\x80"}', fault(MalformedMessage, "not UTF-8")),
     ("UTF-8 BOM", "parse", b"\xef\xbb\xbf{}", fault(CorruptionReport, "column 1")),
     ("UTF-8 BOM before a message", "decode",
@@ -217,7 +234,8 @@ CASES: List[Tuple[str, str, Any, Any]] = [
     ("protocol version a 5,000-digit value", "initialize", init(protocolVersion=10 ** 5000),
      fault(ProtocolFault, "protocolVersion is a number")),
     ("protocol version a 100,000-deep value", "initialize",
-     init(protocolVersion=deep_value(100_000)), fault(ProtocolFault, "protocolVersion is an array")),
+     init(protocolVersion=deep_value(100_000)),
+     fault(ProtocolFault, "protocolVersion is an array")),
     ("serverInfo missing", "initialize", init(serverInfo=DROP),
      fault(ProtocolFault, "serverInfo is not an object")),
     ("serverInfo without a name", "initialize", init(serverInfo={"version": "1"}),

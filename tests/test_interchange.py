@@ -15,7 +15,11 @@ from hypothesis import strategies as st
 from mcp_client import interchange
 from mcp_client.errors import InterchangeFault
 from mcp_client.interchange import (
-    MAX_MSGPACK_INT, MIN_MSGPACK_INT, describe, to_json, to_msgpack,
+    MAX_MSGPACK_INT,
+    MIN_MSGPACK_INT,
+    describe,
+    to_json,
+    to_msgpack,
 )
 from mcp_client.jsonvalue import MAX_DEPTH
 

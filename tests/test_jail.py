@@ -34,16 +34,32 @@ from typing import Any, Dict, List, Optional
 from unittest import mock
 
 from mcp_client import (
-    DEFAULT_HIDDEN, Client, Exited, Jail, ProcessTransport, Spawn,
-    cli, demo_server, jailer, start,
+    DEFAULT_HIDDEN,
+    Client,
+    Exited,
+    Jail,
+    ProcessTransport,
+    Spawn,
+    cli,
+    demo_server,
+    jailer,
+    start,
 )
 from mcp_client.errors import CallTimedOut, TransportFailed, Unavailable
 from mcp_client.transport import CAPTURE
 
 from servers import alive
 from support import (
-    JAIL_READABLE, LONG, OPTIONS, SHORT, jail_for_tests, jail_read_flags, server, server_argv,
-    text_of, wait_until,
+    JAIL_READABLE,
+    LONG,
+    OPTIONS,
+    SHORT,
+    jail_for_tests,
+    jail_read_flags,
+    server,
+    server_argv,
+    text_of,
+    wait_until,
 )
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -356,8 +372,8 @@ class Network(JailCase):
             port = listener.getsockname()[1]
             refused = self.probe(self.jailed(jail_for_tests()), "tcp", port=port)
             self.assertIn("ConnectionRefusedError", refused["error"])
-            self.assertEqual(self.probe(self.jailed(jail_for_tests(network=True)), "tcp", port=port),
-                             {"ok": True})
+            networked = self.jailed(jail_for_tests(network=True))
+            self.assertEqual(self.probe(networked, "tcp", port=port), {"ok": True})
             listener.settimeout(LONG)
             listener.accept()[0].close()  # the one that got through
 
@@ -370,8 +386,8 @@ class Network(JailCase):
             listener.listen(4)
             refused = self.probe(self.jailed(jail_for_tests()), "unix", path=path)
             self.assertIn("Operation not permitted", refused["error"])
-            self.assertEqual(self.probe(self.jailed(jail_for_tests(network=True)), "unix", path=path),
-                             {"ok": True})
+            networked = self.jailed(jail_for_tests(network=True))
+            self.assertEqual(self.probe(networked, "unix", path=path), {"ok": True})
 
     def test_no_new_user_namespaces(self) -> None:
         client = self.jailed(jail_for_tests(network=True))
@@ -468,7 +484,8 @@ class Limits(JailCase):
         self.assertEqual(client.shutdown(), Exited(1), "it died by itself, of its MemoryError")
         with open(log) as stream:
             self.assertIn("MemoryError", stream.read())
-        self.assertTrue(self.probe(self.jailed(jail_for_tests(memory_bytes=256 * MIB)), "thread")["ok"])
+        roomy = self.jailed(jail_for_tests(memory_bytes=256 * MIB))
+        self.assertTrue(self.probe(roomy, "thread")["ok"])
 
     def test_a_fork_bomb_stays_at_max_processes(self) -> None:
         try:  # root with a cgroup v1 pids hierarchy (CI), or a delegated cgroup v2 subtree
@@ -801,7 +818,8 @@ class CommandLine(unittest.TestCase):
             "--hide", "/srv/secret", "--memory", "512M", "--cpu-seconds", "30",
             "--max-processes", "64", "--", "server"])
         self.assertEqual(settings.jail, Jail(
-            network=True, readable=("/srv/r",), writable=("/srv/a", "/srv/b"), hidden=DEFAULT_HIDDEN + ("/srv/secret",),
+            network=True, readable=("/srv/r",), writable=("/srv/a", "/srv/b"),
+            hidden=DEFAULT_HIDDEN + ("/srv/secret",),
             memory_bytes=512 * MIB, cpu_seconds=30, max_processes=64))
         self.assertEqual(cli.parse_arguments(["--jail"]).jail, Jail())
         self.assertIsNone(cli.parse_arguments([]).jail)

@@ -15,7 +15,16 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 from mcp_client import DEFAULT_HIDDEN, Jail, Spawn
 from mcp_client.errors import TransportFailed
 from mcp_client.jail import (
-    DIR, FILE, MISSING, Channels, Host, Plan, paths_to_probe, pids_max, plan, seccomp_filter,
+    DIR,
+    FILE,
+    MISSING,
+    Channels,
+    Host,
+    Plan,
+    paths_to_probe,
+    pids_max,
+    plan,
+    seccomp_filter,
 )
 
 CHANNELS = Channels(lifeline=12, status=13, seccomp=14)

@@ -24,8 +24,9 @@ from mcp_client import jsonrpc
 from mcp_client.errors import BadMessage, CorruptionReport, MalformedMessage, MessageFault
 from mcp_client.jsonrpc import Notification, Response, RpcError, ServerRequest, decode
 from mcp_client.jsonvalue import dump, encode, parse
-from support import same
+
 from strategies import json_values, property_settings
+from support import same
 
 PROPERTY = property_settings(300)
 

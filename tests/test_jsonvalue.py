@@ -36,8 +36,9 @@ from hypothesis import strategies as st
 from mcp_client import jsonvalue
 from mcp_client.errors import CorruptionReport, EncodeRefused
 from mcp_client.jsonvalue import MAX_DEPTH, MAX_INT_DIGITS, _too_deep, depth, dump, encode, parse
-from support import same
+
 from strategies import json_values, property_settings
+from support import same
 
 PROPERTY = property_settings(300)
 

@@ -13,7 +13,13 @@ from hypothesis import strategies as st
 
 from mcp_client import name
 from mcp_client.name import (
-    LABEL_RESERVED, RESERVED, Collision, first_collision, mangle, mangle_label, sha256_digest,
+    LABEL_RESERVED,
+    RESERVED,
+    Collision,
+    first_collision,
+    mangle,
+    mangle_label,
+    sha256_digest,
 )
 
 # An ASCII identifier: what mangle_label leaves alone unless it is reserved.
@@ -38,7 +44,7 @@ class Sha256Digest(unittest.TestCase):
         )
 
     def test_hashes_utf8_bytes(self) -> None:
-        expected = hashlib.sha256("日本語".encode("utf-8")).hexdigest()
+        expected = hashlib.sha256("日本語".encode()).hexdigest()
         self.assertEqual(sha256_digest("日本語"), expected)
 
     def test_lone_surrogate_does_not_raise(self) -> None:

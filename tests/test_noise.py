@@ -28,12 +28,18 @@ from mcp_client import (
     Exited,
     Options,
     State,
+    cli,
+    noise,
     prepare,
     start,
 )
-from mcp_client import cli, noise
 from mcp_client.errors import (
-    BadMessage, ClientBroken, CorruptionReport, HandshakeFailed, LineTooLong, MalformedMessage,
+    BadMessage,
+    ClientBroken,
+    CorruptionReport,
+    HandshakeFailed,
+    LineTooLong,
+    MalformedMessage,
 )
 from mcp_client.jsonrpc import decode
 from mcp_client.jsonvalue import parse
@@ -351,8 +357,9 @@ class Command(unittest.TestCase):
         done = self.cli("--call", "echo", "{}", "--", *server_argv("noisy"))
         self.assertEqual(done.returncode, cli.EXIT_OK, done.stderr)
         self.assertEqual(done.stderr.splitlines(), [
-            'mcp_client: warning: skipped 4 lines the server wrote to stdout that are not JSON, '
-            'the first: "%s"; the MCP spec forbids them (--strict refuses them)' % BANNER_SHOWN])
+            'mcp_client: warning: skipped 4 lines the server wrote to stdout '
+            'that are not JSON, the first: "%s"; the MCP spec forbids them '
+            '(--strict refuses them)' % BANNER_SHOWN])
         self.assertIn("call echo: isError=false", done.stdout)
 
     def test_strict_refuses_the_first_line(self) -> None:

@@ -15,14 +15,13 @@ import logging
 import unittest
 from typing import List
 
-from support import LONG, OPTIONS, server, text_of
-
 from mcp_client import ProcessTransport, start
 from mcp_client.errors import ServerError
 from mcp_client.transport import CAPTURE
 
 from hostile import unsafe_characters
 from servers.scripted import HOSTILE
+from support import LONG, OPTIONS, server, text_of
 
 
 class ServerTextInLogs(unittest.TestCase):

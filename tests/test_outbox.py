@@ -20,7 +20,11 @@ from mcp_client._core._outbox import Outbox
 from mcp_client.errors import CallTimedOut, WriteStalled
 from mcp_client.protocol import Text
 from mcp_client.transport import (
-    ATOMIC_WRITE_BYTES, ChannelPeer, Connection, Retirement, Transport,
+    ATOMIC_WRITE_BYTES,
+    ChannelPeer,
+    Connection,
+    Retirement,
+    Transport,
 )
 
 from support import LONG, OPTIONS, SHORT, answer, channel, wait_until

@@ -27,9 +27,19 @@ from hypothesis import strategies as st
 from mcp_client import jsonrpc, protocol, stdio
 from mcp_client.errors import ForeignVersionFault, MessageFault, ProtocolFault
 from mcp_client.jsonvalue import encode
-from mcp_client.protocol import (REQUESTED_VERSION, SUPPORTED_VERSIONS, CallToolResult,
-                                 ClientInfo, InitializeResult, Other, ServerInfo, Text,
-                                 ToolDescriptor, ToolsCapability, ToolsPage)
+from mcp_client.protocol import (
+    REQUESTED_VERSION,
+    SUPPORTED_VERSIONS,
+    CallToolResult,
+    ClientInfo,
+    InitializeResult,
+    Other,
+    ServerInfo,
+    Text,
+    ToolDescriptor,
+    ToolsCapability,
+    ToolsPage,
+)
 
 from strategies import json_values, property_settings
 

@@ -16,18 +16,20 @@ import time
 import unittest
 from typing import Any, Dict, List
 
-from support import LONG, OPTIONS, SHORT, server, text_of, wait_until
-
 from mcp_client import (
     Exited,
     ProcessTransport,
     State,
-    client as client_module,
     start,
+)
+from mcp_client import (
+    client as client_module,
 )
 from mcp_client._core import _threads
 from mcp_client._core._calls import Call
 from mcp_client.errors import CallTimedOut, ClientBroken, TransportFailed, Unavailable
+
+from support import LONG, OPTIONS, SHORT, server, text_of, wait_until
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

@@ -23,15 +23,16 @@ import tempfile
 import threading
 import time
 import unittest
-from unittest import mock
 from typing import Any, Callable, Dict, List, Optional, Sequence
+from unittest import mock
 
 from mcp_client import (
     Exited,
     Spawn,
+    cli,
+    replay_run,
     start,
 )
-from mcp_client import cli
 from mcp_client import replay as replay_module
 from mcp_client.errors import CallTimedOut, ClientBroken, LogError, ServerError, Unavailable
 from mcp_client.replay import (
@@ -44,7 +45,6 @@ from mcp_client.replay import (
     plan,
     same,
 )
-from mcp_client import replay_run
 from mcp_client.replay_run import drive, load
 
 import hostile
@@ -551,7 +551,8 @@ class HostileLogs(unittest.TestCase):
     def growth(self, work: Callable[[List[str]], Any], **shape: bool) -> float:
         """How much the calls of ``work(log lines)`` grow when the log doubles:
         2 when the work is linear in the log, 4 when it is quadratic."""
-        small, large = ([json.dumps(item) for item in pings(count, **shape)] for count in (300, 600))
+        small, large = ([json.dumps(item) for item in pings(count, **shape)]
+                        for count in (300, 600))
         return python_calls(lambda: work(large)) / python_calls(lambda: work(small))
 
     def test_planning_and_matching_are_linear(self) -> None:
@@ -781,6 +782,7 @@ class Serve(unittest.TestCase):
 
     def test_a_call_with_other_arguments_is_answered_as_recorded_with_a_warning(self) -> None:
         import io
+
         from mcp_client.replay_run import serve_main
         lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}},
                  {"jsonrpc": "2.0", "id": 2, "method": "tools/call",

@@ -12,9 +12,27 @@ from hypothesis import strategies as st
 
 from mcp_client.jsonvalue import JsonValue
 from mcp_client.schema import (
-    KINDS, MAX_BRANCHES, MAX_CHOICES, MAX_NESTED_FIELDS, MAX_OUTPUT_LOOK, AnyOf, Array, Choice,
-    Field, Map, Nullable, Param, ParamType, Record, ResultType, Simple, Structured, Typed,
-    WholeValue, plan, plan_output,
+    KINDS,
+    MAX_BRANCHES,
+    MAX_CHOICES,
+    MAX_NESTED_FIELDS,
+    MAX_OUTPUT_LOOK,
+    AnyOf,
+    Array,
+    Choice,
+    Field,
+    Map,
+    Nullable,
+    Param,
+    ParamType,
+    Record,
+    ResultType,
+    Simple,
+    Structured,
+    Typed,
+    WholeValue,
+    plan,
+    plan_output,
 )
 
 NULL = {"type": "null"}

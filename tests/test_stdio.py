@@ -35,7 +35,12 @@ from hypothesis import strategies as st
 from mcp_client.errors import EncodeRefused, FramingFault, LineTooLong
 from mcp_client.jsonvalue import encode, parse
 from mcp_client.stdio import (
-    KEEP_FROM, MAX_LINE_BYTES, READ_SIZE, READ_SIZE_LARGE, Buffer, frame,
+    KEEP_FROM,
+    MAX_LINE_BYTES,
+    READ_SIZE,
+    READ_SIZE_LARGE,
+    Buffer,
+    frame,
 )
 
 from strategies import json_values, property_settings

@@ -19,9 +19,6 @@ import time
 import unittest
 from typing import Any, Dict, List, Optional, Set, Tuple
 
-from procs import PROC, client_threads, open_fds, process_stats, rss_bytes
-from support import LONG, OPTIONS, server, text_of
-
 from mcp_client import (
     Client,
     Exited,
@@ -30,6 +27,9 @@ from mcp_client import (
 )
 from mcp_client.errors import CallTimedOut, ClientBroken
 from mcp_client.protocol import CallToolResult
+
+from procs import PROC, client_threads, open_fds, process_stats, rss_bytes
+from support import LONG, OPTIONS, server, text_of
 
 NO_PROC = "needs Linux /proc (descriptors, children and RSS are read there)"
 

@@ -28,7 +28,14 @@ if TOOLS not in sys.path:
 
 import surface_census  # noqa: E402
 from surface_census import (  # noqa: E402
-    GOALS, CensusError, Target, census, figures, measure, targets, total,
+    GOALS,
+    CensusError,
+    Target,
+    census,
+    figures,
+    measure,
+    targets,
+    total,
 )
 
 GOLDEN = Path(__file__).with_name("golden")

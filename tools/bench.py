@@ -604,7 +604,8 @@ def jail_lines(figures: Figures) -> List[str]:
              "  handshake, spawn to ready: %.1f ms unjailed, %.1f ms jailed (Jail()): +%.1f ms"
              % (ms["hs_plain"], ms["hs_jailed"], ms["hs_jailed"] - ms["hs_plain"])]
     if "hs_limited" in ms:
-        lines.append("  jailed with max_processes (a pids cgroup) and memory_bytes: %.1f ms (+%.1f ms)"
+        lines.append("  jailed with max_processes (a pids cgroup) and memory_bytes:"
+                     " %.1f ms (+%.1f ms)"
                      % (ms["hs_limited"], ms["hs_limited"] - ms["hs_plain"]))
     lines.append("  spent on: bwrap building the jail around the init's interpreter %.1f ms, of "
                  "which that interpreter (python -I -S -c pass) %.1f ms"
@@ -915,7 +916,8 @@ ROWS = [
 ]
 
 #: key -> (description, check(client/floor, client/sdk, client figure))
-TARGETS: Dict[str, Tuple[str, Callable[[Optional[float], Optional[float], float], Optional[bool]]]] = {
+TargetCheck = Callable[[Optional[float], Optional[float], float], Optional[bool]]
+TARGETS: Dict[str, Tuple[str, TargetCheck]] = {
     "seq": (">=0.6x floor, >=1.5x SDK",
             lambda f, s, v: None if f is None else f >= 0.6 and (s is None or s >= 1.5)),
     "inflight": (">=5x SDK", lambda f, s, v: None if s is None else s >= 5.0),

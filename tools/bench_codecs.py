@@ -29,8 +29,9 @@ from typing import Callable, List, Optional, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from mcp_client import jsonrpc, jsonvalue, protocol, stdio  # noqa: E402
 from timing import sample  # noqa: E402  (tools/ is sys.path[0] when run as a script)
+
+from mcp_client import jsonrpc, jsonvalue, protocol, stdio  # noqa: E402
 
 CHUNK = 64 * 1024
 TARGET = 2.0
@@ -84,7 +85,8 @@ def tools_call_line() -> bytes:
     listing = "\n".join("%-28s %8d  2025-06-%02d" % ("src/pkg/module_%02d.py" % i, 1200 + 37 * i,
                                                      i + 1) for i in range(12))
     snippet = ('def handler(request):\n    """Answer one request; never raises."""\n'
-               '    return {"status": 200, "body": request.body, "note": "r\u00e9sum\u00e9 \u2713"}\n')
+               '    return {"status": 200, "body": request.body,'
+               ' "note": "r\u00e9sum\u00e9 \u2713"}\n')
     result: jsonvalue.JsonValue = {
         "content": [
             {"type": "text", "text": "Listing of /work/src/pkg (12 entries):\n" + listing},

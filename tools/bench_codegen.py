@@ -32,6 +32,7 @@ sampling.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
@@ -40,8 +41,9 @@ from typing import Any, Dict, List, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from mcp_client import codegen, protocol  # noqa: E402
 from timing import sample  # noqa: E402  (tools/ is sys.path[0] when run as a script)
+
+from mcp_client import codegen, protocol  # noqa: E402
 
 TOOLS = 256
 TARGET = 20.0
@@ -133,8 +135,8 @@ def main() -> int:
         raw = listing(variant)
         tools = protocol.decode_tools_page(raw).tools
         codegen.generate("bench", tools)  # refusals surface here, before timing
-        dumps = sample(lambda: json.dumps(raw), 20, options.repeat)
-        generate = sample(lambda: codegen.generate("bench", tools), 2, options.repeat)
+        dumps = sample(functools.partial(json.dumps, raw), 20, options.repeat)
+        generate = sample(functools.partial(codegen.generate, "bench", tools), 2, options.repeat)
         print("%-20s %9d %9.3f %9.3f %9.3f %6.1fx" % (
             variant, len(json.dumps(raw)), dumps[1] * 1e3, generate[0] * 1e3,
             generate[1] * 1e3, generate[1] / dumps[1]))

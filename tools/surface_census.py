@@ -101,10 +101,10 @@ if REPO not in sys.path:  # run as a script from a checkout: measure that checko
     sys.path.insert(0, REPO)
 
 from mcp_client import Exited, Options, ProcessTransport, Spawn, codegen, start  # noqa: E402
-from mcp_client.transport import CAPTURE  # noqa: E402
 from mcp_client.errors import McpClientError  # noqa: E402
 from mcp_client.jsonvalue import JsonValue  # noqa: E402
 from mcp_client.protocol import ToolDescriptor  # noqa: E402
+from mcp_client.transport import CAPTURE  # noqa: E402
 
 __all__ = ["Census", "CensusError", "Target", "GOALS", "census", "legal", "why_renamed",
            "wire_parameters", "enum_members", "total", "figures", "targets", "measure",

@@ -29,9 +29,9 @@ import threading
 import time
 from typing import Callable, Deque, Optional, Tuple
 
-from . import LOGGER, _threads
 from ..errors import ClientBroken, Unavailable, WriteFailed, WriteStalled
 from ..transport import ATOMIC_WRITE_BYTES, Connection
+from . import LOGGER, _threads
 
 __all__ = ["Answerer", "ANSWER_TIMEOUT"]
 

@@ -19,11 +19,7 @@ import os
 import time
 from typing import Optional
 
-from . import _threads
 from .. import protocol
-from ._reader import Reader
-from ._requests import Requests
-from ._session import SHOWN_NAME, Session
 from ..errors import (
     ClientBroken,
     ClientError,
@@ -41,6 +37,10 @@ from ..errors import (
 from ..jsonrpc import notification
 from ..protocol import InitializeResult
 from ..transport import Connection, NoResource
+from . import _threads
+from ._reader import Reader
+from ._requests import Requests
+from ._session import SHOWN_NAME, Session
 
 __all__ = ["open_transport", "handshake", "SHOWN_NAME"]
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 import threading
 from typing import Callable, Iterable, Optional
 
-from ._threads import until
 from ..errors import RetirementError, RetirementTimedOut
 from ..transport import Retirement
+from ._threads import until
 
 __all__ = ["Custody"]
 

@@ -32,9 +32,9 @@ import threading
 import time
 from typing import Deque, List, Optional
 
-from ._calls import UNSENT, Call, CallTable
 from ..errors import WriteFailed, WriteStalled
 from ..transport import ATOMIC_WRITE_BYTES, Connection
+from ._calls import UNSENT, Call, CallTable
 
 __all__ = ["Outbox"]
 

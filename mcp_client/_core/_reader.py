@@ -36,11 +36,6 @@ import time
 from typing import List, Optional, Tuple
 
 from .. import jsonrpc, noise, protocol
-from . import LOGGER
-from ._answers import Answerer
-from ._requests import Requests
-from ._session import Session
-from ..codegen import sanitize
 from ..errors import (
     ClientBroken,
     FramingFault,
@@ -51,7 +46,12 @@ from ..errors import (
     ServerError,
 )
 from ..stdio import Buffer
+from ..text import sanitize
 from ..transport import Connection, Retirement, write_all
+from . import LOGGER
+from ._answers import Answerer
+from ._requests import Requests
+from ._session import Session
 
 __all__ = ["Reader"]
 

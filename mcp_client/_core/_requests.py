@@ -10,8 +10,9 @@ client's death), and wait -- on the call's own waiter, until the answer, the
 timer, a retirement, or the caller's own backstop settles it.
 
 Every field of the three parts is guarded by the session's ``lock`` (see their
-modules; the table is the session's). A caller interrupted on the way (an exception from a signal handler)
-takes its call out of the table: no answer is awaited for it any more.
+modules; the table is the session's). A caller interrupted on the way (an
+exception from a signal handler) takes its call out of the table: no answer is
+awaited for it any more.
 """
 
 from __future__ import annotations
@@ -20,14 +21,6 @@ import logging
 import time
 from typing import Any, Callable, List, Optional, Tuple, TypeVar, Union
 
-from . import LOGGER
-from ._calls import Call
-from ._census import FORKS
-from ._outbox import Outbox
-from ._session import Session, fresh
-from ._state import State
-from ._threads import until
-from ._timer import DeadlineTimer, Shot
 from .. import protocol
 from ..errors import (
     CallTimedOut,
@@ -41,6 +34,14 @@ from ..errors import (
 )
 from ..jsonrpc import request
 from ..jsonvalue import EncodeRefused, JsonValue
+from . import LOGGER
+from ._calls import Call
+from ._census import FORKS
+from ._outbox import Outbox
+from ._session import Session, fresh
+from ._state import State
+from ._threads import until
+from ._timer import DeadlineTimer, Shot
 
 __all__ = ["Requests"]
 

@@ -38,12 +38,7 @@ import threading
 import weakref
 from typing import TYPE_CHECKING, Iterable, Optional
 
-from ._calls import Call, CallTable
-from ._census import ACTIVE, FORKS
-from ._custody import Custody
-from ._state import ENDED, TRANSITIONS, State
 from ..capture import Capture, open_capture
-from ..codegen import sanitize
 from ..errors import (
     ClientBroken,
     ClientInherited,
@@ -55,11 +50,16 @@ from ..errors import (
 from ..jsonvalue import JsonValue
 from ..stdio import frame
 from ..tail import Tail
+from ..text import sanitize
 from ..transport import Connection, NoResource, Retirement, Transport
+from ._calls import Call, CallTable
+from ._census import ACTIVE, FORKS
+from ._custody import Custody
+from ._state import ENDED, TRANSITIONS, State
 
 if TYPE_CHECKING:  # pragma: no cover - for annotations only
-    from ._reader import Reader
     from ..client import Options
+    from ._reader import Reader
 
 __all__ = ["Session", "fresh", "SHOWN_NAME"]
 

@@ -40,8 +40,8 @@ import inspect
 import io
 import token
 import tokenize
-import unicodedata
 import typing
+import unicodedata
 import unittest
 from collections import Counter
 from typing import Any, Callable, Dict, List, Sequence, Tuple, Union

@@ -17,10 +17,10 @@ from typing import Dict
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, HERE)
 
-from support import server, text_of  # noqa: E402
-
 from mcp_client import Options, start  # noqa: E402
 from mcp_client.errors import ClientInherited  # noqa: E402
+
+from support import server, text_of  # noqa: E402
 
 
 def child_report(client: object) -> Dict[str, object]:

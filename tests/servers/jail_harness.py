@@ -5,8 +5,9 @@
 tied to that thread's life -- has the server fork a ``setsid`` daemon, prints
 one JSON line ``{"bwrap": PID, "daemon": PID_IN_JAIL}`` and sleeps. With
 ``seize``, the server first tries to stop the jail's init (``seize_init``: its
-``/proc/1/mem``, ``PTRACE_ATTACH``), and the line carries what it got as ``"seized"``. The test kills it with
-SIGKILL (no ``atexit``, no ``finally``) and checks that nothing of the jail lives on.
+``/proc/1/mem``, ``PTRACE_ATTACH``), and the line carries what it got as ``"seized"``. The
+test kills it with SIGKILL (no ``atexit``, no ``finally``) and checks that nothing of the jail
+lives on.
 """
 
 from __future__ import annotations

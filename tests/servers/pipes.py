@@ -64,7 +64,9 @@ class Pipe:
     # --------------------------------------------------------------------- reading
 
     def read_line(self, timeout: float = DEFAULT_TIMEOUT) -> bytes:
-        """The next stdout line without its newline; EOFError at EOF, TimeoutError past the deadline."""
+        """The next stdout line without its newline.
+
+        EOFError at EOF, TimeoutError past the deadline."""
         deadline = time.monotonic() + timeout
         while not self._lines:
             if self._eof:
@@ -87,8 +89,9 @@ class Pipe:
 
     def handshake(self, version: str = "2025-06-18") -> Message:
         """``initialize`` plus ``notifications/initialized``; returns the initialize response."""
+        client_info = {"name": "raw-pipe-test", "version": "0"}
         response = self.call("initialize", {"protocolVersion": version, "capabilities": {},
-                                            "clientInfo": {"name": "raw-pipe-test", "version": "0"}})
+                                            "clientInfo": client_info})
         self.notify("notifications/initialized")
         return response
 

@@ -10,8 +10,9 @@ request waits for room in the pipe, however long its timeout.
 ``ping_in_stall STALL`` -- tools/call ``stall``: sends the client a ``ping``
 (id ``"p"``) 0.3 s later and reads nothing for STALL seconds; ``later``:
 answered (echo) from a thread after ``arguments["delay"]`` seconds; ``size``:
-as ``slow_reader``; ``answers``: the ids of the client's answers so far, comma-separated; client: the ``later`` answer is read while an upload is
-stuck behind the stall, and the ping is answered once the server reads again.
+as ``slow_reader``; ``answers``: the ids of the client's answers so far, comma-separated;
+client: the ``later`` answer is read while an upload is stuck behind the stall, and the ping is
+answered once the server reads again.
 """
 
 from __future__ import annotations

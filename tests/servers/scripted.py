@@ -69,11 +69,13 @@ def read_message() -> Optional[Message]:
         try:
             message = json.loads(line)
         except ValueError:
-            send({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}})
+            send({"jsonrpc": "2.0", "id": None,
+                  "error": {"code": -32700, "message": "Parse error"}})
             continue
         if isinstance(message, dict):
             return message
-        send({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid Request"}})
+        send({"jsonrpc": "2.0", "id": None,
+              "error": {"code": -32600, "message": "Invalid Request"}})
 
 
 def text_result(text: str) -> Message:
@@ -109,7 +111,8 @@ class Server:
                  capabilities: Optional[Message] = None) -> None:
         names = tool_names(tools)
         # N pages, even when some come out empty, so a test can ask for an exact count.
-        self.pages = [names[page * tools // pages:(page + 1) * tools // pages] for page in range(pages)]
+        self.pages = [names[page * tools // pages:(page + 1) * tools // pages]
+                      for page in range(pages)]
         self.version = version
         self.capabilities = TOOLS_CAPABILITY if capabilities is None else capabilities
         self.answers: Dict[Any, Message] = {}  # the client's responses to our requests, by id
@@ -278,7 +281,8 @@ def deep_nesting(argv: List[str]) -> None:
 def invalid_utf8(argv: List[str]) -> None:
     # \xff never occurs in UTF-8; \xc3 without a continuation byte is a cut character.
     _on_call(lambda request: write_line(
-        b'{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"bad \xff\xfe \xc3 bytes"}]}}'
+        b'{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text",'
+        b'"text":"bad \xff\xfe \xc3 bytes"}]}}'
         % json.dumps(request["id"]).encode()))
 
 
@@ -444,11 +448,13 @@ def lying_tools(argv: List[str]) -> None:
 
 def stderr_noise(argv: List[str]) -> None:
     size = int(argv[0]) if argv else 1024 * 1024
-    line = b"[scripted] banner and log noise that is not part of the protocol ".ljust(99, b"=") + b"\n"
+    banner = b"[scripted] banner and log noise that is not part of the protocol "
+    line = banner.ljust(99, b"=") + b"\n"
     sys.stderr.buffer.write(line * (size // len(line) + 1))
     sys.stderr.buffer.flush()
     server = Server()
-    server.handlers = {method: _logged(method, handler) for method, handler in server.handlers.items()}
+    server.handlers = {method: _logged(method, handler)
+                       for method, handler in server.handlers.items()}
     server.run()
 
 
@@ -584,7 +590,8 @@ BEHAVIOURS: Dict[str, Callable[[List[str]], None]] = {
 
 def main(argv: List[str]) -> int:
     if not argv or argv[0] not in BEHAVIOURS:
-        sys.stderr.write("usage: scripted.py BEHAVIOUR [ARGS...]; one of: %s\n" % ", ".join(BEHAVIOURS))
+        sys.stderr.write("usage: scripted.py BEHAVIOUR [ARGS...]; one of: %s\n"
+                         % ", ".join(BEHAVIOURS))
         return 2
     try:
         BEHAVIOURS[argv[0]](argv[1:])

@@ -1,0 +1,112 @@
+"""Server text made safe to show: in a comment, a string literal, a log line, a terminal.
+
+Pure and total: no I/O, no threads, no clocks, and nothing of the package
+imported, so the CLI, replay, the errors and the connect path use these
+without loading the generator. :mod:`mcp_client.codegen` re-exports
+``sanitize``, ``truncate`` and ``escape``, where PORT.md names them.
+
+- :func:`sanitize`: one line of plain text of at most ``limit`` characters,
+  every control, format character and bidi override gone (a comment, a log).
+- :func:`escape`: the body of a ``"..."`` Python literal, printable ASCII only.
+- :func:`inert`: text kept as it is where printable, every other character
+  spelt as Python spells it (a terminal: an ANSI escape arrives inert).
+- :func:`truncate` and :func:`escape_code_point`, the pieces they share.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+__all__ = ["sanitize", "truncate", "escape", "inert", "escape_code_point"]
+
+# Direction-changing codepoints (Unicode TR9; "Trojan Source", CVE-2021-42574),
+# listed by codepoint so that their removal does not depend on the Unicode
+# database of the interpreter: ALM, LRM, RLM, LRE..RLO, LRI..PDI.
+_BIDI_CONTROLS = frozenset(
+    [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+)
+# Control (Cc), format (Cf), surrogate (Cs: not encodable as UTF-8), line and
+# paragraph separators (Zl, Zp: U+2028 and U+2029 end a line in many readers).
+_REMOVED_CATEGORIES = frozenset(["Cc", "Cf", "Cs", "Zl", "Zp"])
+# Everything but printable ASCII goes through a per-character function; plain
+# text costs a C-speed scan only.
+_NOT_PRINTABLE_ASCII = re.compile(r"[^\x20-\x7e]")
+
+
+def sanitize(text: str, limit: int) -> str:
+    """``text`` fit for a comment: controls gone, whitespace one space, ``limit`` chars.
+
+    A removed character that is whitespace (``\\n``, ``\\t``, U+2028...) turns
+    into a space so that words stay apart; any other is dropped. Runs of
+    whitespace then become one space and the ends are stripped.
+    """
+    cleaned = _NOT_PRINTABLE_ASCII.sub(_clean_char, text)
+    return truncate(" ".join(cleaned.split()), limit).rstrip()  # a cut may end in a space
+
+
+def _clean_char(match: "re.Match[str]") -> str:
+    char = match.group()
+    if ord(char) in _BIDI_CONTROLS or unicodedata.category(char) in _REMOVED_CATEGORIES:
+        return " " if char.isspace() else ""
+    return char
+
+
+def truncate(text: str, limit: int) -> str:
+    """At most ``limit`` characters; a cut ends in ``...`` (within the limit)."""
+    if len(text) <= limit:
+        return text
+    if limit < 3:
+        return text[:limit]
+    return text[: limit - 3].rstrip() + "..."
+
+
+# Printable ASCII stands for itself, except the backslash, the double quote
+# and the at sign (0x5C, 0x22, 0x40).
+_NEEDS_ESCAPE = re.compile(r'[^\x20\x21\x23-\x3f\x41-\x5b\x5d-\x7e]')
+
+
+def escape(text: str) -> str:
+    """The body of a ``"..."`` Python literal that evaluates to exactly ``text``.
+
+    Total: ``\\`` and ``"`` are backslashed, and every codepoint outside
+    printable ASCII becomes ``\\xNN``, ``\\uNNNN`` or ``\\UNNNNNNNN`` (lone
+    surrogates included), so the output is printable ASCII whatever the input.
+    ``@`` becomes ``\\x40`` as well: then the generated source holds no ``@``
+    outside its comment lines, and ``codegen.scan_for_at`` proves that without
+    a tokenizer.
+    """
+    return _NEEDS_ESCAPE.sub(_escape_char, text)
+
+
+def _escape_char(match: "re.Match[str]") -> str:
+    code = ord(match.group())
+    if code in (0x22, 0x5C):
+        return "\\" + match.group()
+    return escape_code_point(code)
+
+
+def inert(text: str, keep: str = "") -> str:
+    """``text`` with every character that is neither printable nor in ``keep``
+    (an escape, a newline, a bidi override) spelt ``\\xNN``/``\\uNNNN``/``\\UNNNNNNNN``.
+
+    Not reversible (a backslash stays one), which is right for a reader's eyes:
+    the CLI keeps ``"\\n\\t"`` of a tool's text, replay quotes a log with nothing kept.
+    """
+    if not keep:
+        return _NOT_PRINTABLE_ASCII.sub(_inert_char, text)
+    return _NOT_PRINTABLE_ASCII.sub(lambda match: _inert_char(match, keep), text)
+
+
+def _inert_char(match: "re.Match[str]", keep: str = "") -> str:
+    char = match.group()
+    return char if char.isprintable() or char in keep else escape_code_point(ord(char))
+
+
+def escape_code_point(code: int) -> str:
+    """Python's escape of one code point: ``\\xNN``, ``\\uNNNN`` or ``\\UNNNNNNNN``."""
+    if code < 0x100:
+        return "\\x%02x" % code
+    if code < 0x10000:
+        return "\\u%04x" % code
+    return "\\U%08x" % code

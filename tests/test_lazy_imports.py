@@ -1,0 +1,100 @@
+"""What ``import mcp_client`` loads, and where the text helpers live.
+
+A client that never jails and never generates must not pay for the jail's
+planner, the jailer, the generator or the schema planner at import (issue 18,
+item 5): ``mcp_client/__init__.py`` gives those names on first use (PEP 562).
+Each check runs in a fresh interpreter, so that nothing another test imported
+is already in ``sys.modules``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import unittest
+from typing import Any, List
+
+import mcp_client
+from mcp_client import cli, codegen, config, noise, replay, text
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+#: What a client that neither jails nor generates does not need.
+LAZY = ["mcp_client.jail", "mcp_client.jailer", "mcp_client.codegen", "mcp_client.schema"]
+
+
+def fresh(code: str) -> Any:
+    """Run ``code`` in an isolated interpreter with the checkout first on the path;
+    ``code`` prints one JSON value, returned here."""
+    prelude = "import json, sys\nsys.path.insert(0, %r)\n" % REPO
+    done = subprocess.run([sys.executable, "-I", "-c", prelude + code],
+                          capture_output=True, text=True, timeout=60, cwd="/")
+    if done.returncode != 0:
+        raise AssertionError("child failed (%d): %s" % (done.returncode, done.stderr[-2000:]))
+    return json.loads(done.stdout)
+
+
+def loaded_after(statement: str) -> List[str]:
+    """The ``mcp_client`` modules in ``sys.modules`` after ``statement``."""
+    loaded: List[str] = fresh(statement + "\nprint(json.dumps(sorted(m for m in sys.modules"
+                              " if m.startswith('mcp_client'))))")
+    return loaded
+
+
+class ImportMcpClient(unittest.TestCase):
+    def test_the_jail_and_the_generator_are_not_loaded(self) -> None:
+        loaded = loaded_after("import mcp_client")
+        self.assertIn("mcp_client.client", loaded)  # the check can see a loaded module
+        for module in LAZY:
+            with self.subTest(module=module):
+                self.assertNotIn(module, loaded)
+
+    def test_the_lazy_names_resolve_on_first_use(self) -> None:
+        got = fresh(
+            "import mcp_client\n"
+            "from mcp_client import Jail, DEFAULT_HIDDEN\n"
+            "import mcp_client.jail as jail_module\n"
+            "print(json.dumps({\n"
+            "    'generate': mcp_client.codegen.generate.__module__,\n"
+            "    'jail': Jail is jail_module.Jail and mcp_client.Jail is Jail,\n"
+            "    'hidden': DEFAULT_HIDDEN == jail_module.DEFAULT_HIDDEN,\n"
+            "    'jailer': mcp_client.jailer.__name__,\n"
+            "    'schema': mcp_client.schema.plan.__module__,\n"
+            "    'listed': all(hasattr(mcp_client, name) for name in mcp_client.__all__),\n"
+            "    'dir': 'codegen' in dir(mcp_client),\n"
+            "}))")
+        self.assertEqual(got, {"generate": "mcp_client.codegen", "jail": True, "hidden": True,
+                               "jailer": "mcp_client.jailer", "schema": "mcp_client.schema",
+                               "listed": True, "dir": True})
+
+    def test_an_unknown_name_is_still_an_attribute_error(self) -> None:
+        with self.assertRaises(AttributeError):
+            mcp_client.no_such_name  # noqa: B018 -- the lookup is the test
+
+    def test_the_commands_and_the_config_do_not_load_the_generator(self) -> None:
+        loaded = loaded_after("import mcp_client.cli, mcp_client.replay_run, mcp_client.config")
+        self.assertIn("mcp_client.cli", loaded)
+        self.assertNotIn("mcp_client.codegen", loaded)
+
+
+class TextHelpersHome(unittest.TestCase):
+    """``sanitize``/``escape``/``truncate`` live in ``mcp_client.text``; codegen re-exports
+    them under the names PORT.md gives, and the CLI, replay and config use the one copy."""
+
+    def test_codegen_re_exports_the_text_helpers(self) -> None:
+        for name in ("sanitize", "escape", "truncate"):
+            with self.subTest(name=name):
+                self.assertIs(getattr(codegen, name), getattr(text, name))
+                self.assertEqual(getattr(codegen, name).__module__, "mcp_client.text")
+                self.assertIn(name, codegen.__all__)
+
+    def test_one_copy_everywhere(self) -> None:
+        self.assertIs(noise.escape_code_point, text.escape_code_point)
+        self.assertIs(cli.sanitize, text.sanitize)
+        self.assertIs(config.escape, text.escape)
+        self.assertIs(replay.inert, text.inert)
+
+
+if __name__ == "__main__":
+    unittest.main()
