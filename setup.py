@@ -1,4 +1,5 @@
 """Packaging shim: everything lives in setup.cfg."""
+
 from setuptools import setup
 
 setup()

@@ -89,8 +89,19 @@ from ._core._files import open_for_writing
 from .errors import LogError
 
 __all__ = [
-    "Capture", "CaptureTarget", "open_capture", "QUEUE_LIMIT", "CLOSE_TIMEOUT", "CLOSE_STALL",
-    "WireLine", "Event", "LogEntry", "LogError", "read_log", "load_log", "line_bytes",
+    "Capture",
+    "CaptureTarget",
+    "open_capture",
+    "QUEUE_LIMIT",
+    "CLOSE_TIMEOUT",
+    "CLOSE_STALL",
+    "WireLine",
+    "Event",
+    "LogEntry",
+    "LogError",
+    "read_log",
+    "load_log",
+    "line_bytes",
 ]
 
 log = logging.getLogger(__name__)
@@ -156,8 +167,10 @@ class Capture:
 
     def event(self, kind: str, detail: str = "", **members: Union[int, str]) -> None:
         """Record something that is not a wire line (open, framing fault, ...)."""
-        fields: Fields = {key: _clean(value) if isinstance(value, str) else value
-                          for key, value in members.items()}
+        fields: Fields = {
+            key: _clean(value) if isinstance(value, str) else value
+            for key, value in members.items()
+        }
         fields.update(event=kind, detail=_clean(detail))
         self._put(fields, _EVENT_COST + len(detail), True)
 
@@ -205,9 +218,12 @@ class Capture:
         self._lost = (0, 0)
         self._seq += 1
         fields: Fields = {
-            "event": "dropped", "entries": entries, "bytes": size,
+            "event": "dropped",
+            "entries": entries,
+            "bytes": size,
             "detail": "%d entries (%d bytes of lines) not recorded: the capture stream fell "
-                      "behind" % (entries, size)}
+            "behind" % (entries, size),
+        }
         self._queue.append((self._seq, fields, _EVENT_COST))
         self._queued += _EVENT_COST
 
@@ -232,8 +248,12 @@ class Capture:
         still inside a write when :meth:`close` gave up on it: a disk that
         hangs); ``None`` while it has not."""
         closing = self._closing
-        if self._failure is None and closing is not None and time.monotonic() > closing \
-                and self._thread.is_alive():
+        if (
+            self._failure is None
+            and closing is not None
+            and time.monotonic() > closing
+            and self._thread.is_alive()
+        ):
             return "the writer was still writing when the capture closed"
         return self._failure
 
@@ -329,8 +349,9 @@ def _format(items: List[_Queued]) -> List[str]:
     pieces: List[str] = []
     for seq, item, _ in items:
         if isinstance(item, dict):
-            pieces.append(json.dumps(dict(item, seq=seq), ensure_ascii=False, sort_keys=True)
-                          + "\n")
+            pieces.append(
+                json.dumps(dict(item, seq=seq), ensure_ascii=False, sort_keys=True) + "\n"
+            )
         else:
             pieces.extend(_line_entry(seq, item[0], item[1]))
     return pieces
@@ -396,7 +417,7 @@ class _FdSink(_Sink):
         view = memoryview("".join(pieces).encode("utf-8", "backslashreplace"))
         while view:
             try:
-                view = view[os.write(self._fd, view):]
+                view = view[os.write(self._fd, view) :]
             except BlockingIOError:
                 if not self._writable(closing):
                     return False
@@ -406,8 +427,9 @@ class _FdSink(_Sink):
         """Wait until the stream takes bytes again; ``False`` if, closing, it does not."""
         while True:
             deadline = closing()
-            wait = _LOOK_AGAIN if deadline is None else min(CLOSE_STALL,
-                                                            deadline - time.monotonic())
+            wait = (
+                _LOOK_AGAIN if deadline is None else min(CLOSE_STALL, deadline - time.monotonic())
+            )
             if wait <= 0:
                 return False
             if self._poll.poll(wait * 1000):
@@ -447,9 +469,12 @@ def _stream_sink(stream: IO[str]) -> _Sink:
     try:
         return _FdSink(os.open("/proc/self/fd/%d" % fd, os.O_WRONLY | os.O_NONBLOCK | _O_CLOEXEC))
     except OSError as e:
-        raise OSError(e.errno, "a capture stream that is not a regular file is written through "
-                      "a non-blocking descriptor of its own, and none could be opened (%s); "
-                      "give a path instead" % e.strerror) from None
+        raise OSError(
+            e.errno,
+            "a capture stream that is not a regular file is written through "
+            "a non-blocking descriptor of its own, and none could be opened (%s); "
+            "give a path instead" % e.strerror,
+        ) from None
 
 
 def _started(sink: _Sink, limit: Optional[int], fd: Optional[int]) -> Capture:
@@ -568,6 +593,5 @@ def _event(entry: Dict[str, object], seq: int, where: str) -> Event:
     ident = ident if type(ident) is int or type(ident) is str else None
     method = method if type(method) is str else None
     if kind == "timed-out" and (ident is None or method is None):
-        raise LogError("%sa timed-out event needs an id (integer or string) and a method"
-                       % where)
+        raise LogError("%sa timed-out event needs an id (integer or string) and a method" % where)
     return Event(seq, kind, detail, ident, method)

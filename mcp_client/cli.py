@@ -192,11 +192,18 @@ EXIT_OUTPUT_CLOSED = 141  # 128 + SIGPIPE, as a shell reports a writer killed by
 
 #: What failed -> its exit status (the table in the module doc).
 EXIT_CODES: Dict[str, int] = {
-    "internal": EXIT_INTERNAL, "usage": EXIT_USAGE, "spawn": EXIT_SPAWN,
-    "handshake": EXIT_HANDSHAKE, "version": EXIT_VERSION, "listing": EXIT_LISTING,
-    "generation": EXIT_GENERATION, "call": EXIT_CALL, "shutdown": EXIT_SHUTDOWN,
+    "internal": EXIT_INTERNAL,
+    "usage": EXIT_USAGE,
+    "spawn": EXIT_SPAWN,
+    "handshake": EXIT_HANDSHAKE,
+    "version": EXIT_VERSION,
+    "listing": EXIT_LISTING,
+    "generation": EXIT_GENERATION,
+    "call": EXIT_CALL,
+    "shutdown": EXIT_SHUTDOWN,
     "capture": EXIT_CAPTURE,
-    "interrupt": EXIT_INTERRUPTED, "output": EXIT_OUTPUT_CLOSED,
+    "interrupt": EXIT_INTERRUPTED,
+    "output": EXIT_OUTPUT_CLOSED,
 }
 
 PROG = "python -m mcp_client"
@@ -258,11 +265,20 @@ class Failure(Exception):
         shown: List[str] = []
         if earlier:
             earlier = earlier[-_TAIL_LINES:]
-            shown += ["%s: server stderr, %d earlier line%s that read%s as an error:" % (
-                name, len(earlier), "" if len(earlier) == 1 else "s",
-                "s" if len(earlier) == 1 else "")] + ["  | " + line for line in earlier]
-        return shown + ["%s: server stderr, last %d lines:" % (name, len(last))] + [
-            "  | " + line for line in last]
+            shown += [
+                "%s: server stderr, %d earlier line%s that read%s as an error:"
+                % (
+                    name,
+                    len(earlier),
+                    "" if len(earlier) == 1 else "s",
+                    "s" if len(earlier) == 1 else "",
+                )
+            ] + ["  | " + line for line in earlier]
+        return (
+            shown
+            + ["%s: server stderr, last %d lines:" % (name, len(last))]
+            + ["  | " + line for line in last]
+        )
 
 
 def _headline(error: BaseException) -> str:
@@ -311,49 +327,77 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
-        prog=program(), usage="%(prog)s [options] [-- COMMAND ARGS...]\n"
-                         "       %(prog)s --config FILE [--server NAME] [options]\n"
-                         "       %(prog)s replay [--timeout SECONDS] [--serve] LOG",
+        prog=program(),
+        usage="%(prog)s [options] [-- COMMAND ARGS...]\n"
+        "       %(prog)s --config FILE [--server NAME] [options]\n"
+        "       %(prog)s replay [--timeout SECONDS] [--serve] LOG",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Start an MCP server over stdio (the bundled demo server when no COMMAND "
-                    "is given), handshake, list its tools, and print the server, the tools and "
-                    "the generated cap.mcp surface.",
+        "is given), handshake, list its tools, and print the server, the tools and "
+        "the generated cap.mcp surface.",
         epilog="exit status: 0 ok, 2 usage, 3 spawn, 4 handshake, 5 version, 6 listing, "
-               "7 generation, 8 call, 9 shutdown, 10 capture incomplete, 130 interrupted, "
-               "141 output closed, "
-               "1 internal error")
-    parser.add_argument("--config", metavar="FILE",
-                        help="inspect the servers of FILE ({\"mcpServers\": ...} or VS "
-                        "Code's {\"servers\": ...}), one after another")
-    parser.add_argument("--server", metavar="NAME",
-                        help="with --config: only the server NAME of the file")
-    parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
-                        help="set a variable in the server's (minimal) environment; KEY alone "
-                        "passes this shell's value of KEY; nothing else is passed; repeatable")
+        "7 generation, 8 call, 9 shutdown, 10 capture incomplete, 130 interrupted, "
+        "141 output closed, "
+        "1 internal error",
+    )
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="inspect the servers of FILE ({\"mcpServers\": ...} or VS "
+        "Code's {\"servers\": ...}), one after another",
+    )
+    parser.add_argument(
+        "--server", metavar="NAME", help="with --config: only the server NAME of the file"
+    )
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set a variable in the server's (minimal) environment; KEY alone "
+        "passes this shell's value of KEY; nothing else is passed; repeatable",
+    )
     parser.add_argument("--cwd", metavar="DIR", help="the server's working directory")
-    parser.add_argument("--timeout", type=seconds_argument, default=DEFAULT_TIMEOUT,
-                        metavar="SECONDS",
-                        help="deadline of the handshake and of each request (default %g)"
-                        % DEFAULT_TIMEOUT)
-    parser.add_argument("--server-name", metavar="NAME",
-                        help="name for the generated module (default: the server's own name)")
-    parser.add_argument("--quiet-server", action="store_true",
-                        help="discard the server's stderr (default: captured, and its "
-                             "last lines printed under a failure)")
+    parser.add_argument(
+        "--timeout",
+        type=seconds_argument,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help="deadline of the handshake and of each request (default %g)" % DEFAULT_TIMEOUT,
+    )
+    parser.add_argument(
+        "--server-name",
+        metavar="NAME",
+        help="name for the generated module (default: the server's own name)",
+    )
+    parser.add_argument(
+        "--quiet-server",
+        action="store_true",
+        help="discard the server's stderr (default: captured, and its "
+        "last lines printed under a failure)",
+    )
     parser.add_argument("--source", action="store_true", help="also print the generated module")
-    parser.add_argument("--call", nargs=2, metavar=("NAME", "JSON"),
-                        help="call tool NAME (its wire name or the surface's Python name) "
-                        "with the JSON object JSON as its arguments, and print the outcome "
-                        "alone")
-    parser.add_argument("--surface", action="store_true",
-                        help="with --call, print the usual report (server, tools, surface) "
-                        "before the outcome")
-    parser.add_argument("--json", action="store_true",
-                        help="print one JSON object instead of text")
+    parser.add_argument(
+        "--call",
+        nargs=2,
+        metavar=("NAME", "JSON"),
+        help="call tool NAME (its wire name or the surface's Python name) "
+        "with the JSON object JSON as its arguments, and print the outcome "
+        "alone",
+    )
+    parser.add_argument(
+        "--surface",
+        action="store_true",
+        help="with --call, print the usual report (server, tools, surface) before the outcome",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     parser.add_argument("--capture", metavar="FILE", help="record the wire log in FILE")
-    parser.add_argument("--strict", action="store_true",
-                        help="fail on any stdout line that is not JSON (default: skip up to "
-                        "%d, with a warning)" % DEFAULT_NOISE)
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="fail on any stdout line that is not JSON (default: skip up to "
+        "%d, with a warning)" % DEFAULT_NOISE,
+    )
     _jail_arguments(parser)
     parser.add_argument("--version", action="version", version="mcp_client " + __version__)
     return parser
@@ -365,8 +409,7 @@ def program() -> str:
     return CONSOLE_SCRIPT if os.path.basename(sys.argv[0]) == CONSOLE_SCRIPT else PROG
 
 
-def parse_arguments(argv: Sequence[str], environ: Optional[Mapping[str, str]] = None
-                    ) -> Settings:
+def parse_arguments(argv: Sequence[str], environ: Optional[Mapping[str, str]] = None) -> Settings:
     """The settings for ``argv`` (without the program name); :class:`UsageError` if none.
 
     ``environ`` (default ``os.environ``) gives ``--env KEY``'s value and the
@@ -380,12 +423,17 @@ def parse_arguments(argv: Sequence[str], environ: Optional[Mapping[str, str]] = 
     elif parsed.config is not None:
         raise UsageError("--config gives the servers: no COMMAND after -- with it")
     settings = Settings(
-        spawn=Spawn(command[0], tuple(command[1:]), _environment(parsed.env, environ) or None,
-                    parsed.cwd),
-        timeout=parsed.timeout, server_name=parsed.server_name,
-        quiet_server=parsed.quiet_server, source=parsed.source,
+        spawn=Spawn(
+            command[0], tuple(command[1:]), _environment(parsed.env, environ) or None, parsed.cwd
+        ),
+        timeout=parsed.timeout,
+        server_name=parsed.server_name,
+        quiet_server=parsed.quiet_server,
+        source=parsed.source,
         call=None if parsed.call is None else _call(parsed.call),
-        json_output=parsed.json, capture=parsed.capture, jail=_jail(parsed),
+        json_output=parsed.json,
+        capture=parsed.capture,
+        jail=_jail(parsed),
         tolerated_noise=0 if parsed.strict else DEFAULT_NOISE,
         surface=parsed.call is None or parsed.surface,
     )
@@ -397,22 +445,32 @@ def parse_arguments(argv: Sequence[str], environ: Optional[Mapping[str, str]] = 
 def _parse(options: List[str]) -> argparse.Namespace:
     parsed, extra = _parser().parse_known_args(options)
     if extra and not extra[0].startswith("-"):  # the commonest slip: the server's command, bare
-        raise UsageError("unrecognized arguments: %s; put the server's command after --: "
-                         "%s [options] -- %s" % (" ".join(extra), program(), " ".join(extra)))
+        raise UsageError(
+            "unrecognized arguments: %s; put the server's command after --: "
+            "%s [options] -- %s" % (" ".join(extra), program(), " ".join(extra))
+        )
     if extra:
         raise UsageError("unrecognized arguments: %s" % " ".join(extra))
     return parsed
 
 
-def _configured(settings: Settings, parsed: argparse.Namespace,
-                environ: Mapping[str, str]) -> Settings:
+def _configured(
+    settings: Settings, parsed: argparse.Namespace, environ: Mapping[str, str]
+) -> Settings:
     """``settings`` with the servers of ``--config`` (and ``--server``), if given."""
     if parsed.config is None:
         if parsed.server is not None:
             raise UsageError("--server needs --config")
         return settings
-    given = [flag for flag, value in (("--env", parsed.env), ("--cwd", parsed.cwd),
-                                      ("--server-name", parsed.server_name)) if value]
+    given = [
+        flag
+        for flag, value in (
+            ("--env", parsed.env),
+            ("--cwd", parsed.cwd),
+            ("--server-name", parsed.server_name),
+        )
+        if value
+    ]
     if given:  # each entry of the file says these for itself (its key names its module)
         raise UsageError("%s cannot go with --config: the file's entries give them" % given[0])
     try:
@@ -422,44 +480,75 @@ def _configured(settings: Settings, parsed: argparse.Namespace,
     servers = _selected(loaded, parsed.server, parsed.config)
     for flag, given_flag in (("--call", settings.call), ("--capture", settings.capture)):
         if given_flag is not None and len(servers) > 1:
-            raise UsageError("%s is for one server: name it with --server (the file has %s)"
-                             % (flag, ", ".join(_name(name) for name in loaded.names())))
+            raise UsageError(
+                "%s is for one server: name it with --server (the file has %s)"
+                % (flag, ", ".join(_name(name) for name in loaded.names()))
+            )
     return replace(settings, servers=servers, skipped=loaded.skipped)
 
 
-def _selected(loaded: config.LoadedConfig, name: Optional[str],
-              path: str) -> Tuple[ConfiguredServer, ...]:
+def _selected(
+    loaded: config.LoadedConfig, name: Optional[str], path: str
+) -> Tuple[ConfiguredServer, ...]:
     """The servers ``--server`` picks: all without it, the one it names, or a usage error."""
     if name is None:
         return loaded.servers
     servers = tuple(server for server in loaded.servers if server.name == name)
     if not servers:
-        raise UsageError("--server %s: no such server in %s; its servers: %s" % (
-            _name(name), _name(path), ", ".join(_name(each) for each in loaded.names())))
+        raise UsageError(
+            "--server %s: no such server in %s; its servers: %s"
+            % (_name(name), _name(path), ", ".join(_name(each) for each in loaded.names()))
+        )
     return servers
 
 
 def _jail_arguments(parser: argparse.ArgumentParser) -> None:
     jail = parser.add_argument_group("jail (bubblewrap; Linux)")
-    jail.add_argument("--jail", action="store_true",
-                      help="run the server in a jail: no network, read-only filesystem, "
-                      "credentials hidden, private /tmp")
-    jail.add_argument("--allow-read", action="append", default=[], metavar="DIR",
-                      help="show DIR read-only even where the jail covers it (under /tmp); "
-                      "repeatable")
-    jail.add_argument("--allow-write", action="append", default=[], metavar="DIR",
-                      help="let the jailed server write under DIR; repeatable")
-    jail.add_argument("--allow-net", action="store_true",
-                      help="let the jailed server use the network")
-    jail.add_argument("--hide", action="append", default=[], metavar="PATH",
-                      help="hide PATH too (besides ~/.ssh, ~/.aws, ...); repeatable")
-    jail.add_argument("--memory", type=bytes_argument, metavar="BYTES",
-                      help="memory limit of the whole jail, and address space per process "
-                           "(512M, 2G, ...)")
-    jail.add_argument("--cpu-seconds", type=count_argument, metavar="N",
-                      help="CPU time limit per process")
-    jail.add_argument("--max-processes", type=count_argument, metavar="N",
-                      help="processes and threads in the jail, all counted")
+    jail.add_argument(
+        "--jail",
+        action="store_true",
+        help="run the server in a jail: no network, read-only filesystem, "
+        "credentials hidden, private /tmp",
+    )
+    jail.add_argument(
+        "--allow-read",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="show DIR read-only even where the jail covers it (under /tmp); repeatable",
+    )
+    jail.add_argument(
+        "--allow-write",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="let the jailed server write under DIR; repeatable",
+    )
+    jail.add_argument(
+        "--allow-net", action="store_true", help="let the jailed server use the network"
+    )
+    jail.add_argument(
+        "--hide",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="hide PATH too (besides ~/.ssh, ~/.aws, ...); repeatable",
+    )
+    jail.add_argument(
+        "--memory",
+        type=bytes_argument,
+        metavar="BYTES",
+        help="memory limit of the whole jail, and address space per process (512M, 2G, ...)",
+    )
+    jail.add_argument(
+        "--cpu-seconds", type=count_argument, metavar="N", help="CPU time limit per process"
+    )
+    jail.add_argument(
+        "--max-processes",
+        type=count_argument,
+        metavar="N",
+        help="processes and threads in the jail, all counted",
+    )
 
 
 def bytes_argument(text: str) -> int:
@@ -479,22 +568,33 @@ def count_argument(text: str) -> int:
 
 
 def _jail(parsed: argparse.Namespace) -> Optional[Jail]:
-    given = [flag for flag, value in (
-        ("--allow-read", parsed.allow_read), ("--allow-write", parsed.allow_write),
-        ("--allow-net", parsed.allow_net),
-        ("--hide", parsed.hide), ("--memory", parsed.memory),
-        ("--cpu-seconds", parsed.cpu_seconds), ("--max-processes", parsed.max_processes)) if value]
+    given = [
+        flag
+        for flag, value in (
+            ("--allow-read", parsed.allow_read),
+            ("--allow-write", parsed.allow_write),
+            ("--allow-net", parsed.allow_net),
+            ("--hide", parsed.hide),
+            ("--memory", parsed.memory),
+            ("--cpu-seconds", parsed.cpu_seconds),
+            ("--max-processes", parsed.max_processes),
+        )
+        if value
+    ]
     if not parsed.jail:
         if given:  # a limit asked for and silently not applied is the one thing never to do
             raise UsageError("%s needs --jail" % given[0])
         return None
     try:
-        return Jail(network=parsed.allow_net,
-                    readable=tuple(os.path.abspath(path) for path in parsed.allow_read),
-                    writable=tuple(os.path.abspath(path) for path in parsed.allow_write),
-                    hidden=DEFAULT_HIDDEN + tuple(os.path.abspath(path) for path in parsed.hide),
-                    memory_bytes=parsed.memory, cpu_seconds=parsed.cpu_seconds,
-                    max_processes=parsed.max_processes)
+        return Jail(
+            network=parsed.allow_net,
+            readable=tuple(os.path.abspath(path) for path in parsed.allow_read),
+            writable=tuple(os.path.abspath(path) for path in parsed.allow_write),
+            hidden=DEFAULT_HIDDEN + tuple(os.path.abspath(path) for path in parsed.hide),
+            memory_bytes=parsed.memory,
+            cpu_seconds=parsed.cpu_seconds,
+            max_processes=parsed.max_processes,
+        )
     except ValueError as e:
         raise UsageError(str(e)) from None
 
@@ -505,7 +605,7 @@ def _split(argv: List[str]) -> Tuple[List[str], Optional[List[str]]]:
     cut = argv.index("--")
     if cut + 1 == len(argv):
         raise UsageError("no COMMAND after --")
-    return argv[:cut], argv[cut + 1:]
+    return argv[:cut], argv[cut + 1 :]
 
 
 def _environment(pairs: Sequence[str], environ: Mapping[str, str]) -> Dict[str, str]:
@@ -516,8 +616,9 @@ def _environment(pairs: Sequence[str], environ: Mapping[str, str]) -> Dict[str, 
             raise UsageError("--env needs KEY=VALUE or KEY, not %r" % pair)
         if not equals:  # KEY alone: our own value (an API key), and only the ones named
             if key not in environ:
-                raise UsageError("--env %s: %s is not set here, so there is no value to pass"
-                                 % (key, key))
+                raise UsageError(
+                    "--env %s: %s is not set here, so there is no value to pass" % (key, key)
+                )
             value = environ[key]
         env[key] = value
     return env
@@ -586,18 +687,24 @@ def _open_capture(path: Optional[str]) -> Optional[IO[str]]:
         raise Failure("usage", UsageError("--capture: %s" % e.reason)) from None
     except OSError as e:
         if e.errno in _DISK_FULL:  # the machine's state, not the command line's fault
-            raise Failure("capture", CaptureFailed("cannot create %s: %s"
-                                                   % (path, e.strerror or e))) from None
-        raise Failure("usage", UsageError("--capture: cannot open %s: %s"
-                                          % (path, e.strerror or e))) from None
+            raise Failure(
+                "capture", CaptureFailed("cannot create %s: %s" % (path, e.strerror or e))
+            ) from None
+        raise Failure(
+            "usage", UsageError("--capture: cannot open %s: %s" % (path, e.strerror or e))
+        ) from None
 
 
 def _prepare(settings: Settings, capture: Optional[IO[str]]) -> Client:
     # Captured, not inherited: the server's last lines are printed under a
     # failure rather than mixed into ours as it runs (--quiet-server: dropped).
     stderr = subprocess.DEVNULL if settings.quiet_server else CAPTURE
-    options = Options(handshake_timeout=settings.timeout, request_timeout=settings.timeout,
-                      capture=capture, tolerated_noise_lines=settings.tolerated_noise)
+    options = Options(
+        handshake_timeout=settings.timeout,
+        request_timeout=settings.timeout,
+        capture=capture,
+        tolerated_noise_lines=settings.tolerated_noise,
+    )
     return prepare(ProcessTransport(settings.spawn, stderr=stderr, jail=settings.jail), options)
 
 
@@ -629,13 +736,16 @@ def check_jailed_paths(jail: Jail, spawn: Spawn) -> None:
     host = jailer.look(jail, spawn, child_environment(spawn))
     for real in jail_plan.unseen(jail, host, list(named)):
         shown = real if os.path.isdir(real) else os.path.dirname(real)
-        raise TransportFailed("the server's argument %s names %s, which the jail would not "
-                              "show (/tmp is private, hidden paths are empty): --allow-read %s "
-                              "shows it read-only" % (named[real], real, shown))
+        raise TransportFailed(
+            "the server's argument %s names %s, which the jail would not "
+            "show (/tmp is private, hidden paths are empty): --allow-read %s "
+            "shows it read-only" % (named[real], real, shown)
+        )
 
 
-def _session(client: Client, session: Session, out: IO[str],
-             connect: Callable[[], InitializeResult]) -> None:
+def _session(
+    client: Client, session: Session, out: IO[str], connect: Callable[[], InitializeResult]
+) -> None:
     """The steps on ``client``, whose handshake is ``connect()``; then its retirement."""
     try:
         _steps(client, session, out, connect)
@@ -649,8 +759,9 @@ def _session(client: Client, session: Session, out: IO[str],
         _note_capture(session, client)
 
 
-def _steps(client: Client, session: Session, out: IO[str],
-           connect: Callable[[], InitializeResult]) -> None:
+def _steps(
+    client: Client, session: Session, out: IO[str], connect: Callable[[], InitializeResult]
+) -> None:
     settings = session.settings
     report = None if settings.json_output or not settings.surface else out
     session.initialized = _step("handshake", connect)
@@ -672,8 +783,10 @@ def _steps(client: Client, session: Session, out: IO[str],
             raise Failure("call", e) from None
         session.called_tool = tool
         session.called = _step("call", lambda: client.call_tool(tool, arguments))
-        _print(None if settings.json_output else out,
-               _call_text(tool, session.called, leading=report is not None or settings.source))
+        _print(
+            None if settings.json_output else out,
+            _call_text(tool, session.called, leading=report is not None or settings.source),
+        )
 
 
 class UnknownTool(Exception):
@@ -690,47 +803,63 @@ def wire_name(name: str, tools: Sequence[ToolDescriptor], generated: Generated) 
         return name
     python = {tool.function: tool.wire_name for tool in generated.tools}
     module = generated.module_name
-    for prefix in (module + ".", module[len("cap.mcp."):] + "."):
-        if name.startswith(prefix) and name[len(prefix):] in python:
-            return python[name[len(prefix):]]
+    for prefix in (module + ".", module[len("cap.mcp.") :] + "."):
+        if name.startswith(prefix) and name[len(prefix) :] in python:
+            return python[name[len(prefix) :]]
     if name in python:
         return python[name]
     named = {tool: function for function, tool in python.items() if function != tool}
-    listed = ", ".join("%s (%s)" % (_name(tool), named[tool]) if tool in named else _name(tool)
-                       for tool in wire)
-    raise UnknownTool("no tool %s, so nothing was sent; the server's tools: %s"
-                      % (_name(name), listed or "none"))
+    listed = ", ".join(
+        "%s (%s)" % (_name(tool), named[tool]) if tool in named else _name(tool) for tool in wire
+    )
+    raise UnknownTool(
+        "no tool %s, so nothing was sent; the server's tools: %s" % (_name(name), listed or "none")
+    )
 
 
 # ----------------------------------------------------------------------------- --config
 
 
-def _run_configured(settings: Settings, capture: Optional[IO[str]], out: IO[str],
-                    err: IO[str]) -> int:
+def _run_configured(
+    settings: Settings, capture: Optional[IO[str]], out: IO[str], err: IO[str]
+) -> int:
     """Every server of the config file: all prepared (the census), all connected
     at once, then inspected one after another in the usual output."""
     for line in settings.skipped:
         err.write("%s: warning: %s\n" % (NAME, line))
-    sessions = [Session(replace(settings, spawn=server.spawn, label=server.name, servers=(),
-                                skipped=())) for server in settings.servers]
+    sessions = [
+        Session(replace(settings, spawn=server.spawn, label=server.name, servers=(), skipped=()))
+        for server in settings.servers
+    ]
     # Published before any server runs (SEED.md's census): whatever happens
     # from here on, the finally below retires every one of them.
     clients = [_prepare(session.settings, capture) for session in sessions]
     connecting: List[_Connecting] = []
     try:
-        connecting = [_Connecting(_connector(client, session.settings))
-                      for client, session in zip(clients, sessions)]
+        connecting = [
+            _Connecting(_connector(client, session.settings))
+            for client, session in zip(clients, sessions)
+        ]
         return _inspect_each(sessions, clients, connecting, out, err)
     finally:
         _retire_all(sessions, clients, connecting)
         if settings.json_output:
-            _json_out(out, {"ok": all(s.failure is None for s in sessions),
-                            "servers": [dict(_json_report(s), name=s.settings.label)
-                                        for s in sessions]})
+            _json_out(
+                out,
+                {
+                    "ok": all(s.failure is None for s in sessions),
+                    "servers": [dict(_json_report(s), name=s.settings.label) for s in sessions],
+                },
+            )
 
 
-def _inspect_each(sessions: Sequence[Session], clients: Sequence[Client],
-                  connecting: Sequence["_Connecting"], out: IO[str], err: IO[str]) -> int:
+def _inspect_each(
+    sessions: Sequence[Session],
+    clients: Sequence[Client],
+    connecting: Sequence["_Connecting"],
+    out: IO[str],
+    err: IO[str],
+) -> int:
     """Each server's report in file order; the first failure's exit status."""
     code, shown = EXIT_OK, False  # shown: a report was printed, so the next is set apart
     for session, client, handshake in zip(sessions, clients, connecting):
@@ -745,8 +874,9 @@ def _inspect_each(sessions: Sequence[Session], clients: Sequence[Client],
     return code
 
 
-def _retire_all(sessions: Sequence[Session], clients: Sequence[Client],
-                connecting: Sequence["_Connecting"]) -> None:
+def _retire_all(
+    sessions: Sequence[Session], clients: Sequence[Client], connecting: Sequence["_Connecting"]
+) -> None:
     for client in clients:
         client.stop()  # all at once: each retirement below then only waits for its own
     for session, client in zip(sessions, clients):
@@ -849,8 +979,10 @@ def _finish(session: Session, out: IO[str], err: IO[str]) -> int:
     for line in session.failure.tail():
         err.write(line + "\n")
     if session.capture_lost is not None and session.failure.what != "capture":
-        err.write("%s: warning: the capture log %s is incomplete: %s\n"
-                  % (NAME, session.settings.capture, sanitize(session.capture_lost, _REASON)))
+        err.write(
+            "%s: warning: the capture log %s is incomplete: %s\n"
+            % (NAME, session.settings.capture, sanitize(session.capture_lost, _REASON))
+        )
     err.flush()
     return session.failure.code
 
@@ -863,10 +995,17 @@ def _json_out(out: IO[str], report: Dict[str, Any]) -> None:
 def _warn_of_noise(noise: Tuple[int, Optional[str]], err: IO[str]) -> None:
     skipped, first = noise
     if skipped:
-        err.write('%s: warning: skipped %d line%s the server wrote to stdout that %s not JSON, '
-                  'the first: "%s"; the MCP spec forbids them (--strict refuses them)\n'
-                  % (NAME, skipped, "" if skipped == 1 else "s", "is" if skipped == 1 else "are",
-                     first or ""))
+        err.write(
+            '%s: warning: skipped %d line%s the server wrote to stdout that %s not JSON, '
+            'the first: "%s"; the MCP spec forbids them (--strict refuses them)\n'
+            % (
+                NAME,
+                skipped,
+                "" if skipped == 1 else "s",
+                "is" if skipped == 1 else "are",
+                first or "",
+            )
+        )
         err.flush()
 
 
@@ -874,8 +1013,9 @@ def _warn_of_noise(noise: Tuple[int, Optional[str]], err: IO[str]) -> None:
 
 
 #: Errors that say the filesystem has no room (for a new file, or for its bytes).
-_DISK_FULL = frozenset(getattr(errno, name) for name in ("ENOSPC", "EDQUOT")
-                       if hasattr(errno, name))
+_DISK_FULL = frozenset(
+    getattr(errno, name) for name in ("ENOSPC", "EDQUOT") if hasattr(errno, name)
+)
 
 
 def _close_capture(session: Session, capture: IO[str]) -> None:
@@ -901,8 +1041,12 @@ def _judge_capture(session: Session) -> None:
     would not be the session. After a failure of its own, that one stays."""
     if session.capture_lost is None or session.failure is not None:
         return
-    session.failure = Failure("capture", CaptureFailed(
-        "the log %s is incomplete: %s" % (session.settings.capture, session.capture_lost)))
+    session.failure = Failure(
+        "capture",
+        CaptureFailed(
+            "the log %s is incomplete: %s" % (session.settings.capture, session.capture_lost)
+        ),
+    )
 
 
 # ----------------------------------------------------------------------------- text
@@ -919,11 +1063,14 @@ def _server_text(session: Session) -> str:
     assert result is not None
     info = result.server_info
     label = session.settings.label
-    return ("%s%sserver    %s %s\nprotocol  %s\ncommand   %s\n"
-            % ("\n" if session.apart else "",
-               "" if label is None else "config    %s\n" % _name(label),
-               _name(info.name), _name(info.version) or "(no version)", result.protocol_version,
-               _terminal(" ".join(session.settings.spawn.argv()), 400)))
+    return "%s%sserver    %s %s\nprotocol  %s\ncommand   %s\n" % (
+        "\n" if session.apart else "",
+        "" if label is None else "config    %s\n" % _name(label),
+        _name(info.name),
+        _name(info.version) or "(no version)",
+        result.protocol_version,
+        _terminal(" ".join(session.settings.spawn.argv()), 400),
+    )
 
 
 def _tools_text(tools: Sequence[ToolDescriptor]) -> str:
@@ -960,8 +1107,9 @@ def _call_text(tool: str, result: CallToolResult, leading: bool = True) -> str:
         else:
             lines.append("  %s block (not shown)" % _name(block.kind))
     if result.structured_content is not None:
-        lines.append(_indented("structuredContent: ",
-                               _terminal(json.dumps(result.structured_content))))
+        lines.append(
+            _indented("structuredContent: ", _terminal(json.dumps(result.structured_content)))
+        )
     if not result.content and result.structured_content is None:
         lines.append("  (no content)")
     return "\n".join(lines) + "\n"
@@ -989,8 +1137,10 @@ def _terminal(text: str, limit: Optional[int] = None) -> str:
 
 
 def _json_report(session: Session) -> Dict[str, Any]:
-    report: Dict[str, Any] = {"ok": session.failure is None,
-                              "command": list(session.settings.spawn.argv())}
+    report: Dict[str, Any] = {
+        "ok": session.failure is None,
+        "command": list(session.settings.spawn.argv()),
+    }
     if session.initialized is not None:
         report["server"] = _json_server(session.initialized)
     if session.tools is not None:
@@ -1005,9 +1155,11 @@ def _json_report(session: Session) -> Dict[str, Any]:
     if session.retirement is not None:
         report["retirement"] = _json_retirement(session.retirement)
     if session.settings.capture is not None:
-        report["capture"] = {"file": session.settings.capture,
-                             "complete": session.capture_lost is None,
-                             "incomplete": session.capture_lost}
+        report["capture"] = {
+            "file": session.settings.capture,
+            "complete": session.capture_lost is None,
+            "incomplete": session.capture_lost,
+        }
     if session.failure is not None:
         report["error"] = _json_error(session.failure)
     return report
@@ -1015,23 +1167,41 @@ def _json_report(session: Session) -> Dict[str, Any]:
 
 def _json_server(result: InitializeResult) -> Dict[str, Any]:
     info = result.server_info
-    return {"name": info.name, "version": info.version, "title": info.title,
-            "protocolVersion": result.protocol_version, "capabilities": result.capabilities,
-            "instructions": result.instructions}
+    return {
+        "name": info.name,
+        "version": info.version,
+        "title": info.title,
+        "protocolVersion": result.protocol_version,
+        "capabilities": result.capabilities,
+        "instructions": result.instructions,
+    }
 
 
 def _json_tool(tool: ToolDescriptor) -> Dict[str, Any]:
-    return {"name": tool.name, "title": tool.title, "description": tool.description,
-            "inputSchema": tool.input_schema, "outputSchema": tool.output_schema,
-            "annotations": tool.annotations}
+    return {
+        "name": tool.name,
+        "title": tool.title,
+        "description": tool.description,
+        "inputSchema": tool.input_schema,
+        "outputSchema": tool.output_schema,
+        "annotations": tool.annotations,
+    }
 
 
-def _json_call(call: Tuple[str, Dict[str, JsonValue]], result: CallToolResult,
-               tool: Optional[str]) -> Dict[str, Any]:
-    content = [{"type": "text", "text": block.text} if isinstance(block, Text)
-               else {"type": block.kind} for block in result.content]
-    return {"name": tool or call[0], "arguments": call[1], "isError": result.is_error,
-            "content": content, "structuredContent": result.structured_content}
+def _json_call(
+    call: Tuple[str, Dict[str, JsonValue]], result: CallToolResult, tool: Optional[str]
+) -> Dict[str, Any]:
+    content = [
+        {"type": "text", "text": block.text} if isinstance(block, Text) else {"type": block.kind}
+        for block in result.content
+    ]
+    return {
+        "name": tool or call[0],
+        "arguments": call[1],
+        "isError": result.is_error,
+        "content": content,
+        "structuredContent": result.structured_content,
+    }
 
 
 def _json_retirement(retirement: Retirement) -> Dict[str, Any]:
@@ -1042,8 +1212,12 @@ def _json_retirement(retirement: Retirement) -> Dict[str, Any]:
 
 
 def _json_error(failure: Failure) -> Dict[str, Any]:
-    return {"what": failure.what, "exit": failure.code, "type": type(failure.error).__name__,
-            "message": str(failure.error)}
+    return {
+        "what": failure.what,
+        "exit": failure.code,
+        "type": type(failure.error).__name__,
+        "message": str(failure.error),
+    }
 
 
 # ----------------------------------------------------------------------------- main
@@ -1067,6 +1241,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) > 0 and argv[0] == "replay":  # no option is positional: it is unambiguous
         from . import replay_run  # only here: the main job does not pay for importing it
+
         return replay_run.main(argv[1:], program() + " replay")
     try:
         settings = parse_arguments(argv)

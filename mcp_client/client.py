@@ -75,13 +75,30 @@ from .protocol import CallToolResult, ClientInfo, InitializeResult, ToolDescript
 from .transport import ProcessTransport, Retirement, Spawn, Transport
 
 __all__ = [
-    "Options", "Client", "prepare", "prepare_owned", "start", "State",
-    "ClientError", "Unavailable", "ClientClosed", "ClientBroken", "ClientInherited",
+    "Options",
+    "Client",
+    "prepare",
+    "prepare_owned",
+    "start",
+    "State",
+    "ClientError",
+    "Unavailable",
+    "ClientClosed",
+    "ClientBroken",
+    "ClientInherited",
     "CallTimedOut",
-    "ServerError", "ResultMalformed", "TooManyPages",
-    "StartError", "TransportFailed", "HandshakeFailed", "VersionUnsupported",
-    "ToolsNotDeclared", "CleanupUnconfirmed",
-    "RetirementError", "RetirementTimedOut", "RetirementUnconfirmed",
+    "ServerError",
+    "ResultMalformed",
+    "TooManyPages",
+    "StartError",
+    "TransportFailed",
+    "HandshakeFailed",
+    "VersionUnsupported",
+    "ToolsNotDeclared",
+    "CleanupUnconfirmed",
+    "RetirementError",
+    "RetirementTimedOut",
+    "RetirementUnconfirmed",
 ]
 
 log = logging.getLogger(__name__)
@@ -128,8 +145,9 @@ class Options:
 
     def __post_init__(self) -> None:
         if not isinstance(self.client_info, ClientInfo):
-            raise TypeError("Options.client_info must be a ClientInfo, not %s"
-                            % type(self.client_info).__name__)
+            raise TypeError(
+                "Options.client_info must be a ClientInfo, not %s" % type(self.client_info).__name__
+            )
         _check_seconds("handshake_timeout", self.handshake_timeout, infinite=True)
         _check_seconds("request_timeout", self.request_timeout, infinite=True)
         _check_seconds("retire_timeout", self.retire_timeout, infinite=False)
@@ -142,11 +160,16 @@ def _check_seconds(field: str, value: object, infinite: bool, zero: bool = False
     """A duration of ``Options``: a real number (not a bool), not NaN; positive
     (or 0 with ``zero``); finite unless ``infinite``."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError("Options.%s must be a number of seconds, not %s"
-                        % (field, type(value).__name__))
+        raise TypeError(
+            "Options.%s must be a number of seconds, not %s" % (field, type(value).__name__)
+        )
     wanted = ("at least 0" if zero else "positive") + ("" if infinite else " and finite")
-    if math.isnan(value) or value < 0 or (value == 0 and not zero) or (
-            math.isinf(value) and not infinite):
+    if (
+        math.isnan(value)
+        or value < 0
+        or (value == 0 and not zero)
+        or (math.isinf(value) and not infinite)
+    ):
         raise ValueError("Options.%s must be %s seconds, not %r" % (field, wanted, value))
 
 
@@ -271,8 +294,9 @@ class Client:
         server's last stderr lines, when they were captured)."""
         self._session.request_retirement(ClientBroken(failure.reason))
         try:
-            self._await_retirement(time.monotonic() + self.options.retire_timeout
-                                   + self.options.retire_grace)
+            self._await_retirement(
+                time.monotonic() + self.options.retire_timeout + self.options.retire_grace
+            )
         except RetirementError as e:
             return CleanupUnconfirmed("%s; and retirement unconfirmed: %s" % (failure, e), self)
         if isinstance(failure, HandshakeFailed):
@@ -317,11 +341,16 @@ class Client:
 
         One deadline covers the whole listing.
         """
-        return self._requests.list_all(protocol.TOOLS_LISTING, self._timeout(timeout),
-                                       self.options.max_tool_pages)
+        return self._requests.list_all(
+            protocol.TOOLS_LISTING, self._timeout(timeout), self.options.max_tool_pages
+        )
 
-    def call_tool(self, name: str, arguments: Optional[Mapping[str, Any]] = None,
-                  timeout: Optional[float] = None) -> CallToolResult:
+    def call_tool(
+        self,
+        name: str,
+        arguments: Optional[Mapping[str, Any]] = None,
+        timeout: Optional[float] = None,
+    ) -> CallToolResult:
         """Call the tool whose wire name is ``name``. ``isError`` is a result, not an exception."""
         params = protocol.call_tool_params(name, dict(arguments or {}))
         raw = self._requests.request(protocol.TOOLS_CALL, params, self._timeout(timeout))
@@ -345,8 +374,9 @@ def prepare(transport: TransportLike, options: Optional[Options] = None) -> Clie
     return Client(transport, options)
 
 
-def prepare_owned(owner: object, transport: TransportLike,
-                  options: Optional[Options] = None) -> Client:
+def prepare_owned(
+    owner: object, transport: TransportLike, options: Optional[Options] = None
+) -> Client:
     """As :func:`prepare`; the client is retired when ``owner`` is garbage-collected."""
     client = Client(transport, options)
     finalizer = weakref.finalize(owner, _owner_gone, client)

@@ -199,11 +199,28 @@ from .schema import (
 from .text import escape, sanitize, truncate
 
 __all__ = [
-    "Generated", "GeneratedTool", "generate", "deliver", "describe", "sanitize", "truncate",
-    "escape", "scan_for_at", "MAX_TOOLS", "MAX_SURFACE_BYTES", "MAX_DESCRIPTION_CHARS",
-    "MAX_NOTE_CHARS", "MAX_SHAPE_CHARS", "MAX_DOC_BYTES", "MAX_DOC_DESCRIPTION_CHARS",
+    "Generated",
+    "GeneratedTool",
+    "generate",
+    "deliver",
+    "describe",
+    "sanitize",
+    "truncate",
+    "escape",
+    "scan_for_at",
+    "MAX_TOOLS",
+    "MAX_SURFACE_BYTES",
+    "MAX_DESCRIPTION_CHARS",
+    "MAX_NOTE_CHARS",
+    "MAX_SHAPE_CHARS",
+    "MAX_DOC_BYTES",
+    "MAX_DOC_DESCRIPTION_CHARS",
     "TOOL_OUTPUT",
-    "GenerateError", "TooManyTools", "ToolNameCollision", "SurfaceTooLarge", "SanitizerBreach",
+    "GenerateError",
+    "TooManyTools",
+    "ToolNameCollision",
+    "SurfaceTooLarge",
+    "SanitizerBreach",
     "ToolFailed",
 ]
 
@@ -342,14 +359,22 @@ def generate(
     pieces = [_surface_line(module_name, function, names) for function in functions]
     lines = _surface(pieces)
     signatures = [_signature_line(line) for line in pieces]
-    docs = [_doc(function, names, MAX_DOC_BYTES - len(signature.encode("utf-8")) - 2)
-            for function, signature in zip(functions, signatures)]
+    docs = [
+        _doc(function, names, MAX_DOC_BYTES - len(signature.encode("utf-8")) - 2)
+        for function, signature in zip(functions, signatures)
+    ]
     source = _module(server, module_name, functions, names, docs)
     scan_for_at(source)
     generated = tuple(
-        GeneratedTool(function.name, function.tool, function.returns, line,
-                      signature + "\n\n" + "\n".join(doc))
-        for function, line, signature, doc in zip(functions, lines, signatures, docs))
+        GeneratedTool(
+            function.name,
+            function.tool,
+            function.returns,
+            line,
+            signature + "\n\n" + "\n".join(doc),
+        )
+        for function, line, signature, doc in zip(functions, lines, signatures, docs)
+    )
     surface = "".join(line + "\n" for line in lines)
     return Generated(module_name, source, surface, generated)
 
@@ -366,12 +391,20 @@ def deliver(tool: GeneratedTool, result: CallToolResult) -> Any:
         raise ToolFailed(tool.wire_name, result, _error_text(tool, result))
     if tool.returns == _STRUCTURED:
         if type(result.structured_content) is not dict:
-            raise ToolFailed(tool.wire_name, result, sanitize(
-                "tool %s declares an outputSchema but brought no structuredContent object"
-                % tool.wire_name, MAX_ERROR_CHARS))
+            raise ToolFailed(
+                tool.wire_name,
+                result,
+                sanitize(
+                    "tool %s declares an outputSchema but brought no structuredContent object"
+                    % tool.wire_name,
+                    MAX_ERROR_CHARS,
+                ),
+            )
         return result.structured_content
-    return {"text": "\n".join(block.text for block in result.content if isinstance(block, Text)),
-            "content": [_raw_block(block) for block in result.content]}
+    return {
+        "text": "\n".join(block.text for block in result.content if isinstance(block, Text)),
+        "content": [_raw_block(block) for block in result.content],
+    }
 
 
 def _raw_block(block: Any) -> Any:
@@ -383,8 +416,9 @@ def _raw_block(block: Any) -> Any:
 def _error_text(tool: GeneratedTool, result: CallToolResult) -> str:
     text = " ".join(block.text for block in result.content if isinstance(block, Text))
     said = sanitize(text, MAX_ERROR_CHARS)
-    return said or sanitize("tool %s reported an error (isError) with no text" % tool.wire_name,
-                            MAX_ERROR_CHARS)
+    return said or sanitize(
+        "tool %s reported an error (isError) with no text" % tool.wire_name, MAX_ERROR_CHARS
+    )
 
 
 def _read(tool: ToolDescriptor, digest: Digest) -> _Function:
@@ -398,12 +432,26 @@ def _read(tool: ToolDescriptor, digest: Digest) -> _Function:
     tool_plan = _degrade_on_label_collision(plan(tool.input_schema), digest)
     params: Tuple[Param, ...] = ()
     if not isinstance(tool_plan, WholeValue):
-        params = tuple(_declare_param(name, tool.name, param, declarations)
-                       for param in sorted(tool_plan.params, key=lambda p: p.optional))
+        params = tuple(
+            _declare_param(name, tool.name, param, declarations)
+            for param in sorted(tool_plan.params, key=lambda p: p.optional)
+        )
     labels = tuple(mangle_label(param.name, digest) for param in params)
     returns, result, reason = _read_result(name, tool, declarations)
-    return _Function(name, tool.name, description, long_description, tool_plan, params, labels,
-                     claims, returns, result, reason, tuple(declarations))
+    return _Function(
+        name,
+        tool.name,
+        description,
+        long_description,
+        tool_plan,
+        params,
+        labels,
+        claims,
+        returns,
+        result,
+        reason,
+        tuple(declarations),
+    )
 
 
 def _degrade_on_label_collision(tool_plan: Plan, digest: Digest) -> Plan:
@@ -415,8 +463,10 @@ def _degrade_on_label_collision(tool_plan: Plan, digest: Digest) -> Plan:
     collision = first_collision(names, digest, mangle_label)
     if collision is None:
         return tool_plan
-    return WholeValue("parameters %r and %r both become %s"
-                      % (collision.first, collision.second, collision.mangled))
+    return WholeValue(
+        "parameters %r and %r both become %s"
+        % (collision.first, collision.second, collision.mangled)
+    )
 
 
 # Annotation hints (MCP 2025-06-18, ToolAnnotations) and how each answer reads.
@@ -431,8 +481,9 @@ _HINTS = (
 def _claims(tool: ToolDescriptor, description: str) -> str:
     """The title and every boolean hint the server set, in a fixed order."""
     hints = tool.annotations or {}
-    said = ", ".join(yes if hints[key] else no
-                     for key, yes, no in _HINTS if type(hints.get(key)) is bool)
+    said = ", ".join(
+        yes if hints[key] else no for key, yes, no in _HINTS if type(hints.get(key)) is bool
+    )
     title = _title(tool, description)
     return "; ".join(part for part in ('title "%s"' % title if title else "", said) if part)
 
@@ -447,8 +498,9 @@ def _title(tool: ToolDescriptor, description: str) -> str:
     return "" if title in (tool.name, description) else title
 
 
-def _read_result(function: str, tool: ToolDescriptor, out: List[_Declaration]
-                 ) -> Tuple[str, Optional[_Ref], str]:
+def _read_result(
+    function: str, tool: ToolDescriptor, out: List[_Declaration]
+) -> Tuple[str, Optional[_Ref], str]:
     """What the tool returns, its record if it has one, and why not if it has none."""
     if tool.output_schema is None:
         return _RESULT, None, ""
@@ -482,51 +534,102 @@ def _declare_param(function: str, tool: str, param: Param, out: List[_Declaratio
     if isinstance(param.type, _LEAVES):
         return param
     about = "the parameter %s of %s." % (_literal(param.name), function)
-    kind = _declare(param.type, (function, "param", param.name),
-                    _pascal(function) + _pascal(param.name), tool, about, True, out)
+    kind = _declare(
+        param.type,
+        (function, "param", param.name),
+        _pascal(function) + _pascal(param.name),
+        tool,
+        about,
+        True,
+        out,
+    )
     if kind is param.type:
         return param
-    return Param(param.name, kind,  # type: ignore[arg-type]  # see _Type
-                 param.optional, param.description, param.default, param.has_default)
+    return Param(
+        param.name,
+        kind,  # type: ignore[arg-type]  # see _Type
+        param.optional,
+        param.description,
+        param.default,
+        param.has_default,
+    )
 
 
-def _declare(kind: ValueType, site: _Site, natural: str, tool: str, about: str, is_input: bool,
-             out: List[_Declaration]) -> _Type:
+def _declare(
+    kind: ValueType,
+    site: _Site,
+    natural: str,
+    tool: str,
+    about: str,
+    is_input: bool,
+    out: List[_Declaration],
+) -> _Type:
     """``kind`` with every record in it declared into ``out`` (nested ones first)."""
     if isinstance(kind, Record):
         return _declare_record(site, natural, tool, about, kind, is_input, out)
     if isinstance(kind, Array):
-        item = _declare(kind.item, site + ("[]",), natural, tool, "each item of " + about,
-                        is_input, out)
+        item = _declare(
+            kind.item, site + ("[]",), natural, tool, "each item of " + about, is_input, out
+        )
         return kind if item is kind.item else Array(item)  # type: ignore[arg-type]
     if isinstance(kind, Nullable):
         inner = _declare(kind.inner, site, natural, tool, about, is_input, out)
         return kind if inner is kind.inner else Nullable(inner)  # type: ignore[arg-type]
     if isinstance(kind, Map):
-        value = _declare(kind.value, site + ("{}",), natural + "Value", tool,
-                         "each value of " + about, is_input, out)
+        value = _declare(
+            kind.value,
+            site + ("{}",),
+            natural + "Value",
+            tool,
+            "each value of " + about,
+            is_input,
+            out,
+        )
         return kind if value is kind.value else Map(value)  # type: ignore[arg-type]
     if isinstance(kind, AnyOf):
         branches = tuple(
-            _declare(branch, site + ("|%d" % index,), natural + str(index + 1), tool,
-                     "branch %d of %s" % (index + 1, about), is_input, out)
-            for index, branch in enumerate(kind.branches))
+            _declare(
+                branch,
+                site + ("|%d" % index,),
+                natural + str(index + 1),
+                tool,
+                "branch %d of %s" % (index + 1, about),
+                is_input,
+                out,
+            )
+            for index, branch in enumerate(kind.branches)
+        )
         return AnyOf(branches)  # type: ignore[arg-type]
     return kind
 
 
-def _declare_record(site: _Site, natural: str, tool: str, about: str, record: Record,
-                    is_input: bool, out: List[_Declaration]) -> _Ref:
+def _declare_record(
+    site: _Site,
+    natural: str,
+    tool: str,
+    about: str,
+    record: Record,
+    is_input: bool,
+    out: List[_Declaration],
+) -> _Ref:
     fields = []
     for field in record.fields:
         if isinstance(field.type, _LEAVES):
             fields.append(field)
             continue
         key_about = "the value under the key %s of %s" % (_literal(field.name), natural)
-        kind = _declare(field.type, site + ("." + field.name,), natural + _pascal(field.name),
-                        tool, key_about + ".", is_input, out)
-        fields.append(field if kind is field.type else Field(
-            field.name, kind, field.optional, field.description))  # type: ignore[arg-type]
+        kind = _declare(
+            field.type,
+            site + ("." + field.name,),
+            natural + _pascal(field.name),
+            tool,
+            key_about + ".",
+            is_input,
+            out,
+        )
+        if kind is not field.type:
+            field = Field(field.name, kind, field.optional, field.description)  # type: ignore[arg-type]
+        fields.append(field)
     out.append(_Declaration(site, natural, tool, about, tuple(fields), record.open, is_input))
     return _Ref(site)
 
@@ -637,8 +740,11 @@ def _plain_type(kind: _Type) -> str:
         return "list[%s]" % _PYTHON_TYPES[kind.item.kind]
     if isinstance(kind, Choice):
         kinds = {type(member) for member in kind.members}
-        return {str: "str", int: "int", bool: "bool"}.get(kinds.pop(), "Any") if len(kinds) == 1 \
+        return (
+            {str: "str", int: "int", bool: "bool"}.get(kinds.pop(), "Any")
+            if len(kinds) == 1
             else "Any"
+        )
     return "Any"
 
 
@@ -652,9 +758,15 @@ def _record_shape(declaration: _Declaration, names: _Names) -> str:
 
 
 def _shape(declaration: _Declaration, names: _Names, deep: bool) -> str:
-    entries = ["%s%s: %s" % (_literal(field.name), "?" if field.optional else "",
-                             _shape_type(field.type, names, deep))
-               for field in declaration.fields]
+    entries = [
+        "%s%s: %s"
+        % (
+            _literal(field.name),
+            "?" if field.optional else "",
+            _shape_type(field.type, names, deep),
+        )
+        for field in declaration.fields
+    ]
     return "{%s}" % ", ".join(entries + ["..."] if declaration.open else entries)
 
 
@@ -697,8 +809,13 @@ def _untyped_reason(kind: _Type) -> Optional[str]:
 def _held(kind: _Type) -> _Type:
     """What a list, a map or a nullable holds, through any number of them."""
     while isinstance(kind, (Array, Nullable, Map)):
-        kind = kind.item if isinstance(kind, Array) else \
-            kind.inner if isinstance(kind, Nullable) else kind.value
+        kind = (
+            kind.item
+            if isinstance(kind, Array)
+            else kind.inner
+            if isinstance(kind, Nullable)
+            else kind.value
+        )
     return kind
 
 
@@ -776,13 +893,17 @@ def _surface_line(module_name: str, function: _Function, names: _Names) -> _Line
     return _Line(head, params, returns, claims, function.description)
 
 
-def _surface_params(function: _Function, names: _Names, shapes: bool, defaults: bool,
-                    plain: bool) -> str:
+def _surface_params(
+    function: _Function, names: _Names, shapes: bool, defaults: bool, plain: bool
+) -> str:
     if isinstance(function.plan, WholeValue):
         return "arguments: dict[str, Any]"
     show = _Show(shapes, plain)
-    return ", ".join(_with_star(function, lambda param, label: _surface_param(
-        param, label, names, show, defaults)))
+    return ", ".join(
+        _with_star(
+            function, lambda param, label: _surface_param(param, label, names, show, defaults)
+        )
+    )
 
 
 def _surface_param(param: Param, label: str, names: _Names, show: _Show, defaults: bool) -> str:
@@ -829,8 +950,11 @@ def _signature_line(line: _Line) -> str:
     the doc's type sections spell out, then the line is cut)."""
     text = ""
     for shapes in (True, False):
-        text = "%s%s) -> %s" % (line.head, line.params[(shapes, True, False)],
-                                line.returns[(shapes, False)])
+        text = "%s%s) -> %s" % (
+            line.head,
+            line.params[(shapes, True, False)],
+            line.returns[(shapes, False)],
+        )
         if len(text.encode("utf-8")) <= MAX_DOC_SIGNATURE_BYTES:
             return text
     return truncate(text, MAX_DOC_SIGNATURE_BYTES // 4)  # 4 bytes a character at most
@@ -858,7 +982,9 @@ def _doc_params(function: _Function, names: _Names) -> List[str]:
     if isinstance(function.plan, WholeValue):
         return ["", "Args:"] + _indented(
             "arguments: one dict, sent unchanged as the tool's arguments: "
-            + sanitize(function.plan.reason, MAX_NOTE_CHARS), "    ")
+            + sanitize(function.plan.reason, MAX_NOTE_CHARS),
+            "    ",
+        )
     if not function.params:
         return []
     lines = ["", "Args:"]
@@ -868,8 +994,13 @@ def _doc_params(function: _Function, names: _Names) -> List[str]:
 
 
 def _param_note(param: Param, label: str, names: _Names) -> str:
-    notes = ["(%s%s)" % (_surface_type(param.type, names, _Show(False, False)),
-                         ", optional" if param.optional else "")]
+    notes = [
+        "(%s%s)"
+        % (
+            _surface_type(param.type, names, _Show(False, False)),
+            ", optional" if param.optional else "",
+        )
+    ]
     if label != param.name:
         notes.append("sent as %s." % _literal(param.name))
     notes.append(_sentence(sanitize(param.description or "", MAX_DOC_NOTE_CHARS)))
@@ -927,11 +1058,12 @@ def _doc_returns(function: _Function, names: _Names) -> List[str]:
     if function.returns == _RESULT:
         return _RETURNS_TOOL_OUTPUT
     if function.result is None:
-        text = ("dict[str, Any]: the call's structuredContent, untyped: %s."
-                % function.result_reason)
+        text = "dict[str, Any]: the call's structuredContent, untyped: %s." % function.result_reason
     else:
-        text = "%s: the call's structuredContent, as the server sent it (its claim; " \
-               "nothing checks it)." % names.of(function.result)
+        text = (
+            "%s: the call's structuredContent, as the server sent it (its claim; "
+            "nothing checks it)." % names.of(function.result)
+        )
     return ["", "Returns:"] + _indented(text, "    ")
 
 
@@ -942,8 +1074,9 @@ def _raises(function: _Function) -> List[str]:
 def _indented(text: str, indent: str) -> List[str]:
     """``text`` wrapped to 72 columns, every line after the first indented further."""
     wrapped = _wrap(text, 72 - len(indent) - 4)
-    return [(indent if index == 0 else indent + _INDENT) + line
-            for index, line in enumerate(wrapped)]
+    return [
+        (indent if index == 0 else indent + _INDENT) + line for index, line in enumerate(wrapped)
+    ]
 
 
 def _cut(lines: List[str], limit: int) -> List[str]:
@@ -952,8 +1085,7 @@ def _cut(lines: List[str], limit: int) -> List[str]:
     for index, line in enumerate(lines):
         size += len(line.encode("utf-8")) + 1
         if size > limit - 64:  # room for the mark
-            return lines[:index] + ["(cut here: a tool's doc is at most %d bytes)"
-                                    % MAX_DOC_BYTES]
+            return lines[:index] + ["(cut here: a tool's doc is at most %d bytes)" % MAX_DOC_BYTES]
     return lines
 
 
@@ -972,8 +1104,9 @@ _CONTRACT = (
 )
 
 
-def _module(server: str, module_name: str, functions: List[_Function], names: _Names,
-            docs: List[List[str]]) -> str:
+def _module(
+    server: str, module_name: str, functions: List[_Function], names: _Names, docs: List[List[str]]
+) -> str:
     lines = _header(server, module_name) + _imports(functions, names)
     if any(function.returns == _RESULT for function in functions):
         lines += ["", ""] + _tool_output()
@@ -989,8 +1122,10 @@ def _header(server: str, module_name: str) -> List[str]:
         "# -*- coding: utf-8 -*-",
         "# Generated by mcp_client.codegen; do not edit: regenerate it instead.",
         "#",
-        *_comment("Module %s: the tools of MCP server %s."
-                  % (module_name, sanitize(server, MAX_NOTE_CHARS))),
+        *_comment(
+            "Module %s: the tools of MCP server %s."
+            % (module_name, sanitize(server, MAX_NOTE_CHARS))
+        ),
         "# Server text appears in this module only in comment lines like these",
         "# and in escaped string literals; each function ends in internal.invoke.",
         "#",
@@ -1002,8 +1137,11 @@ def _header(server: str, module_name: str) -> List[str]:
 def _imports(functions: List[_Function], names: _Names) -> List[str]:
     used = _typing_names(functions, names)
     typing_line = ["from typing import " + ", ".join(sorted(used))] if used else []
-    return typing_line + ["import typing as _typing", "",
-                          "from cap.internal import mcp as internal"]
+    return typing_line + [
+        "import typing as _typing",
+        "",
+        "from cap.internal import mcp as internal",
+    ]
 
 
 def _typing_names(functions: List[_Function], names: _Names) -> FrozenSet[str]:
@@ -1039,16 +1177,25 @@ def _typing_names(functions: List[_Function], names: _Names) -> FrozenSet[str]:
 
 
 # The typing name each kind of type is spelled with, if any (records are _Refs).
-_TYPING_OF = {Array: "List", Nullable: "Optional", Map: "Dict", Choice: "Literal",
-              AnyOf: "Union", Structured: "Any"}
+_TYPING_OF = {
+    Array: "List",
+    Nullable: "Optional",
+    Map: "Dict",
+    Choice: "Literal",
+    AnyOf: "Union",
+    Structured: "Any",
+}
 
 
 def _tool_output() -> List[str]:
-    return _comment("%s: what a tool without an outputSchema returns (codegen.deliver): its "
-                    "text blocks joined by newlines, and every content block as the server "
-                    "sent it." % TOOL_OUTPUT) + [
+    return _comment(
+        "%s: what a tool without an outputSchema returns (codegen.deliver): its "
+        "text blocks joined by newlines, and every content block as the server "
+        "sent it." % TOOL_OUTPUT
+    ) + [
         '%s = TypedDict("%s", {"text": str, "content": List[Dict[str, Any]]})'
-        % (TOOL_OUTPUT, TOOL_OUTPUT)]
+        % (TOOL_OUTPUT, TOOL_OUTPUT)
+    ]
 
 
 def _function(server: str, function: _Function, names: _Names, doc: List[str]) -> List[str]:
@@ -1073,14 +1220,18 @@ def _declaration(declaration: _Declaration, names: _Names) -> List[str]:
     required = tuple(field for field in declaration.fields if not field.optional)
     optional = tuple(field for field in declaration.fields if field.optional)
     halves = ("_%sRequired" % name, "_%sOptional" % name)
-    return (comment + _typed_dict(halves[0], required, "", names)
-            + _typed_dict(halves[1], optional, ", total=False", names)
-            + ["class %s(%s, %s):" % (name, halves[0], halves[1]), _INDENT + "pass"])
+    return (
+        comment
+        + _typed_dict(halves[0], required, "", names)
+        + _typed_dict(halves[1], optional, ", total=False", names)
+        + ["class %s(%s, %s):" % (name, halves[0], halves[1]), _INDENT + "pass"]
+    )
 
 
 def _typed_dict(name: str, fields: Tuple[Field, ...], total: str, names: _Names) -> List[str]:
-    entries = ["%s: %s" % (_literal(field.name), _source_type(field.type, names))
-               for field in fields]
+    entries = [
+        "%s: %s" % (_literal(field.name), _source_type(field.type, names)) for field in fields
+    ]
     return _fit('%s = TypedDict("%s", {' % (name, name), entries, "}%s)" % total, "")
 
 
@@ -1096,8 +1247,12 @@ def _declaration_comment(declaration: _Declaration, name: str) -> List[str]:
 
 
 def _signature(function: _Function, names: _Names) -> List[str]:
-    return _fit("def %s(" % function.name, _signature_params(function, names),
-                ") -> %s:" % _source_returns(function, names), "")
+    return _fit(
+        "def %s(" % function.name,
+        _signature_params(function, names),
+        ") -> %s:" % _source_returns(function, names),
+        "",
+    )
 
 
 def _signature_params(function: _Function, names: _Names) -> List[str]:
@@ -1138,8 +1293,11 @@ def _docstring(doc: List[str]) -> List[str]:
     if len(literals) == 1:
         return [_INDENT + literals[0]]
     first = _INDENT + "(" + literals[0]
-    return [first] + [_INDENT + " " + literal for literal in literals[1:-1]] + [
-        _INDENT + " " + literals[-1] + ")"]
+    return (
+        [first]
+        + [_INDENT + " " + literal for literal in literals[1:-1]]
+        + [_INDENT + " " + literals[-1] + ")"]
+    )
 
 
 def _body(server: str, function: _Function, names: _Names) -> List[str]:
@@ -1196,13 +1354,20 @@ def _wrap(text: str, width: int) -> List[str]:
 # The doc's fixed paragraphs, wrapped once.
 _RETURNS_TOOL_OUTPUT = ["", "Returns:"] + _indented(
     "ToolOutput: the text blocks joined by newlines, and every content block as "
-    "the server sent it (images and resources too).", "    ")
+    "the server sent it (images and resources too).",
+    "    ",
+)
 _RAISES = {
-    _STRUCTURED: ["", "Raises:"] + _indented(
+    _STRUCTURED: ["", "Raises:"]
+    + _indented(
         "ToolFailed: the tool reported an error (isError) or brought no structuredContent; "
-        "str() is its error text.", "    "),
-    _RESULT: ["", "Raises:"] + _indented(
-        "ToolFailed: the tool reported an error (isError); str() is its error text.", "    "),
+        "str() is its error text.",
+        "    ",
+    ),
+    _RESULT: ["", "Raises:"]
+    + _indented(
+        "ToolFailed: the tool reported an error (isError); str() is its error text.", "    "
+    ),
 }
 
 
@@ -1255,7 +1420,8 @@ def _inert_by_lines(text: str) -> bool:
     if "@" in code or "\\\n" in code:
         return False
     return _plain_strings_only(code) or not any(
-        _may_span_lines(code, match) for match in _LEXEMES.finditer(code))
+        _may_span_lines(code, match) for match in _LEXEMES.finditer(code)
+    )
 
 
 def _plain_strings_only(code: str) -> bool:

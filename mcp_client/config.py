@@ -87,8 +87,12 @@ def load(path: str, environ: Optional[Mapping[str, str]] = None) -> LoadedConfig
         elif isinstance(entry, dict):  # _not_stdio refused any other
             servers.append(ConfiguredServer(name, _spawn(_Entry(path, name, environ), entry)))
     if not servers:
-        raise ConfigError(path, None, "no stdio server to start" + (
-            " (%d left out: %s)" % (len(skipped), "; ".join(skipped)) if skipped else ""))
+        raise ConfigError(
+            path,
+            None,
+            "no stdio server to start"
+            + (" (%d left out: %s)" % (len(skipped), "; ".join(skipped)) if skipped else ""),
+        )
     return LoadedConfig(tuple(servers), tuple(skipped))
 
 
@@ -115,8 +119,11 @@ def _entries(path: str, document: JsonValue) -> Dict[str, JsonValue]:
         raise ConfigError(path, None, "the file must hold a JSON object")
     keys = [key for key in ("mcpServers", "servers") if key in document]
     if not keys:
-        raise ConfigError(path, None, 'no "mcpServers" (Claude Desktop, Cursor, Claude Code) '
-                                      'or "servers" (VS Code) object')
+        raise ConfigError(
+            path,
+            None,
+            'no "mcpServers" (Claude Desktop, Cursor, Claude Code) or "servers" (VS Code) object',
+        )
     if len(keys) == 2:
         raise ConfigError(path, None, 'both "mcpServers" and "servers": which one is meant?')
     entries = document[keys[0]]
@@ -140,8 +147,11 @@ def _not_stdio(path: str, name: str, entry: JsonValue) -> Optional[str]:
         what = 'it has a "url"'
     else:
         return None
-    return ('%s: server "%s" left out: %s, and only stdio servers are started'
-            % (_show(path), _show(name), what))
+    return '%s: server "%s" left out: %s, and only stdio servers are started' % (
+        _show(path),
+        _show(name),
+        what,
+    )
 
 
 # ----------------------------------------------------------------------------- an entry
@@ -160,6 +170,7 @@ class _Entry:
 
     def expand(self, field: str, text: str) -> str:
         """``text`` with every ``${...}`` replaced; refused when one cannot be."""
+
         def value_of(match: "re.Match[str]") -> str:
             variable, default = match.group(1), match.group(2)
             found = self.environ.get(variable)
@@ -169,13 +180,18 @@ class _Entry:
                 return default
             if found is not None:  # set but empty, no default: empty, as the shell has it
                 return found
-            raise self.fail("%s: ${%s} is not set (give it a value, or a default as "
-                            "${%s:-default})" % (field, variable, variable))
+            raise self.fail(
+                "%s: ${%s} is not set (give it a value, or a default as "
+                "${%s:-default})" % (field, variable, variable)
+            )
+
         expanded = _REFERENCE.sub(value_of, text)
         leftover = _REFERENCE.sub("", text).find("${")
         if leftover >= 0:
-            raise self.fail("%s: %s is not a ${VAR} or ${VAR:-default} this reader expands"
-                            % (field, _show(_REFERENCE.sub("", text)[leftover:])))
+            raise self.fail(
+                "%s: %s is not a ${VAR} or ${VAR:-default} this reader expands"
+                % (field, _show(_REFERENCE.sub("", text)[leftover:]))
+            )
         return expanded
 
 

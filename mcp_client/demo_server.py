@@ -37,8 +37,18 @@ import sys
 from dataclasses import dataclass
 from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-__all__ = ["SERVER_NAME", "SERVER_VERSION", "LATEST_VERSION", "KNOWN_VERSIONS", "TOOLS",
-           "Tool", "Server", "violation", "serve", "main"]
+__all__ = [
+    "SERVER_NAME",
+    "SERVER_VERSION",
+    "LATEST_VERSION",
+    "KNOWN_VERSIONS",
+    "TOOLS",
+    "Tool",
+    "Server",
+    "violation",
+    "serve",
+    "main",
+]
 
 JsonObject = Dict[str, Any]
 
@@ -161,9 +171,12 @@ class Tool:
     title: Optional[str] = None
 
     def descriptor(self) -> JsonObject:
-        entry: JsonObject = {"name": self.name, "description": self.description,
-                             "inputSchema": self.input_schema,
-                             "annotations": {"readOnlyHint": True, "idempotentHint": True}}
+        entry: JsonObject = {
+            "name": self.name,
+            "description": self.description,
+            "inputSchema": self.input_schema,
+            "annotations": {"readOnlyHint": True, "idempotentHint": True},
+        }
         if self.title is not None:
             entry["title"] = self.title
         if self.output_schema is not None:
@@ -173,50 +186,107 @@ class Tool:
 
 def _object_schema(properties: JsonObject, required: Sequence[str]) -> JsonObject:
     # additionalProperties false: a misspelt argument is refused rather than ignored.
-    return {"type": "object", "properties": properties, "required": list(required),
-            "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(required),
+        "additionalProperties": False,
+    }
 
 
 _INTEGER = {"type": "integer"}
 _NUMBER = {"type": "number"}
 
 TOOLS: Tuple[Tool, ...] = (
-    Tool("add", "Add two integers.",
-         _object_schema({"a": dict(_INTEGER, description="First addend."),
-                         "b": dict(_INTEGER, description="Second addend.")}, ["a", "b"]),
-         _add,
-         output_schema=_object_schema({"sum": _INTEGER}, ["sum"]),
-         title="Add"),
-    Tool("divide", "Divide a by b. Dividing by zero is reported as a tool error.",
-         _object_schema({"a": dict(_NUMBER, description="Dividend."),
-                         "b": dict(_NUMBER, description="Divisor.")}, ["a", "b"]),
-         _divide),
-    Tool("join_words", "Join words with a separator, optionally only the first few.",
-         _object_schema({
-             "words": {"type": "array", "items": {"type": "string"},
-                       "description": "Words to join."},
-             "separator": {"type": "string", "default": " ",
-                           "description": "Placed between words."},
-             "limit": {"type": "integer", "minimum": 0, "description": "Join at most this many."},
-         }, ["words"]),
-         _join_words),
-    Tool("reverse-text", "Reverse a string, code point by code point.",
-         _object_schema({
-             "text": {"type": "string", "description": "The text to reverse."},
-             "upper": {"type": "boolean", "default": False,
-                       "description": "Upper-case the result."},
-         }, ["text"]),
-         _reverse_text,
-         title="Reverse text"),
-    Tool("count_by", "Count records by the value of one key; most frequent first.",
-         _object_schema({
-             "records": {"type": "array", "description": "The records to count.",
-                         "items": {"type": "object", "additionalProperties": True}},
-             "key": {"type": "string", "description": "The member to group by."},
-             "missing": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": "(missing)",
-                         "description": "Label for records without the key; null skips them."},
-         }, ["records", "key"]),
-         _count_by),
+    Tool(
+        "add",
+        "Add two integers.",
+        _object_schema(
+            {
+                "a": dict(_INTEGER, description="First addend."),
+                "b": dict(_INTEGER, description="Second addend."),
+            },
+            ["a", "b"],
+        ),
+        _add,
+        output_schema=_object_schema({"sum": _INTEGER}, ["sum"]),
+        title="Add",
+    ),
+    Tool(
+        "divide",
+        "Divide a by b. Dividing by zero is reported as a tool error.",
+        _object_schema(
+            {
+                "a": dict(_NUMBER, description="Dividend."),
+                "b": dict(_NUMBER, description="Divisor."),
+            },
+            ["a", "b"],
+        ),
+        _divide,
+    ),
+    Tool(
+        "join_words",
+        "Join words with a separator, optionally only the first few.",
+        _object_schema(
+            {
+                "words": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "Words to join.",
+                },
+                "separator": {
+                    "type": "string",
+                    "default": " ",
+                    "description": "Placed between words.",
+                },
+                "limit": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "Join at most this many.",
+                },
+            },
+            ["words"],
+        ),
+        _join_words,
+    ),
+    Tool(
+        "reverse-text",
+        "Reverse a string, code point by code point.",
+        _object_schema(
+            {
+                "text": {"type": "string", "description": "The text to reverse."},
+                "upper": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": "Upper-case the result.",
+                },
+            },
+            ["text"],
+        ),
+        _reverse_text,
+        title="Reverse text",
+    ),
+    Tool(
+        "count_by",
+        "Count records by the value of one key; most frequent first.",
+        _object_schema(
+            {
+                "records": {
+                    "type": "array",
+                    "description": "The records to count.",
+                    "items": {"type": "object", "additionalProperties": True},
+                },
+                "key": {"type": "string", "description": "The member to group by."},
+                "missing": {
+                    "anyOf": [{"type": "string"}, {"type": "null"}],
+                    "default": "(missing)",
+                    "description": "Label for records without the key; null skips them.",
+                },
+            },
+            ["records", "key"],
+        ),
+        _count_by,
+    ),
 )
 
 
@@ -296,7 +366,7 @@ def _offset(cursor: Any, total: int) -> int:
         text = base64.urlsafe_b64decode(cursor.encode("ascii")).decode("ascii")
     except (AttributeError, UnicodeError, binascii.Error, ValueError):
         text = ""
-    digits = text[len(_CURSOR_PREFIX):] if text.startswith(_CURSOR_PREFIX) else ""
+    digits = text[len(_CURSOR_PREFIX) :] if text.startswith(_CURSOR_PREFIX) else ""
     if not digits.isdigit() or not 0 < int(digits) < total:
         raise RpcFailure(INVALID_PARAMS, "Invalid cursor")
     return int(digits)
@@ -348,8 +418,9 @@ class Server:
         if "method" not in message or "id" not in message:
             return None  # a notification, or a response to nothing we sent: nothing owed
         if _usable_id(message) is None:
-            return _failure(None, INVALID_REQUEST,
-                            "Invalid Request: id must be an integer or string")
+            return _failure(
+                None, INVALID_REQUEST, "Invalid Request: id must be an integer or string"
+            )
         return self._request(message["id"], message["method"], message.get("params", {}))
 
     def _request(self, ident: Any, method: str, params: Any) -> JsonObject:
@@ -392,8 +463,9 @@ class Server:
         arguments = params.get("arguments", {})
         found = violation(arguments, tool.input_schema, "arguments")
         if found is not None:
-            raise RpcFailure(INVALID_PARAMS,
-                             "Invalid arguments for tool %s: %s" % (tool.name, found))
+            raise RpcFailure(
+                INVALID_PARAMS, "Invalid arguments for tool %s: %s" % (tool.name, found)
+            )
         try:
             return tool.body(arguments)
         except ToolFailure as failure:
@@ -418,8 +490,9 @@ def _encode(reply: JsonObject) -> bytes:
     return json.dumps(reply, separators=(",", ":"), allow_nan=False).encode("ascii") + b"\n"
 
 
-def serve(server: Server, stdin: IO[bytes], stdout: IO[bytes],
-          log: Optional[IO[str]] = None) -> int:
+def serve(
+    server: Server, stdin: IO[bytes], stdout: IO[bytes], log: Optional[IO[str]] = None
+) -> int:
     """Answer lines from ``stdin`` until EOF; returns the exit status (0)."""
     for line in stdin:
         if not line.strip():
@@ -441,11 +514,16 @@ def _describe(line: bytes, reply: Optional[JsonObject]) -> str:
 def _arguments(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m mcp_client.demo_server",
-        description="A deterministic demo MCP server on stdin/stdout (newline-delimited JSON-RPC).")
-    parser.add_argument("--page-size", type=_positive, default=None, metavar="N",
-                        help="tools per tools/list page (default: all in one page)")
-    parser.add_argument("--verbose", action="store_true",
-                        help="log one line per message to stderr")
+        description="A deterministic demo MCP server on stdin/stdout (newline-delimited JSON-RPC).",
+    )
+    parser.add_argument(
+        "--page-size",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="tools per tools/list page (default: all in one page)",
+    )
+    parser.add_argument("--verbose", action="store_true", help="log one line per message to stderr")
     return parser.parse_args(argv)
 
 
@@ -461,8 +539,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     options = _arguments(argv)
     server = Server(page_size=options.page_size)
     try:
-        return serve(server, sys.stdin.buffer, sys.stdout.buffer,
-                     sys.stderr if options.verbose else None)
+        return serve(
+            server, sys.stdin.buffer, sys.stdout.buffer, sys.stderr if options.verbose else None
+        )
     except BrokenPipeError:
         # The client went away mid-reply. Point stdout at /dev/null so the
         # interpreter's final flush does not print a second traceback.

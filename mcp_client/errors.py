@@ -233,7 +233,7 @@ class StderrTail:
         text = self.headline()
         if not self.stderr_tail:
             return text
-        lines = self.stderr_tail.split("\n")[-self.shown_lines:]
+        lines = self.stderr_tail.split("\n")[-self.shown_lines :]
         return "%s\nserver stderr, last %d lines:\n  %s" % (text, len(lines), "\n  ".join(lines))
 
 
@@ -328,8 +328,10 @@ class SymlinkRefused(TransportFailed):
     """
 
     def __init__(self, path: str, role: str) -> None:
-        super().__init__("refusing to write %s to %r: it is a symbolic link (a planted link "
-                         "would send the writes wherever it points)" % (role, path))
+        super().__init__(
+            "refusing to write %s to %r: it is a symbolic link (a planted link "
+            "would send the writes wherever it points)" % (role, path)
+        )
         self.path = path
         self.role = role
 
@@ -423,8 +425,10 @@ class ConfigError(McpClientError):
 def _one_line(text: str) -> str:
     """``text`` on one line: line breaks and every other unprintable character
     escaped (a file's name or a server's key may hold anything)."""
-    return "".join(char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
-                   for char in text)
+    return "".join(
+        char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
+        for char in text
+    )
 
 
 # --------------------------------------------------------------------------- old names
@@ -444,8 +448,9 @@ def deprecated(module: str, name: str) -> type:
     if new is None:
         raise AttributeError("module %r has no attribute %r" % (module, name))
     # stacklevel 3: past this function and the module's __getattr__, to the import.
-    warnings.warn("%s.%s is deprecated; use %s" % (module, name, new),
-                  DeprecationWarning, stacklevel=3)
+    warnings.warn(
+        "%s.%s is deprecated; use %s" % (module, name, new), DeprecationWarning, stacklevel=3
+    )
     found: type = globals()[new]
     return found
 
@@ -453,5 +458,6 @@ def deprecated(module: str, name: str) -> type:
 if TYPE_CHECKING:  # the checker sees a plain alias; at run time it warns
     UnsupportedVersion = ForeignVersionFault
 else:
+
     def __getattr__(name: str) -> type:
         return deprecated(__name__, name)

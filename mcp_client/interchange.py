@@ -40,8 +40,13 @@ from .errors import InterchangeFault
 from .jsonvalue import MAX_DEPTH, JsonValue
 
 __all__ = [
-    "MsgpackValue", "MAX_MSGPACK_INT", "MIN_MSGPACK_INT", "InterchangeFault",
-    "to_json", "to_msgpack", "describe",
+    "MsgpackValue",
+    "MAX_MSGPACK_INT",
+    "MIN_MSGPACK_INT",
+    "InterchangeFault",
+    "to_json",
+    "to_msgpack",
+    "describe",
 ]
 
 MsgpackValue = Union[

@@ -72,8 +72,20 @@ if TYPE_CHECKING:
     from .transport import Spawn
 
 __all__ = [
-    "Jail", "DEFAULT_HIDDEN", "Host", "Channels", "Plan", "plan", "paths_to_probe",
-    "pids_max", "require_host", "seccomp_filter", "unseen", "INSTALL_HINT", "DIR", "FILE",
+    "Jail",
+    "DEFAULT_HIDDEN",
+    "Host",
+    "Channels",
+    "Plan",
+    "plan",
+    "paths_to_probe",
+    "pids_max",
+    "require_host",
+    "seccomp_filter",
+    "unseen",
+    "INSTALL_HINT",
+    "DIR",
+    "FILE",
     "MISSING",
 ]
 
@@ -82,30 +94,56 @@ __all__ = [
 #: and the server's own ``HOME`` when ``Spawn.env`` moves it.
 DEFAULT_HIDDEN: Tuple[str, ...] = (
     # keys and key agents' material
-    "~/.ssh", "~/.gnupg", "~/.password-store", "~/.local/share/keyrings",
+    "~/.ssh",
+    "~/.gnupg",
+    "~/.password-store",
+    "~/.local/share/keyrings",
     # cloud and cluster command lines
-    "~/.aws", "~/.azure", "~/.config/gcloud", "~/.oci", "~/.kube", "~/.docker",
-    "~/.config/doctl", "~/.terraform.d", "~/.vault-token",
+    "~/.aws",
+    "~/.azure",
+    "~/.config/gcloud",
+    "~/.oci",
+    "~/.kube",
+    "~/.docker",
+    "~/.config/doctl",
+    "~/.terraform.d",
+    "~/.vault-token",
     # package registries
-    "~/.pypirc", "~/.npmrc", "~/.yarnrc.yml", "~/.cargo/credentials",
-    "~/.cargo/credentials.toml", "~/.gem/credentials", "~/.nuget",
+    "~/.pypirc",
+    "~/.npmrc",
+    "~/.yarnrc.yml",
+    "~/.cargo/credentials",
+    "~/.cargo/credentials.toml",
+    "~/.gem/credentials",
+    "~/.nuget",
     # version control and HTTP tokens
-    "~/.netrc", "~/.git-credentials", "~/.config/gh", "~/.config/hub",
+    "~/.netrc",
+    "~/.git-credentials",
+    "~/.config/gh",
+    "~/.config/hub",
     # databases
-    "~/.pgpass", "~/.my.cnf",
+    "~/.pgpass",
+    "~/.my.cnf",
     # shell histories (commands carry tokens) and browser profiles (cookies are sessions)
-    "~/.bash_history", "~/.zsh_history", "~/.mozilla", "~/.config/google-chrome",
+    "~/.bash_history",
+    "~/.zsh_history",
+    "~/.mozilla",
+    "~/.config/google-chrome",
     "~/.config/chromium",
 )
 
 #: How to get bubblewrap, for the messages that say it is missing.
-INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; "
-                "Fedora: dnf install bubblewrap; Arch: pacman -S bubblewrap)")
+INSTALL_HINT = (
+    "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; "
+    "Fedora: dnf install bubblewrap; Arch: pacman -S bubblewrap)"
+)
 
 #: Jail field -> the rlimit the init sets on the server (and so its descendants).
 _RLIMITS: Tuple[Tuple[str, str], ...] = (
-    ("memory_bytes", "RLIMIT_AS"), ("cpu_seconds", "RLIMIT_CPU"),
-    ("max_open_files", "RLIMIT_NOFILE"), ("file_size_bytes", "RLIMIT_FSIZE"),
+    ("memory_bytes", "RLIMIT_AS"),
+    ("cpu_seconds", "RLIMIT_CPU"),
+    ("max_open_files", "RLIMIT_NOFILE"),
+    ("file_size_bytes", "RLIMIT_FSIZE"),
 )
 _LIMIT_FIELDS = tuple(name for name, _ in _RLIMITS) + ("max_processes",)
 #: Processes of the jail's own that the pids cgroup holds besides the server's: the init.
@@ -240,8 +278,9 @@ def paths_to_probe(jail: Jail, homes: Sequence[str]) -> Tuple[str, ...]:
 # ----------------------------------------------------------------------------- the plan
 
 
-def plan(jail: Jail, spawn: "Spawn", env: Mapping[str, str], host: Host,
-         channels: Channels) -> Plan:
+def plan(
+    jail: Jail, spawn: "Spawn", env: Mapping[str, str], host: Host, channels: Channels
+) -> Plan:
     """bwrap's argv and environment for ``spawn`` in ``jail``, and its seccomp program.
 
     ``env`` is the server's environment as the transport made it. Raises
@@ -255,8 +294,16 @@ def plan(jail: Jail, spawn: "Spawn", env: Mapping[str, str], host: Host,
     if host.cwd is not None:
         jail_args += ["--chdir", host.cwd]
     init = [host.python, "-I", "-S", "-B", "-c"]
-    argv = ([bwrap, "--seccomp", str(channels.seccomp)] + jail_args + ["--"] + init
-            + [host.init_source] + _init_args(jail, channels) + ["--"] + list(spawn.argv()))
+    argv = (
+        [bwrap, "--seccomp", str(channels.seccomp)]
+        + jail_args
+        + ["--"]
+        + init
+        + [host.init_source]
+        + _init_args(jail, channels)
+        + ["--"]
+        + list(spawn.argv())
+    )
     probe = [bwrap] + jail_args + ["--"] + init + ["pass"]
     return Plan(tuple(argv), _environment(env, spawn), program, tuple(probe))
 
@@ -264,11 +311,13 @@ def plan(jail: Jail, spawn: "Spawn", env: Mapping[str, str], host: Host,
 def require_host(host: Host) -> str:
     """bwrap's path; :class:`TransportFailed` naming what is missing when this machine has none."""
     if host.system != "Linux":
-        raise TransportFailed("a jail needs Linux (bubblewrap and its namespaces); "
-                              "this is %s" % host.system)
+        raise TransportFailed(
+            "a jail needs Linux (bubblewrap and its namespaces); this is %s" % host.system
+        )
     if host.bwrap is None:
-        raise TransportFailed("a jail needs bubblewrap, and `bwrap` is not on PATH: "
-                              + INSTALL_HINT)
+        raise TransportFailed(
+            "a jail needs bubblewrap, and `bwrap` is not on PATH: " + INSTALL_HINT
+        )
     return host.bwrap
 
 
@@ -295,9 +344,15 @@ _SHOWS_HOST = ("host", "bind")
 
 
 def _mounts(jail: Jail, host: Host) -> List[Mount]:
-    mounts: List[Mount] = [("host", "/"), ("dev", "/dev"), ("tmpfs", "/dev/shm"),
-                           ("remount-ro", "/dev"), ("proc", "/proc"), ("sysctl", "/proc/sys"),
-                           ("tmpfs", "/tmp")]
+    mounts: List[Mount] = [
+        ("host", "/"),
+        ("dev", "/dev"),
+        ("tmpfs", "/dev/shm"),
+        ("remount-ro", "/dev"),
+        ("proc", "/proc"),
+        ("sysctl", "/proc/sys"),
+        ("tmpfs", "/tmp"),
+    ]
     for path in jail.readable:
         mounts += [("host", real) for real in _present(path, host, "readable")]
     for path in jail.writable:
@@ -307,8 +362,11 @@ def _mounts(jail: Jail, host: Host) -> List[Mount]:
             real, kind = host.paths.get(probed, (probed, MISSING))
             if kind == MISSING or not _visible(real, mounts):
                 continue  # nothing there to hide (a path under /tmp is hidden already)
-            mounts += [("empty-dir", real), ("remount-ro", real)] if kind == DIR \
+            mounts += (
+                [("empty-dir", real), ("remount-ro", real)]
+                if kind == DIR
                 else [("empty-file", real)]
+            )
     return mounts
 
 
@@ -333,8 +391,10 @@ def _visible(path: str, mounts: Sequence[Mount]) -> bool:
 
 
 def _require_visible(mounts: Sequence[Mount], spawn: "Spawn", host: Host) -> None:
-    needed = [("the interpreter that runs the jail's init", host.python),
-              ("the standard library of that interpreter", host.python_home)]
+    needed = [
+        ("the interpreter that runs the jail's init", host.python),
+        ("the standard library of that interpreter", host.python_home),
+    ]
     if host.cwd is not None:
         needed.append(("the server's working directory", host.cwd))
     if spawn.executable.startswith("/"):
@@ -344,7 +404,8 @@ def _require_visible(mounts: Sequence[Mount], spawn: "Spawn", host: Host) -> Non
             raise TransportFailed(
                 "%s, %s, would not be visible in the jail (/tmp is private and hidden paths "
                 "are empty; name it in Jail.readable, or --allow-read, to show it read-only)"
-                % (what, path))
+                % (what, path)
+            )
 
 
 def unseen(jail: Jail, host: Host, paths: Sequence[str]) -> Tuple[str, ...]:
@@ -390,8 +451,11 @@ def _mount_args(mounts: Sequence[Mount], size: Optional[int]) -> List[str]:
 
 def _init_args(jail: Jail, channels: Channels) -> List[str]:
     """``LIFELINE STATUS CGROUPS RLIMIT_X=N...`` for :mod:`mcp_client.jail_init`."""
-    args = [str(channels.lifeline), str(channels.status),
-            ",".join(map(str, channels.cgroups)) or "-"]
+    args = [
+        str(channels.lifeline),
+        str(channels.status),
+        ",".join(map(str, channels.cgroups)) or "-",
+    ]
     args.append("RLIMIT_CORE=0")  # a core file is a write nobody allowed
     for name, rlimit in _RLIMITS:
         value = getattr(jail, name)
@@ -447,16 +511,38 @@ class _Abi:
     x32: bool = False
 
 
-_X86_64 = _Abi(arch=0xC000003E, socket=41, clone=56, unshare=272, ioctl=16,
-               eperm=(250, 248, 249, 101, 310, 311), x32=True)
-_I386 = _Abi(arch=0x40000003, socket=359, clone=120, unshare=310, ioctl=54,
-             eperm=(288, 286, 287, 26, 347, 348), socketcall=102)
-_AARCH64 = _Abi(arch=0xC00000B7, socket=198, clone=220, unshare=97, ioctl=29,
-                eperm=(219, 217, 218, 117, 270, 271))
+_X86_64 = _Abi(
+    arch=0xC000003E,
+    socket=41,
+    clone=56,
+    unshare=272,
+    ioctl=16,
+    eperm=(250, 248, 249, 101, 310, 311),
+    x32=True,
+)
+_I386 = _Abi(
+    arch=0x40000003,
+    socket=359,
+    clone=120,
+    unshare=310,
+    ioctl=54,
+    eperm=(288, 286, 287, 26, 347, 348),
+    socketcall=102,
+)
+_AARCH64 = _Abi(
+    arch=0xC00000B7,
+    socket=198,
+    clone=220,
+    unshare=97,
+    ioctl=29,
+    eperm=(219, 217, 218, 117, 270, 271),
+)
 #: platform.machine() -> the ABIs a process there can call the kernel with.
 _ABIS: Dict[str, Tuple[_Abi, ...]] = {
-    "x86_64": (_X86_64, _I386), "amd64": (_X86_64, _I386),
-    "aarch64": (_AARCH64,), "arm64": (_AARCH64,),
+    "x86_64": (_X86_64, _I386),
+    "amd64": (_X86_64, _I386),
+    "aarch64": (_AARCH64,),
+    "arm64": (_AARCH64,),
 }
 
 Item = Union[str, Tuple[int, Union[int, str], Union[int, str], int]]
@@ -470,8 +556,9 @@ def seccomp_filter(machine: str, allow_unix: bool) -> bytes:
     """
     abis = _ABIS.get(machine.lower())
     if abis is None:
-        raise TransportFailed("the jail's seccomp filter knows x86_64 and aarch64, not %s"
-                              % machine)
+        raise TransportFailed(
+            "the jail's seccomp filter knows x86_64 and aarch64, not %s" % machine
+        )
     items: List[Item] = [(_LD_W_ABS, 0, 0, _ARCH)]
     items += [(_JEQ, "abi%d/" % n, 0, abi.arch) for n, abi in enumerate(abis)]
     items.append((_RET, 0, 0, _RET_KILL_PROCESS))
@@ -482,7 +569,8 @@ def seccomp_filter(machine: str, allow_unix: bool) -> bytes:
 
 def _abi_rules(abi: _Abi, label: str, allow_unix: bool) -> List[Item]:
     eperm, enosys, flags, socket, ioctl = (
-        label + name for name in ("eperm", "enosys", "flags", "socket", "ioctl"))
+        label + name for name in ("eperm", "enosys", "flags", "socket", "ioctl")
+    )
     rules: List[Item] = [label, (_LD_W_ABS, 0, 0, _NR)]
     if abi.x32:  # x32 calls are x86_64 numbers with a high bit set: refuse them all
         rules.append((_JGE, enosys, 0, _X32_SYSCALL_BIT))
@@ -492,18 +580,38 @@ def _abi_rules(abi: _Abi, label: str, allow_unix: bool) -> List[Item]:
         if abi.socketcall is not None:
             rules.append((_JEQ, eperm, 0, abi.socketcall))
         rules.append((_JEQ, socket, 0, abi.socket))
-    rules += [(_JEQ, flags, 0, abi.clone), (_JEQ, flags, 0, abi.unshare),
-              (_JEQ, ioctl, 0, abi.ioctl), (_RET, 0, 0, _RET_ALLOW)]
+    rules += [
+        (_JEQ, flags, 0, abi.clone),
+        (_JEQ, flags, 0, abi.unshare),
+        (_JEQ, ioctl, 0, abi.ioctl),
+        (_RET, 0, 0, _RET_ALLOW),
+    ]
     if not allow_unix:  # socket(domain, ...): refuse domain AF_UNIX
-        rules += [socket, (_LD_W_ABS, 0, 0, _ARG0), (_JEQ, eperm, 0, _AF_UNIX),
-                  (_RET, 0, 0, _RET_ALLOW)]
+        rules += [
+            socket,
+            (_LD_W_ABS, 0, 0, _ARG0),
+            (_JEQ, eperm, 0, _AF_UNIX),
+            (_RET, 0, 0, _RET_ALLOW),
+        ]
     # ioctl(fd, request, ...): refuse the requests that type into a terminal
-    rules += [ioctl, (_LD_W_ABS, 0, 0, _ARG1), (_JEQ, eperm, 0, _TIOCSTI),
-              (_JEQ, eperm, 0, _TIOCLINUX), (_RET, 0, 0, _RET_ALLOW)]
+    rules += [
+        ioctl,
+        (_LD_W_ABS, 0, 0, _ARG1),
+        (_JEQ, eperm, 0, _TIOCSTI),
+        (_JEQ, eperm, 0, _TIOCLINUX),
+        (_RET, 0, 0, _RET_ALLOW),
+    ]
     # clone(flags, ...) and unshare(flags): refuse a new user namespace
-    rules += [flags, (_LD_W_ABS, 0, 0, _ARG0), (_JSET, eperm, 0, _CLONE_NEWUSER),
-              (_RET, 0, 0, _RET_ALLOW),
-              eperm, (_RET, 0, 0, _RET_ERRNO | _EPERM), enosys, (_RET, 0, 0, _RET_ERRNO | _ENOSYS)]
+    rules += [
+        flags,
+        (_LD_W_ABS, 0, 0, _ARG0),
+        (_JSET, eperm, 0, _CLONE_NEWUSER),
+        (_RET, 0, 0, _RET_ALLOW),
+        eperm,
+        (_RET, 0, 0, _RET_ERRNO | _EPERM),
+        enosys,
+        (_RET, 0, 0, _RET_ERRNO | _ENOSYS),
+    ]
     return rules
 
 

@@ -70,7 +70,7 @@ def report(fd: int, *words: str) -> None:
     """One line on the status pipe (``up``, or ``failed WHAT WHY``); read at EOF."""
     data = " ".join(words).replace("\n", " ").encode("utf-8", "replace") + b"\n"
     while data:
-        data = data[os.write(fd, data):]
+        data = data[os.write(fd, data) :]
 
 
 def become_undumpable(status: int) -> bool:
@@ -178,7 +178,7 @@ def parse(args: List[str]) -> Tuple[int, int, List[int], List[Tuple[str, int]], 
     end = args.index("--")
     limits = [(name, int(value)) for name, _, value in (a.partition("=") for a in args[3:end])]
     cgroups = [] if args[2] == "-" else [int(fd) for fd in args[2].split(",")]
-    return int(args[0]), int(args[1]), cgroups, limits, args[end + 1:]
+    return int(args[0]), int(args[1]), cgroups, limits, args[end + 1 :]
 
 
 def main(args: List[str]) -> int:

@@ -72,8 +72,9 @@ _INIT_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jail_init
 _init_source: Optional[str] = None
 
 
-def popen(jail: Jail, spawn: "Spawn", env: Mapping[str, str],
-          stderr: Any) -> "subprocess.Popen[bytes]":
+def popen(
+    jail: Jail, spawn: "Spawn", env: Mapping[str, str], stderr: Any
+) -> "subprocess.Popen[bytes]":
     """Start ``spawn`` in ``jail``.
 
     ``env`` is the server's environment, ``stderr`` its stderr target (as for
@@ -83,9 +84,17 @@ def popen(jail: Jail, spawn: "Spawn", env: Mapping[str, str],
     return _jailed(jail, spawn, env, lambda the_plan, fds: _popen(the_plan, spawn, fds, stdio))
 
 
-def spawn_command(jail: Jail, argv: Sequence[str], env: Mapping[str, str], *,
-                  cwd: Optional[str] = None, pass_fds: Sequence[int] = (), stdin: Any = None,
-                  stdout: Any = None, stderr: Any = None) -> "subprocess.Popen[bytes]":
+def spawn_command(
+    jail: Jail,
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    *,
+    cwd: Optional[str] = None,
+    pass_fds: Sequence[int] = (),
+    stdin: Any = None,
+    stdout: Any = None,
+    stderr: Any = None,
+) -> "subprocess.Popen[bytes]":
     """Run any command in ``jail`` with stdio of its own and extra descriptors.
 
     What :func:`popen` does for a server, without assuming MCP pipes: ``stdin``,
@@ -101,13 +110,20 @@ def spawn_command(jail: Jail, argv: Sequence[str], env: Mapping[str, str], *,
 
     spawn = Spawn(argv[0], tuple(argv[1:]), cwd=cwd)
     stdio = (stdin, stdout, stderr)
-    return _jailed(jail, spawn, env, lambda the_plan, fds: _popen(
-        the_plan, spawn, fds + tuple(pass_fds), stdio))
+    return _jailed(
+        jail,
+        spawn,
+        env,
+        lambda the_plan, fds: _popen(the_plan, spawn, fds + tuple(pass_fds), stdio),
+    )
 
 
-def _jailed(jail: Jail, spawn: "Spawn", env: Mapping[str, str],
-            start: Callable[[Plan, Tuple[int, ...]], "subprocess.Popen[bytes]"],
-            ) -> "subprocess.Popen[bytes]":
+def _jailed(
+    jail: Jail,
+    spawn: "Spawn",
+    env: Mapping[str, str],
+    start: Callable[[Plan, Tuple[int, ...]], "subprocess.Popen[bytes]"],
+) -> "subprocess.Popen[bytes]":
     """The one way into a jail: look, plan, ``start(plan, the jail's fds)``, await, watch.
 
     Whatever fails on the way, the pipes are closed and the cgroups removed.
@@ -136,13 +152,21 @@ def _jailed(jail: Jail, spawn: "Spawn", env: Mapping[str, str],
     return child
 
 
-def _popen(the_plan: Plan, spawn: "Spawn", fds: Tuple[int, ...],
-           stdio: Tuple[Any, Any, Any]) -> "subprocess.Popen[bytes]":
+def _popen(
+    the_plan: Plan, spawn: "Spawn", fds: Tuple[int, ...], stdio: Tuple[Any, Any, Any]
+) -> "subprocess.Popen[bytes]":
     try:
         return subprocess.Popen(
-            list(the_plan.argv), stdin=stdio[0], stdout=stdio[1], stderr=stdio[2],
-            env=dict(the_plan.env), cwd=spawn.cwd, close_fds=True, pass_fds=fds,
-            start_new_session=True, bufsize=0,
+            list(the_plan.argv),
+            stdin=stdio[0],
+            stdout=stdio[1],
+            stderr=stdio[2],
+            env=dict(the_plan.env),
+            cwd=spawn.cwd,
+            close_fds=True,
+            pass_fds=fds,
+            start_new_session=True,
+            bufsize=0,
         )
     except (OSError, ValueError, subprocess.SubprocessError) as e:
         raise TransportFailed("cannot start %s in a jail: %s" % (" ".join(spawn.argv()), e)) from e
@@ -155,10 +179,14 @@ def look(jail: Jail, spawn: "Spawn", env: Mapping[str, str]) -> Host:
     """What :func:`mcp_client.jail.plan` needs to know of this machine."""
     homes = _homes(env)
     return Host(
-        system=platform.system(), machine=platform.machine(), bwrap=shutil.which("bwrap"),
+        system=platform.system(),
+        machine=platform.machine(),
+        bwrap=shutil.which("bwrap"),
         python=os.path.realpath(sys.executable or "python3"),
-        python_home=os.path.realpath(sys.base_prefix), init_source=_read_init(),
-        homes=homes, paths={path: _probe(path) for path in paths_to_probe(jail, homes)},
+        python_home=os.path.realpath(sys.base_prefix),
+        init_source=_read_init(),
+        homes=homes,
+        paths={path: _probe(path) for path in paths_to_probe(jail, homes)},
         cwd=None if spawn.cwd is None else os.path.realpath(spawn.cwd),
     )
 
@@ -222,8 +250,12 @@ class _Ends:
         self._pipe("status", ours_writes=False)
         self._pipe("seccomp", ours_writes=True)
         t = self._theirs
-        return Channels(lifeline=t["lifeline"], status=t["status"], seccomp=t["seccomp"],
-                        cgroups=tuple(t[name] for name in joins))
+        return Channels(
+            lifeline=t["lifeline"],
+            status=t["status"],
+            seccomp=t["seccomp"],
+            cgroups=tuple(t[name] for name in joins),
+        )
 
     def _pipe(self, name: str, ours_writes: bool) -> None:
         read_end, write_end = os.pipe()
@@ -240,7 +272,7 @@ class _Ends:
         try:
             view = memoryview(program)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
         finally:
             os.close(fd)
 
@@ -263,8 +295,9 @@ class _Ends:
 # ----------------------------------------------------------------------------- coming up
 
 
-def _await_server(child: "subprocess.Popen[bytes]", ends: _Ends, the_plan: Plan,
-                  spawn: "Spawn") -> None:
+def _await_server(
+    child: "subprocess.Popen[bytes]", ends: _Ends, the_plan: Plan, spawn: "Spawn"
+) -> None:
     """Read the init's reports to EOF: up, then nothing (exec'd) or why not."""
     fd = ends.take("status")
     try:
@@ -273,17 +306,21 @@ def _await_server(child: "subprocess.Popen[bytes]", ends: _Ends, the_plan: Plan,
         os.close(fd)
     failures = [line.split(" ", 2)[1:] for line in reports if line.startswith("failed ")]
     if failures and failures[0][0] == "exec":
-        raise TransportFailed("cannot start %s in the jail: %s (inside, /tmp is private and "
-                              "hidden paths are empty)" % (spawn.executable, failures[0][-1]))
+        raise TransportFailed(
+            "cannot start %s in the jail: %s (inside, /tmp is private and "
+            "hidden paths are empty)" % (spawn.executable, failures[0][-1])
+        )
     if failures and failures[0][0] == "dumpable":
-        raise TransportFailed("the jail's init could not make itself non-dumpable, so the "
-                              "server could stop it: %s" % failures[0][-1])
+        raise TransportFailed(
+            "the jail's init could not make itself non-dumpable, so the "
+            "server could stop it: %s" % failures[0][-1]
+        )
     if failures:
-        raise TransportFailed("the jail's init could not join its cgroups: %s"
-                              % failures[0][-1])
+        raise TransportFailed("the jail's init could not join its cgroups: %s" % failures[0][-1])
     if "up" not in reports:
-        raise TransportFailed("bubblewrap could not build the jail: %s"
-                              % _diagnose(child, the_plan, spawn))
+        raise TransportFailed(
+            "bubblewrap could not build the jail: %s" % _diagnose(child, the_plan, spawn)
+        )
 
 
 def _read_reports(fd: int, deadline: float) -> List[str]:
@@ -307,10 +344,16 @@ def _diagnose(child: "subprocess.Popen[bytes]", the_plan: Plan, spawn: "Spawn") 
     same jail once more with stderr captured."""
     code = child.wait()
     try:
-        probe = subprocess.run(list(the_plan.probe), stdin=subprocess.DEVNULL,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               env=dict(the_plan.env), cwd=spawn.cwd,
-                               timeout=STARTUP_TIMEOUT, start_new_session=True)
+        probe = subprocess.run(
+            list(the_plan.probe),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env=dict(the_plan.env),
+            cwd=spawn.cwd,
+            timeout=STARTUP_TIMEOUT,
+            start_new_session=True,
+        )
     except (OSError, subprocess.SubprocessError) as e:
         return "bwrap exited with status %d; rerunning it failed too: %s" % (code, e)
     said = probe.stderr.decode("utf-8", "replace").strip().splitlines()
@@ -318,8 +361,10 @@ def _diagnose(child: "subprocess.Popen[bytes]", the_plan: Plan, spawn: "Spawn") 
         return "bwrap exited with status %d before the jail was up (see the server's stderr)" % code
     hint = ""
     if "namespace" in said[-1]:
-        hint = (" -- user namespaces must be allowed: see `sysctl user.max_user_namespaces`, "
-                "and on Ubuntu 24.04+ kernel.apparmor_restrict_unprivileged_userns")
+        hint = (
+            " -- user namespaces must be allowed: see `sysctl user.max_user_namespaces`, "
+            "and on Ubuntu 24.04+ kernel.apparmor_restrict_unprivileged_userns"
+        )
     return said[-1] + hint
 
 
@@ -367,13 +412,17 @@ def _keep_watch(pidfd: int, lifeline: int, cgroups: Sequence["Cgroup"]) -> None:
 
 # ----------------------------------------------------------------------------- cgroups
 
-_CGROUP_HINT = ("max_processes needs a pids cgroup this process may create groups in: a "
-                "cgroup v1 pids hierarchy (as root), or a delegated cgroup v2 subtree with the "
-                "pids controller (systemd: Delegate=yes); or leave max_processes unset")
-_MEMORY_HINT = ("memory_bytes needs a memory cgroup this process may create groups in (an "
-                "RLIMIT_AS alone bounds neither memfds, shared memory nor tmpfs): a cgroup v1 "
-                "memory hierarchy (as root), or a delegated cgroup v2 subtree with the memory "
-                "controller (systemd: Delegate=yes); or leave memory_bytes unset")
+_CGROUP_HINT = (
+    "max_processes needs a pids cgroup this process may create groups in: a "
+    "cgroup v1 pids hierarchy (as root), or a delegated cgroup v2 subtree with the "
+    "pids controller (systemd: Delegate=yes); or leave max_processes unset"
+)
+_MEMORY_HINT = (
+    "memory_bytes needs a memory cgroup this process may create groups in (an "
+    "RLIMIT_AS alone bounds neither memfds, shared memory nor tmpfs): a cgroup v1 "
+    "memory hierarchy (as root), or a delegated cgroup v2 subtree with the memory "
+    "controller (systemd: Delegate=yes); or leave memory_bytes unset"
+)
 #: A controller's files start with its name: the hint for a file we could not write.
 _HINTS = {"pids": _CGROUP_HINT, "memory": _MEMORY_HINT}
 _PREFIX = "mcp_client-"
@@ -412,11 +461,16 @@ def _memory_settings(version: str, limit: int) -> List[Setting]:
     if version == "v1":
         # memsw (memory + swap) exists when the kernel accounts swap: with swap and
         # without it, a tmpfs page pushed out to swap would stop counting.
-        return [("memory.limit_in_bytes", str(limit), True),
-                ("memory.memsw.limit_in_bytes", str(limit), False)]
+        return [
+            ("memory.limit_in_bytes", str(limit), True),
+            ("memory.memsw.limit_in_bytes", str(limit), False),
+        ]
     # v2: swap counted apart, so none; an OOM takes the whole jail, not one process.
-    return [("memory.max", str(limit), True), ("memory.swap.max", "0", False),
-            ("memory.oom.group", "1", False)]
+    return [
+        ("memory.max", str(limit), True),
+        ("memory.swap.max", "0", False),
+        ("memory.oom.group", "1", False),
+    ]
 
 
 def _remove_all(cgroups: Sequence["Cgroup"], patience: float) -> None:
@@ -443,8 +497,10 @@ class Cgroup:
         try:
             os.mkdir(path, 0o755)
         except OSError as e:
-            raise TransportFailed("cannot create the cgroup %s: %s. %s" % (
-                path, e.strerror or e, _HINTS[settings[0][0].split(".")[0]])) from e
+            raise TransportFailed(
+                "cannot create the cgroup %s: %s. %s"
+                % (path, e.strerror or e, _HINTS[settings[0][0].split(".")[0]])
+            ) from e
         _active[path] = None
         group = cls(path)
         try:
@@ -463,8 +519,9 @@ class Cgroup:
             with open(target, "w") as limit_file:
                 limit_file.write(value)
         except OSError as e:
-            raise TransportFailed("cannot set %s: %s. %s" % (
-                target, e.strerror or e, _HINTS[name.split(".")[0]])) from e
+            raise TransportFailed(
+                "cannot set %s: %s. %s" % (target, e.strerror or e, _HINTS[name.split(".")[0]])
+            ) from e
 
     def open_procs(self) -> int:
         """``cgroup.procs`` for the init to join with (it writes ``0``: itself)."""
@@ -507,11 +564,10 @@ def _parent(controller: str, hint: str) -> Tuple[str, str]:
         root, point = mounts[key]
         path = own[key]
         if path == root or path.startswith(root.rstrip("/") + "/"):
-            parent = os.path.join(point, path[len(root):].lstrip("/"))
+            parent = os.path.join(point, path[len(root) :].lstrip("/"))
             if key or controller in _read(os.path.join(parent, "cgroup.controllers")).split():
                 return ("v1" if key else "v2"), parent
-    raise TransportFailed("no %s cgroup controller found for this process. %s"
-                          % (controller, hint))
+    raise TransportFailed("no %s cgroup controller found for this process. %s" % (controller, hint))
 
 
 def _cgroup_mounts() -> Dict[str, Tuple[str, str]]:
@@ -568,7 +624,7 @@ def _sweep(parent: str) -> None:
         if not name.startswith(_PREFIX):
             continue
         path = os.path.join(parent, name)
-        owner = name[len(_PREFIX):].split("-")[0]
+        owner = name[len(_PREFIX) :].split("-")[0]
         theirs = owner.isdigit() and int(owner) != os.getpid()
         if path in _active or (theirs and _alive(int(owner))):
             continue

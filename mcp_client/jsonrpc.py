@@ -19,10 +19,25 @@ from .errors import BadMessage, CorruptionReport, MalformedMessage, MessageFault
 from .jsonvalue import JsonValue, parse
 
 __all__ = [
-    "Id", "RpcError", "Response", "ServerRequest", "Notification", "Inbound", "decode",
-    "request", "notification", "result_response", "error_response",
-    "MessageFault", "MalformedMessage", "BadMessage",
-    "PARSE_ERROR", "INVALID_REQUEST", "METHOD_NOT_FOUND", "INVALID_PARAMS", "INTERNAL_ERROR",
+    "Id",
+    "RpcError",
+    "Response",
+    "ServerRequest",
+    "Notification",
+    "Inbound",
+    "decode",
+    "request",
+    "notification",
+    "result_response",
+    "error_response",
+    "MessageFault",
+    "MalformedMessage",
+    "BadMessage",
+    "PARSE_ERROR",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "INVALID_PARAMS",
+    "INTERNAL_ERROR",
 ]
 
 Id = Union[int, str]

@@ -18,8 +18,16 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from .errors import CorruptionReport, EncodeRefused
 
-__all__ = ["JsonValue", "MAX_DEPTH", "MAX_INT_DIGITS", "parse", "dump", "encode",
-           "CorruptionReport", "EncodeRefused"]
+__all__ = [
+    "JsonValue",
+    "MAX_DEPTH",
+    "MAX_INT_DIGITS",
+    "parse",
+    "dump",
+    "encode",
+    "CorruptionReport",
+    "EncodeRefused",
+]
 
 JsonValue = Union[None, bool, int, float, str, List["JsonValue"], Dict[str, "JsonValue"]]
 
@@ -170,8 +178,17 @@ def _make_encoder() -> Callable[[object], str]:
     public = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
     make = getattr(json.encoder, "c_make_encoder", None)
     try:
-        c_encoder = make(None, _refuse_object, json.encoder.encode_basestring, None,  # type: ignore[misc]
-                         ":", ",", False, False, False)
+        c_encoder = make(
+            None,
+            _refuse_object,
+            json.encoder.encode_basestring,
+            None,  # type: ignore[misc]
+            ":",
+            ",",
+            False,
+            False,
+            False,
+        )
 
         def fast(value: object) -> str:
             return "".join(c_encoder(value, 0))

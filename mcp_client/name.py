@@ -52,9 +52,22 @@ from dataclasses import dataclass
 from typing import Callable, Dict, FrozenSet, Iterable, Optional
 
 __all__ = [
-    "Digest", "Mangler", "Collision", "MAX_NAME_CHARS", "DIGEST_CHARS", "RESERVED",
-    "LABEL_RESERVED", "TYPING_NAMES", "BODY_NAMES", "TOOL_STEM", "LABEL_STEM",
-    "sha256_digest", "mangle", "mangle_label", "first_collision", "digest_suffix",
+    "Digest",
+    "Mangler",
+    "Collision",
+    "MAX_NAME_CHARS",
+    "DIGEST_CHARS",
+    "RESERVED",
+    "LABEL_RESERVED",
+    "TYPING_NAMES",
+    "BODY_NAMES",
+    "TOOL_STEM",
+    "LABEL_STEM",
+    "sha256_digest",
+    "mangle",
+    "mangle_label",
+    "first_collision",
+    "digest_suffix",
 ]
 
 #: ``digest(text)`` returns lowercase hex over the UTF-8 bytes of ``text``.
@@ -109,9 +122,7 @@ _BUILTINS = (
     "staticmethod str sum super tuple type vars zip"
 )
 #: The ``typing`` names a generated module imports for its annotations.
-TYPING_NAMES: FrozenSet[str] = frozenset(
-    "Any Dict List Literal Optional TypedDict Union".split()
-)
+TYPING_NAMES: FrozenSet[str] = frozenset("Any Dict List Literal Optional TypedDict Union".split())
 #: Names a generated function body uses besides its own parameters: the seam
 #: (``from cap.internal import mcp as internal``), the dict it builds, the
 #: module's ``import typing as _typing`` (its annotation and its cast), and
@@ -123,9 +134,11 @@ BODY_NAMES: FrozenSet[str] = frozenset("arguments internal _typing ToolOutput".s
 _MODULE_NAMES = "cap mcp"
 
 #: Names a function name is never allowed to be.
-RESERVED: FrozenSet[str] = frozenset(
-    " ".join((_KEYWORDS, _SOFT_KEYWORDS, _BUILTINS, _MODULE_NAMES)).split()
-) | TYPING_NAMES | BODY_NAMES
+RESERVED: FrozenSet[str] = (
+    frozenset(" ".join((_KEYWORDS, _SOFT_KEYWORDS, _BUILTINS, _MODULE_NAMES)).split())
+    | TYPING_NAMES
+    | BODY_NAMES
+)
 
 #: Names a parameter label is never allowed to be: hard keywords, the one
 #: name no code may bind, and what a body uses.
@@ -158,16 +171,18 @@ def sha256_digest(text: str) -> str:
 
 def mangle(name: str, digest: Digest) -> str:
     """A tool (or server) name as a Python function identifier."""
-    if (len(name) <= MAX_NAME_CHARS and _VERBATIM_TOOL.fullmatch(name)
-            and name not in RESERVED):
+    if len(name) <= MAX_NAME_CHARS and _VERBATIM_TOOL.fullmatch(name) and name not in RESERVED:
         return name
     return _mangle(name, digest, TOOL_STEM)
 
 
 def mangle_label(name: str, digest: Digest) -> str:
     """A parameter name as a Python parameter identifier."""
-    if (len(name) <= MAX_NAME_CHARS and _VERBATIM_LABEL.fullmatch(name)
-            and name not in LABEL_RESERVED):
+    if (
+        len(name) <= MAX_NAME_CHARS
+        and _VERBATIM_LABEL.fullmatch(name)
+        and name not in LABEL_RESERVED
+    ):
         return name
     return _mangle(name, digest, LABEL_STEM)
 

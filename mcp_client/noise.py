@@ -31,8 +31,7 @@ SHOWN = 200
 #: Characters of the line quoted in the reason of a death.
 QUOTED = 100
 #: The fix a harness author needs, named where a text line killed a client.
-HINT = ("a server that logs to stdout can be tolerated with "
-        "Options(tolerated_noise_lines=N)")
+HINT = "a server that logs to stdout can be tolerated with Options(tolerated_noise_lines=N)"
 
 #: A UTF-8 character is at most 4 bytes: this many bytes hold ``limit`` characters.
 _BYTES_PER_CHAR = 4
@@ -53,7 +52,7 @@ def show(line: bytes, limit: int = SHOWN) -> str:
     than a short one.
     """
     limit = max(0, limit)
-    window = line[:limit * _BYTES_PER_CHAR]
+    window = line[: limit * _BYTES_PER_CHAR]
     text = window.decode("utf-8", "surrogateescape")
     pieces = [_printable(char) for char in text[:limit]]
     shown = "".join(pieces)
@@ -90,7 +89,7 @@ def looks_like_text(line: bytes) -> bool:
     """Whether ``line`` reads as text (a log line, a banner) rather than binary
     garbage: judged on its first ``4 * SHOWN`` bytes, of which at most one
     character in ten may be undecodable or unprintable (tabs are text)."""
-    head = line[:SHOWN * _BYTES_PER_CHAR].decode("utf-8", "surrogateescape")
+    head = line[: SHOWN * _BYTES_PER_CHAR].decode("utf-8", "surrogateescape")
     if not head.strip():
         return False
     odd = sum(1 for char in head if not (char.isprintable() or char == "\t"))
@@ -104,7 +103,10 @@ def refusal(fault: MalformedMessage, line: bytes, skipped: int) -> str:
     reason = '%s; the line starts "%s"' % (fault.reason, show(line, QUOTED))
     if skipped:
         return "%s; %d such line%s skipped before it, as many as tolerated" % (
-            reason, skipped, " was" if skipped == 1 else "s were")
+            reason,
+            skipped,
+            " was" if skipped == 1 else "s were",
+        )
     if looks_like_text(line):
         return "%s; %s" % (reason, HINT)
     return reason

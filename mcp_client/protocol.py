@@ -20,20 +20,45 @@ from .errors import ForeignVersionFault, ProtocolFault
 from .jsonvalue import JsonValue
 
 __all__ = [
-    "INITIALIZE", "NOTIFICATIONS_INITIALIZED", "TOOLS_LIST", "TOOLS_CALL", "PING",
-    "TOOLS_CAPABILITY", "Listing", "LISTINGS", "TOOLS_LISTING",
-    "REQUESTED_VERSION", "SUPPORTED_VERSIONS", "ClientInfo", "initialize_params",
-    "ServerInfo", "ToolsCapability", "InitializeResult", "decode_initialize",
-    "ToolDescriptor", "ToolsPage", "decode_tools_page", "page_cursor", "tools_list_params",
-    "Text", "Other", "ContentBlock", "CallToolResult", "decode_call_tool",
-    "call_tool_params", "ProtocolFault", "ForeignVersionFault",
+    "INITIALIZE",
+    "NOTIFICATIONS_INITIALIZED",
+    "TOOLS_LIST",
+    "TOOLS_CALL",
+    "PING",
+    "TOOLS_CAPABILITY",
+    "Listing",
+    "LISTINGS",
+    "TOOLS_LISTING",
+    "REQUESTED_VERSION",
+    "SUPPORTED_VERSIONS",
+    "ClientInfo",
+    "initialize_params",
+    "ServerInfo",
+    "ToolsCapability",
+    "InitializeResult",
+    "decode_initialize",
+    "ToolDescriptor",
+    "ToolsPage",
+    "decode_tools_page",
+    "page_cursor",
+    "tools_list_params",
+    "Text",
+    "Other",
+    "ContentBlock",
+    "CallToolResult",
+    "decode_call_tool",
+    "call_tool_params",
+    "ProtocolFault",
+    "ForeignVersionFault",
 ]
 
 if TYPE_CHECKING:  # PORT.md's name for the fault, renamed; at run time it warns
     UnsupportedVersion = ForeignVersionFault
 else:
+
     def __getattr__(name: str) -> type:
         return errors.deprecated(__name__, name)
+
 
 # The method names this client speaks, and the one place that spells them
 # (MCP 2025-06-18: Lifecycle, Server Features / Tools, Utilities / Ping).
@@ -129,8 +154,14 @@ def _kind(value: JsonValue) -> str:
     return _KINDS.get(type(value), "not JSON")
 
 
-_KINDS = {type(None): "missing or null", bool: "a boolean", int: "a number", float: "a number",
-          list: "an array", dict: "an object"}
+_KINDS = {
+    type(None): "missing or null",
+    bool: "a boolean",
+    int: "a number",
+    float: "a number",
+    list: "an array",
+    dict: "an object",
+}
 
 
 def _server_info(raw: JsonValue) -> ServerInfo:
@@ -166,15 +197,26 @@ class ToolDescriptor:
     output_schema: JsonValue = None
     annotations: Optional[Dict[str, JsonValue]] = None
 
-    def __init__(self, name: str, input_schema: JsonValue, title: Optional[str] = None,
-                 description: Optional[str] = None, output_schema: JsonValue = None,
-                 annotations: Optional[Dict[str, JsonValue]] = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        input_schema: JsonValue,
+        title: Optional[str] = None,
+        description: Optional[str] = None,
+        output_schema: JsonValue = None,
+        annotations: Optional[Dict[str, JsonValue]] = None,
+    ) -> None:
         # The generated __init__ of a frozen dataclass makes one object.__setattr__
         # call per field; a listing builds a thousand of these, and filling the
         # instance dict at once halves the cost. Still frozen: assignment raises.
-        self.__dict__.update(name=name, input_schema=input_schema, title=title,
-                             description=description, output_schema=output_schema,
-                             annotations=annotations)
+        self.__dict__.update(
+            name=name,
+            input_schema=input_schema,
+            title=title,
+            description=description,
+            output_schema=output_schema,
+            annotations=annotations,
+        )
 
 
 @dataclass(frozen=True)
@@ -234,14 +276,23 @@ def _tool(entry: JsonValue, index: int) -> ToolDescriptor:
     if type(entry) is not dict:
         raise ProtocolFault("tools[%d] is not an object" % index)
     name, title, description, annotations = (
-        entry.get("name"), entry.get("title"), entry.get("description"), entry.get("annotations"))
-    if (type(name) is not str or not name or "inputSchema" not in entry
-            or (title is not None and type(title) is not str)
-            or (description is not None and type(description) is not str)
-            or (annotations is not None and type(annotations) is not dict)):
+        entry.get("name"),
+        entry.get("title"),
+        entry.get("description"),
+        entry.get("annotations"),
+    )
+    if (
+        type(name) is not str
+        or not name
+        or "inputSchema" not in entry
+        or (title is not None and type(title) is not str)
+        or (description is not None and type(description) is not str)
+        or (annotations is not None and type(annotations) is not dict)
+    ):
         raise _tool_fault(entry, index)
-    return ToolDescriptor(name, entry["inputSchema"], title, description,
-                          entry.get("outputSchema"), annotations)
+    return ToolDescriptor(
+        name, entry["inputSchema"], title, description, entry.get("outputSchema"), annotations
+    )
 
 
 def _tool_fault(tool: Dict[str, Any], index: int) -> ProtocolFault:

@@ -85,10 +85,26 @@ from .stdio import MAX_LINE_BYTES
 from .text import inert
 
 __all__ = [
-    "LogError", "Recorded", "Overflow", "Eof", "Write", "Close", "Action", "ServerStep",
+    "LogError",
+    "Recorded",
+    "Overflow",
+    "Eof",
+    "Write",
+    "Close",
+    "Action",
+    "ServerStep",
     "Script",
-    "parse_log", "script_of", "Responder", "Call", "plan", "client_info", "max_pages", "same",
-    "DRIVEN_METHODS", "MAX_CONCURRENT_CALLS", "printable",
+    "parse_log",
+    "script_of",
+    "Responder",
+    "Call",
+    "plan",
+    "client_info",
+    "max_pages",
+    "same",
+    "DRIVEN_METHODS",
+    "MAX_CONCURRENT_CALLS",
+    "printable",
 ]
 
 #: The requests a driver can make a client send again.
@@ -234,8 +250,10 @@ def _step(entry: LogEntry, index: int, reading: _Reading) -> Optional[ServerStep
     elif entry.kind == "timed-out":
         reading.holds.setdefault(index, []).append(entry)
     elif entry.kind == "dropped":
-        reading.lost.append("the capture lost entries before seq %d (%s): the recording is "
-                            "incomplete" % (entry.seq, printable(entry.detail[:_SHOWN])))
+        reading.lost.append(
+            "the capture lost entries before seq %d (%s): the recording is "
+            "incomplete" % (entry.seq, printable(entry.detail[:_SHOWN]))
+        )
     return None
 
 
@@ -260,11 +278,18 @@ def _arrange(timeline: List[ServerStep], reading: _Reading) -> Script:
         else:
             groups[-1].append(step)
     answers = _answers(timeline, client)
-    return Script(tuple(client), tuple(groups[0]), tuple(tuple(g) for g in groups[1:]),
-                  tuple(timeline), tuple(position),
-                  _ends_in_death(timeline, client, answers, reading.tolerated, reading.ended),
-                  reading.tolerated, _timed_out(timeline, holds),
-                  tuple(reading.lost), answers)
+    return Script(
+        tuple(client),
+        tuple(groups[0]),
+        tuple(tuple(g) for g in groups[1:]),
+        tuple(timeline),
+        tuple(position),
+        _ends_in_death(timeline, client, answers, reading.tolerated, reading.ended),
+        reading.tolerated,
+        _timed_out(timeline, holds),
+        tuple(reading.lost),
+        answers,
+    )
 
 
 def _keys(idents: Iterable[JsonValue]) -> Set[Tuple[str, Union[int, str]]]:
@@ -275,8 +300,9 @@ def _keys(idents: Iterable[JsonValue]) -> Set[Tuple[str, Union[int, str]]]:
 # never a search per request: a log of 8,000 pings once took 25 s to plan.
 
 
-def _answers(timeline: Sequence[ServerStep],
-             client: Sequence[Recorded]) -> Tuple[Optional[int], ...]:
+def _answers(
+    timeline: Sequence[ServerStep], client: Sequence[Recorded]
+) -> Tuple[Optional[int], ...]:
     """For each client line, where the first response to it sits after it (requests only)."""
     found: List[Optional[int]] = [None] * len(client)
     waiting: Dict[Hashable, List[int]] = {}  # request id -> client numbers not yet answered
@@ -322,8 +348,13 @@ def _canonical(value: JsonValue) -> Hashable:
     return (type(value).__name__, value)
 
 
-def _ends_in_death(timeline: Sequence[ServerStep], client: Sequence[Recorded],
-                   answers: Sequence[Optional[int]], tolerated: int, ended: bool) -> bool:
+def _ends_in_death(
+    timeline: Sequence[ServerStep],
+    client: Sequence[Recorded],
+    answers: Sequence[Optional[int]],
+    tolerated: int,
+    ended: bool,
+) -> bool:
     noise = 0
     for step in timeline:
         if isinstance(step, Overflow):
@@ -377,7 +408,7 @@ def _kind(message: Optional[Message]) -> str:
 
 def _show(data: bytes) -> str:
     text = data.decode("utf-8", "backslashreplace")
-    return printable(text if len(text) <= _SHOWN else text[:_SHOWN - 3] + "...")
+    return printable(text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "...")
 
 
 def printable(text: str) -> str:
@@ -503,20 +534,24 @@ class Responder:
         live = _message(line)
         kind = _kind(live)
         if live is None or kind == "other":
-            self._diverge("the client sent a line that is not a JSON-RPC message: %s"
-                          % _show(line))
+            self._diverge("the client sent a line that is not a JSON-RPC message: %s" % _show(line))
             return []
         index = self._find(kind, live)
         if index is None:
-            self._diverge("the client sent %s that the recording does not have (or has no "
-                          "more of): %s" % (_describe(live), _show(line)))
+            self._diverge(
+                "the client sent %s that the recording does not have (or has no "
+                "more of): %s" % (_describe(live), _show(line))
+            )
             return self._unmatched(kind, live)
         return self._replay(index, kind, live)
 
     def finish(self) -> List[str]:
         """Every divergence, including each recorded client line never sent."""
-        missing = ["the client never sent recorded line seq %d: %s" % (line.seq, line.show())
-                   for line, done in zip(self._script.client, self._matched) if not done]
+        missing = [
+            "the client never sent recorded line seq %d: %s" % (line.seq, line.show())
+            for line, done in zip(self._script.client, self._matched)
+            if not done
+        ]
         return self.divergences + missing
 
     # -------------------------------------------------------------- matching
@@ -550,8 +585,10 @@ class Responder:
         earlier = self._streams[kind == "response"].first(self._matched)
         if earlier is not None and earlier < index:
             recorded = self._script.client[earlier]
-            self._diverge("out of order: the recording has seq %d (%s) before seq %d"
-                          % (recorded.seq, recorded.show(), self._script.client[index].seq))
+            self._diverge(
+                "out of order: the recording has seq %d (%s) before seq %d"
+                % (recorded.seq, recorded.show(), self._script.client[index].seq)
+            )
 
     def _compare(self, recorded: Recorded, message: Message, live: Message, kind: str) -> None:
         expected, actual = message, live
@@ -561,11 +598,16 @@ class Responder:
             return
         # Served, a call with other arguments still gets the recorded answer (the
         # same tool's, never another's): say so, or the answer reads as the truth.
-        answered = ("tools/call %s with other arguments than recorded, answered with the "
-                    "recorded answer: " % _show(encode(_tool_name(live))) if kind == "request"
-                    and _tool_name(live) is not None else "")
-        self._diverge("seq %d differs: %sthe client sent %s; the recording has %s"
-                      % (recorded.seq, answered, _show(encode(live)), recorded.show()))
+        answered = (
+            "tools/call %s with other arguments than recorded, answered with the "
+            "recorded answer: " % _show(encode(_tool_name(live)))
+            if kind == "request" and _tool_name(live) is not None
+            else ""
+        )
+        self._diverge(
+            "seq %d differs: %sthe client sent %s; the recording has %s"
+            % (recorded.seq, answered, _show(encode(live)), recorded.show())
+        )
 
     def _unmatched(self, kind: str, live: Message) -> List[Action]:
         ident = live.get("id")
@@ -573,8 +615,9 @@ class Responder:
             return []
         if _method(live) == PING:  # the spec's MUST, even beyond the recording
             return [Write(encode(result_response(ident, {})) + b"\n")]
-        reply = error_response(ident, INTERNAL_ERROR, "replay: the recording has no answer "
-                               "left for %s" % _method(live))
+        reply = error_response(
+            ident, INTERNAL_ERROR, "replay: the recording has no answer left for %s" % _method(live)
+        )
         return [Write(encode(reply) + b"\n")]
 
     def _action(self, step: ServerStep) -> Action:
@@ -637,8 +680,12 @@ def plan(script: Script) -> Tuple[List[Call], List[str]]:
         if line.kind != "request" or line.message is None:
             continue
         params = line.message.get("params")
-        if line.method in LISTINGS and _is_cursor_page(params) and calls \
-                and calls[-1].method == line.method:
+        if (
+            line.method in LISTINGS
+            and _is_cursor_page(params)
+            and calls
+            and calls[-1].method == line.method
+        ):
             calls[-1] = _next_page(script, calls[-1], index)
         elif line.method in DRIVEN_METHODS and _drivable(line.method, params):
             calls.append(_call(script, index, str(line.method), params))
@@ -662,14 +709,16 @@ def _check_concurrency(script: Script, calls: Sequence[Call]) -> None:
         while ends and ends[0] < start:
             heapq.heappop(ends)
         if len(ends) + 1 > MAX_CONCURRENT_CALLS:
-            raise LogError("the log has more than %d calls in flight at once (at seq %d); a "
-                           "replay drives at most %d at once, each in a thread of its own"
-                           % (MAX_CONCURRENT_CALLS, script.client[call.index].seq,
-                              MAX_CONCURRENT_CALLS))
+            raise LogError(
+                "the log has more than %d calls in flight at once (at seq %d); a "
+                "replay drives at most %d at once, each in a thread of its own"
+                % (MAX_CONCURRENT_CALLS, script.client[call.index].seq, MAX_CONCURRENT_CALLS)
+            )
         if call.overlaps:
             answer = script.answers[call.index]
-            heapq.heappush(ends, float("inf") if answer is None or not call.answered
-                           else float(answer))
+            heapq.heappush(
+                ends, float("inf") if answer is None or not call.answered else float(answer)
+            )
 
 
 def _is_cursor_page(params: JsonValue) -> bool:
@@ -678,8 +727,11 @@ def _is_cursor_page(params: JsonValue) -> bool:
 
 def _drivable(method: Optional[str], params: JsonValue) -> bool:
     if method == TOOLS_CALL:
-        return (isinstance(params, dict) and isinstance(params.get("name"), str)
-                and isinstance(params.get("arguments", {}), dict))
+        return (
+            isinstance(params, dict)
+            and isinstance(params.get("name"), str)
+            and isinstance(params.get("arguments", {}), dict)
+        )
     return method not in LISTINGS or not _is_cursor_page(params)
 
 
@@ -693,8 +745,15 @@ def _call(script: Script, index: int, method: str, params: JsonValue) -> Call:
 def _next_page(script: Script, call: Call, index: int) -> Call:
     answer = script.answers[index]
     answered = call.answered and answer is not None and index not in script.timed_out
-    return Call(call.method, call.params, call.index, answered, False, call.pages + 1,
-                _has_cursor(script, answer))
+    return Call(
+        call.method,
+        call.params,
+        call.index,
+        answered,
+        False,
+        call.pages + 1,
+        _has_cursor(script, answer),
+    )
 
 
 def _has_cursor(script: Script, answer: Optional[int]) -> bool:
@@ -702,8 +761,11 @@ def _has_cursor(script: Script, answer: Optional[int]) -> bool:
     if not isinstance(step, Recorded) or step.message is None:
         return False
     result = step.message.get("result")
-    return isinstance(result, dict) and isinstance(result.get("nextCursor"), str) \
+    return (
+        isinstance(result, dict)
+        and isinstance(result.get("nextCursor"), str)
         and bool(result.get("nextCursor"))
+    )
 
 
 def _with_overlaps(script: Script, calls: List[Call]) -> List[Call]:
@@ -714,8 +776,17 @@ def _with_overlaps(script: Script, calls: List[Call]) -> List[Call]:
             answer = script.answers[call.index]
             next_request = script.position[calls[number + 1].index]
             overlaps = answer is None or answer > next_request
-        done.append(Call(call.method, call.params, call.index, call.answered, overlaps,
-                         call.pages, call.capped))
+        done.append(
+            Call(
+                call.method,
+                call.params,
+                call.index,
+                call.answered,
+                overlaps,
+                call.pages,
+                call.capped,
+            )
+        )
     return done
 
 

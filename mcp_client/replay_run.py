@@ -86,8 +86,18 @@ from .replay import (
 from .text import sanitize
 from .transport import ChannelPeer, ChannelTransport
 
-__all__ = ["main", "drive", "load", "perform", "replay_main", "serve_main",
-           "EXIT_MATCHED", "EXIT_DIVERGED", "EXIT_USAGE", "UNANSWERED_TIMEOUT"]
+__all__ = [
+    "main",
+    "drive",
+    "load",
+    "perform",
+    "replay_main",
+    "serve_main",
+    "EXIT_MATCHED",
+    "EXIT_DIVERGED",
+    "EXIT_USAGE",
+    "UNANSWERED_TIMEOUT",
+]
 
 EXIT_MATCHED = 0
 EXIT_DIVERGED = 1
@@ -163,8 +173,9 @@ class _Running:
         self.outcome = ""
         self._work = work
         self._shared = shared
-        self.thread = threading.Thread(target=self._run, name="replay-call-%d" % number,
-                                       daemon=True)
+        self.thread = threading.Thread(
+            target=self._run, name="replay-call-%d" % number, daemon=True
+        )
         self.thread.start()
 
     def _run(self) -> None:
@@ -205,8 +216,11 @@ def _perform_call(client: Client, call: Call, timeout: float) -> str:
     if call.method == INITIALIZE:
         result = client.connect()
         info = result.server_info
-        return " %s (%s %s)" % (result.protocol_version, sanitize(info.name, 60),
-                                sanitize(info.version, 60))
+        return " %s (%s %s)" % (
+            result.protocol_version,
+            sanitize(info.name, 60),
+            sanitize(info.version, 60),
+        )
     if call.method == TOOLS_LIST:
         return " %d tools" % len(client.list_tools(timeout))
     if call.method == TOOLS_CALL:
@@ -219,8 +233,9 @@ def _perform_call(client: Client, call: Call, timeout: float) -> str:
     return ""
 
 
-def drive(script: Script, timeout: float,
-          unanswered: float = UNANSWERED_TIMEOUT) -> Tuple[List[str], List[str]]:
+def drive(
+    script: Script, timeout: float, unanswered: float = UNANSWERED_TIMEOUT
+) -> Tuple[List[str], List[str]]:
     """Replay ``script`` against a fresh client: (outcome lines, divergences).
 
     ``timeout`` bounds each call; ``unanswered`` (if shorter) a call whose answer
@@ -230,8 +245,9 @@ def drive(script: Script, timeout: float,
     if not calls or calls[0].method != INITIALIZE:
         raise LogError("the log holds no initialize request to start from")
     shared = _Shared(Responder(script))
-    client = prepare(ChannelTransport(_peer(shared), name="replay"),
-                     _options(script, calls, timeout, unanswered))
+    client = prepare(
+        ChannelTransport(_peer(shared), name="replay"), _options(script, calls, timeout, unanswered)
+    )
     outcomes: List[str] = []
     try:
         outcomes = _drive_calls(client, calls, shared, timeout, unanswered)
@@ -242,8 +258,9 @@ def drive(script: Script, timeout: float,
     return outcomes, notes + shared.responder.finish()
 
 
-def _drive_calls(client: Client, calls: Sequence[Call], shared: _Shared,
-                 timeout: float, unanswered: float) -> List[str]:
+def _drive_calls(
+    client: Client, calls: Sequence[Call], shared: _Shared, timeout: float, unanswered: float
+) -> List[str]:
     running: List[Tuple[Call, _Running]] = []
     for number, call in enumerate(calls):
         _make_room(running)
@@ -263,7 +280,7 @@ def _make_room(running: Sequence[Tuple[Call, _Running]]) -> None:
     plan refused a log that needs more; a live client slower than its recording
     must not get past the bound either (each call ends by its own deadline)."""
     live = [task for _, task in running if not task.done()]
-    for task in live[:max(0, len(live) - MAX_CONCURRENT_CALLS + 1)]:
+    for task in live[: max(0, len(live) - MAX_CONCURRENT_CALLS + 1)]:
         task.thread.join()
 
 
@@ -292,8 +309,10 @@ def replay_main(path: str, timeout: float, out: IO[str]) -> int:
         out.write("DIVERGED %s\n" % line)
     lines = len(script.timeline)
     if divergences:
-        out.write("replay of %s: %d divergence%s from the recording\n"
-                  % (path, len(divergences), "" if len(divergences) == 1 else "s"))
+        out.write(
+            "replay of %s: %d divergence%s from the recording\n"
+            % (path, len(divergences), "" if len(divergences) == 1 else "s")
+        )
         return EXIT_DIVERGED
     out.write("replay of %s: the client matched the recording (%d lines)\n" % (path, lines))
     return EXIT_MATCHED
@@ -337,14 +356,21 @@ def _arguments(argv: Sequence[str], prog: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Replay an mcp_client wire capture offline, or serve it as a stdio "
-                    "MCP server (--serve).",
+        "MCP server (--serve).",
         epilog="Exit status: 0 the client matched the recording; 1 it diverged; "
-               "2 usage, or the log cannot be read.")
+        "2 usage, or the log cannot be read.",
+    )
     parser.add_argument("log", metavar="LOG", help="a capture log (JSON lines)")
-    parser.add_argument("--serve", action="store_true",
-                        help="act as a stdio MCP server answering from LOG")
-    parser.add_argument("--timeout", type=seconds_argument, default=10.0, metavar="SECONDS",
-                        help="deadline of each replayed call (default 10)")
+    parser.add_argument(
+        "--serve", action="store_true", help="act as a stdio MCP server answering from LOG"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=seconds_argument,
+        default=10.0,
+        metavar="SECONDS",
+        help="deadline of each replayed call (default 10)",
+    )
     return parser.parse_args(argv)
 
 

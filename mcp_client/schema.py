@@ -71,11 +71,34 @@ from typing import Dict, List, Literal, Optional, Sequence, Tuple, Union, cast
 from .jsonvalue import JsonValue
 
 __all__ = [
-    "Kind", "KINDS", "Simple", "Array", "Map", "Record", "Field", "Choice", "ChoiceValue",
-    "AnyOf", "Nullable", "Structured", "ValueType", "ParamType", "ResultType", "Param",
-    "Typed", "WholeValue", "Plan", "OutputPlan", "MAX_LOOK", "MAX_OUTPUT_LOOK",
-    "MAX_NESTED_FIELDS", "MAX_CHOICES", "MAX_CHOICE_CHARS", "MAX_BRANCHES",
-    "plan", "plan_output",
+    "Kind",
+    "KINDS",
+    "Simple",
+    "Array",
+    "Map",
+    "Record",
+    "Field",
+    "Choice",
+    "ChoiceValue",
+    "AnyOf",
+    "Nullable",
+    "Structured",
+    "ValueType",
+    "ParamType",
+    "ResultType",
+    "Param",
+    "Typed",
+    "WholeValue",
+    "Plan",
+    "OutputPlan",
+    "MAX_LOOK",
+    "MAX_OUTPUT_LOOK",
+    "MAX_NESTED_FIELDS",
+    "MAX_CHOICES",
+    "MAX_CHOICE_CHARS",
+    "MAX_BRANCHES",
+    "plan",
+    "plan_output",
 ]
 
 Kind = Literal["string", "integer", "number", "boolean"]
@@ -204,7 +227,7 @@ _TOO_DEEP = Structured("nested too deep to type")
 _TOP_COMBINATORS = ("anyOf", "oneOf", "allOf", "not", "if")
 _BRANCHES = ("anyOf", "oneOf", "allOf")
 _DEF_PREFIXES = ("#/$defs/", "#/definitions/")
-_CHOICE_INT_BOUND = 10 ** MAX_CHOICE_CHARS
+_CHOICE_INT_BOUND = 10**MAX_CHOICE_CHARS
 
 
 def plan(input_schema: JsonValue) -> Plan:
@@ -269,16 +292,17 @@ class _Reader:
         fields = tuple(field for field, _ in self._fields(schema, depth))
         return Record(fields, schema.get("additionalProperties", False) is not False)
 
-    def _fields(self, schema: Dict[str, JsonValue],
-                depth: int) -> List[Tuple[Field, JsonValue]]:
+    def _fields(self, schema: Dict[str, JsonValue], depth: int) -> List[Tuple[Field, JsonValue]]:
         """Every key, with its raw schema: properties in order, then bare required names."""
         # _object_refusal has checked both shapes. (A string type: cast then
         # costs no typing subscription per call.)
         properties = cast("Dict[str, JsonValue]", schema.get("properties", {}))
         required = cast("List[str]", schema.get("required", []))
         wanted = set(required)
-        fields = [(Field(name, self.type(raw, depth + 1), name not in wanted, _description(raw)),
-                   raw) for name, raw in properties.items()]
+        fields = [
+            (Field(name, self.type(raw, depth + 1), name not in wanted, _description(raw)), raw)
+            for name, raw in properties.items()
+        ]
         for name in dict.fromkeys(required):  # dedupe, keeping the schema's order
             if name not in properties:
                 fields.append((Field(name, _NO_SCHEMA, False, None), None))
@@ -305,7 +329,7 @@ class _Reader:
         if type(ref) is not str:
             return Structured("$ref is not a string")
         for prefix in _DEF_PREFIXES:
-            name = ref[len(prefix):]
+            name = ref[len(prefix) :]
             if ref.startswith(prefix) and name and "/" not in name and "~" not in name:
                 definitions = self.root.get(prefix[2:-1])
                 if type(definitions) is dict and name in definitions:
@@ -369,7 +393,6 @@ class _Reader:
             return Structured("past %d fields of nested objects" % MAX_NESTED_FIELDS)
         self.budget -= size
         return self.record(schema, depth)
-
 
     def _map(self, extra: JsonValue, depth: int) -> ValueType:
         """An object that names no keys: a map of what ``additionalProperties`` says."""

@@ -28,8 +28,16 @@ from typing import List, Optional, Union
 from .errors import FramingFault, LineTooLong
 from .jsonvalue import JsonValue, encode
 
-__all__ = ["MAX_LINE_BYTES", "READ_SIZE", "READ_SIZE_LARGE", "KEEP_FROM", "Buffer", "frame",
-           "FramingFault", "LineTooLong"]
+__all__ = [
+    "MAX_LINE_BYTES",
+    "READ_SIZE",
+    "READ_SIZE_LARGE",
+    "KEEP_FROM",
+    "Buffer",
+    "frame",
+    "FramingFault",
+    "LineTooLong",
+]
 
 #: The longest line accepted, terminator excluded (16 MiB).
 MAX_LINE_BYTES = 16 * 1024 * 1024
@@ -143,8 +151,9 @@ class Buffer:
 
     def _fail(self, size: int) -> None:
         self._parts, self._small, self._pending, self._bulk = [], bytearray(), 0, False
-        self._fault = LineTooLong("line of at least %d bytes; the limit is %d"
-                                  % (size, self._limit))
+        self._fault = LineTooLong(
+            "line of at least %d bytes; the limit is %d" % (size, self._limit)
+        )
         raise self._fault
 
 

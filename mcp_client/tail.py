@@ -129,11 +129,11 @@ class Tail:
         falls in needs (a search and a copy of at most LINE_BYTES, in C)."""
         cut = data.rfind(b"\n", 0, end)
         if cut >= 0:  # the line began in what is dropped
-            self._cut = (end - cut - 1, bytes(data[cut + 1:min(end, cut + 1 + LINE_BYTES)]))
+            self._cut = (end - cut - 1, bytes(data[cut + 1 : min(end, cut + 1 + LINE_BYTES)]))
             return
         dropped, head = self._cut  # the same line goes on
         room = LINE_BYTES - len(head)
-        self._cut = (dropped + end, head + bytes(data[:min(end, room)]) if room > 0 else head)
+        self._cut = (dropped + end, head + bytes(data[: min(end, room)]) if room > 0 else head)
 
     def _hold(self, piece: bytes) -> None:
         room = LINE_BYTES - len(self._pending)

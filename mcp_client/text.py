@@ -23,9 +23,7 @@ __all__ = ["sanitize", "truncate", "escape", "inert", "escape_code_point"]
 # Direction-changing codepoints (Unicode TR9; "Trojan Source", CVE-2021-42574),
 # listed by codepoint so that their removal does not depend on the Unicode
 # database of the interpreter: ALM, LRM, RLM, LRE..RLO, LRI..PDI.
-_BIDI_CONTROLS = frozenset(
-    [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
-)
+_BIDI_CONTROLS = frozenset([0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)])
 # Control (Cc), format (Cf), surrogate (Cs: not encodable as UTF-8), line and
 # paragraph separators (Zl, Zp: U+2028 and U+2029 end a line in many readers).
 _REMOVED_CATEGORIES = frozenset(["Cc", "Cf", "Cs", "Zl", "Zp"])

@@ -49,9 +49,20 @@ if TYPE_CHECKING:  # an annotation only: an unjailed client never imports the ja
     from .jail import Jail
 
 __all__ = [
-    "Spawn", "SAFE_ENV_KEYS", "child_environment", "Transport", "Connection",
-    "ProcessTransport", "ChannelTransport", "ChannelPeer", "Retirement",
-    "NoResource", "Exited", "ChannelClosed", "ATOMIC_WRITE_BYTES", "CAPTURE",
+    "Spawn",
+    "SAFE_ENV_KEYS",
+    "child_environment",
+    "Transport",
+    "Connection",
+    "ProcessTransport",
+    "ChannelTransport",
+    "ChannelPeer",
+    "Retirement",
+    "NoResource",
+    "Exited",
+    "ChannelClosed",
+    "ATOMIC_WRITE_BYTES",
+    "CAPTURE",
 ]
 
 log = logging.getLogger(__name__)
@@ -61,8 +72,17 @@ CAPTURE = "capture"
 
 #: The only variables a server inherits from our environment (when we have them).
 SAFE_ENV_KEYS: Tuple[str, ...] = (
-    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE",
-    "TERM", "TMPDIR", "TZ",
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TERM",
+    "TMPDIR",
+    "TZ",
 )
 
 # Bigger pipes mean fewer wake-ups for a large message (Linux only; best effort).
@@ -83,11 +103,14 @@ class Spawn:
         # A string where the argv tuple belongs is every character an argument:
         # Spawn("server", "/srv/data") would hand a filesystem server "/" as a root.
         if not isinstance(self.executable, str):
-            raise TypeError("Spawn.executable must be a str, not %s"
-                            % type(self.executable).__name__)
+            raise TypeError(
+                "Spawn.executable must be a str, not %s" % type(self.executable).__name__
+            )
         if isinstance(self.args, (str, bytes)):
-            raise TypeError("Spawn.args must be a tuple of str, not the %s %r: each "
-                            "argument is one element" % (type(self.args).__name__, self.args))
+            raise TypeError(
+                "Spawn.args must be a tuple of str, not the %s %r: each "
+                "argument is one element" % (type(self.args).__name__, self.args)
+            )
         wrong = [a for a in self.args if not isinstance(a, str)]
         if wrong:
             raise TypeError("Spawn.args must hold str only, not %r" % (wrong[0],))
@@ -208,7 +231,7 @@ class Transport(abc.ABC):
 #: ``PIPE_BUF``): such a frame can stall, but never be cut short.
 ATOMIC_WRITE_BYTES: int = getattr(select, "PIPE_BUF", 512)
 #: ``poll`` takes milliseconds as a C int: a longer wait is made in turns.
-_POLL_MAX_MS = 2 ** 31 - 1
+_POLL_MAX_MS = 2**31 - 1
 
 
 class _PipeWriter:
@@ -370,8 +393,9 @@ class ProcessTransport(Transport):
     and ``ftruncate`` it.
     """
 
-    def __init__(self, spawn: Spawn, stderr: StderrTarget = None,
-                 jail: Optional[Jail] = None) -> None:
+    def __init__(
+        self, spawn: Spawn, stderr: StderrTarget = None, jail: Optional[Jail] = None
+    ) -> None:
         self.spawn = spawn
         self._stderr = stderr
         self.jail = jail
@@ -411,9 +435,15 @@ class ProcessTransport(Transport):
             return jailer.popen(self.jail, self.spawn, child_environment(self.spawn), stderr)
         try:
             return subprocess.Popen(
-                list(self.spawn.argv()), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=stderr, env=child_environment(self.spawn), cwd=self.spawn.cwd,
-                close_fds=True, start_new_session=True, bufsize=0,
+                list(self.spawn.argv()),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                env=child_environment(self.spawn),
+                cwd=self.spawn.cwd,
+                close_fds=True,
+                start_new_session=True,
+                bufsize=0,
             )
         except (OSError, ValueError, subprocess.SubprocessError) as e:
             raise TransportFailed("cannot start %s: %s" % (self.describe(), e)) from e
@@ -459,8 +489,13 @@ class _StderrRoute:
     hold the file itself. ``owned`` is a descriptor the child gets a copy of,
     closed once it has."""
 
-    def __init__(self, child: Any, owned: Optional[int] = None,
-                 read_fd: Optional[int] = None, sink: Optional[int] = None) -> None:
+    def __init__(
+        self,
+        child: Any,
+        owned: Optional[int] = None,
+        read_fd: Optional[int] = None,
+        sink: Optional[int] = None,
+    ) -> None:
         self.child = child
         self.owned = owned
         self.read_fd = read_fd
@@ -511,7 +546,7 @@ def write_all(fd: int, data: bytes) -> None:
     """Write all of ``data`` to a blocking descriptor (a regular file)."""
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 class ProcessConnection(Connection):
@@ -523,8 +558,12 @@ class ProcessConnection(Connection):
     (:meth:`close_stderr`) once, after the server's end.
     """
 
-    def __init__(self, popen: "subprocess.Popen[bytes]", stderr_fd: Optional[int] = None,
-                 stderr_sink: Optional[int] = None) -> None:
+    def __init__(
+        self,
+        popen: "subprocess.Popen[bytes]",
+        stderr_fd: Optional[int] = None,
+        stderr_sink: Optional[int] = None,
+    ) -> None:
         assert popen.stdin is not None and popen.stdout is not None
         self._popen = popen
         self._signal_lock = threading.Lock()
@@ -603,8 +642,7 @@ class ProcessConnection(Connection):
             os.waitid(os.P_PID, self._popen.pid, os.WEXITED | os.WNOWAIT)
             return None
         pause = 0.0005
-        while os.waitid(os.P_PID, self._popen.pid,
-                        os.WEXITED | os.WNOWAIT | os.WNOHANG) is None:
+        while os.waitid(os.P_PID, self._popen.pid, os.WEXITED | os.WNOWAIT | os.WNOHANG) is None:
             pause = self._pause(deadline, pause)
         return None
 
@@ -668,7 +706,7 @@ class ChannelPeer:
         """Write raw bytes to the client (framing is the caller's business)."""
         view = memoryview(data)
         while view:
-            view = view[os.write(self._write_fd, view):]
+            view = view[os.write(self._write_fd, view) :]
 
     def send(self, message: JsonValue) -> None:
         """Write one framed message."""

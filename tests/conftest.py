@@ -60,8 +60,9 @@ def no_leaks(monkeypatch: pytest.MonkeyPatch) -> Iterator[List[int]]:
     fds_before = open_fds()
     yield spawned
     monkeypatch.undo()
-    assert wait_until(lambda: not client_threads()), (
-        "client threads left running: %s" % [t.name for t in client_threads()])
+    assert wait_until(lambda: not client_threads()), "client threads left running: %s" % [
+        t.name for t in client_threads()
+    ]
     for pid in spawned:
         if not _reaped(pid):
             _reap_leftover(pid)
@@ -69,7 +70,9 @@ def no_leaks(monkeypatch: pytest.MonkeyPatch) -> Iterator[List[int]]:
         if PROC:
             # The lambda runs inside this iteration, so the late binding is harmless.
             assert wait_until(lambda: not _group_members(pid)), (  # noqa: B023
-                "process group %d still has members %s" % (pid, _group_members(pid)))
+                "process group %d still has members %s" % (pid, _group_members(pid))
+            )
     if PROC:
         assert wait_until(lambda: open_fds() <= fds_before), (
-            "file descriptors left open: %s" % sorted(open_fds() - fds_before))
+            "file descriptors left open: %s" % sorted(open_fds() - fds_before)
+        )

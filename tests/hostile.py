@@ -56,30 +56,52 @@ def _echo(ident: bytes) -> bytes:
 
 
 GARBAGE = Hostile(
-    "garbage_line", (), lambda ident: b"this is not json", MalformedMessage, "not JSON")
+    "garbage_line", (), lambda ident: b"this is not json", MalformedMessage, "not JSON"
+)
 INVALID_UTF8 = Hostile(
-    "invalid_utf8", ("invalid_utf8",),
-    lambda ident: b'{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text",'
-                  b'"text":"bad \xff\xfe \xc3 bytes"}]}}' % ident,
-    MalformedMessage, "not UTF-8")
+    "invalid_utf8",
+    ("invalid_utf8",),
+    lambda ident: (
+        b'{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text",'
+        b'"text":"bad \xff\xfe \xc3 bytes"}]}}' % ident
+    ),
+    MalformedMessage,
+    "not UTF-8",
+)
 BATCH = Hostile(
-    "batch", ("batch",), lambda ident: b"[%s]" % _echo(b"%d" % ident), BadMessage, "batch")
+    "batch", ("batch",), lambda ident: b"[%s]" % _echo(b"%d" % ident), BadMessage, "batch"
+)
 NULL_ID = Hostile(
-    "null_id_error", ("null_id_error",),
+    "null_id_error",
+    ("null_id_error",),
     lambda ident: b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}',
-    BadMessage, "id None is not an integer")
+    BadMessage,
+    "id None is not an integer",
+)
 FLOAT_ID = Hostile(
-    "float_id", ("float_id",), lambda ident: _echo(b"%d.0" % ident),
-    BadMessage, "id %d.0 is not an integer" % FIRST_CALL)
+    "float_id",
+    ("float_id",),
+    lambda ident: _echo(b"%d.0" % ident),
+    BadMessage,
+    "id %d.0 is not an integer" % FIRST_CALL,
+)
 DEEP_NESTING = Hostile(
-    "deep_nesting", ("deep_nesting",),
-    lambda ident: b'{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"deep"}],'
-                  b'"structuredContent":{"nested":%s%s}}}' % (ident, b"[" * 100000, b"]" * 100000),
-    MalformedMessage, "nesting deeper than %d" % MAX_DEPTH)
+    "deep_nesting",
+    ("deep_nesting",),
+    lambda ident: (
+        b'{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"deep"}],'
+        b'"structuredContent":{"nested":%s%s}}}' % (ident, b"[" * 100000, b"]" * 100000)
+    ),
+    MalformedMessage,
+    "nesting deeper than %d" % MAX_DEPTH,
+)
 HUGE_LINE = Hostile(
-    "huge_line", ("huge_line", str(17 * 1024 * 1024)),
+    "huge_line",
+    ("huge_line", str(17 * 1024 * 1024)),
     lambda ident: sized_line(ident, 17 * 1024 * 1024),
-    LineTooLong, "the limit is %d" % MAX_LINE_BYTES)
+    LineTooLong,
+    "the limit is %d" % MAX_LINE_BYTES,
+)
 
 LINES = (GARBAGE, INVALID_UTF8, BATCH, NULL_ID, FLOAT_ID, DEEP_NESTING, HUGE_LINE)
 
@@ -109,5 +131,11 @@ def unsafe_characters(text: str, lines: bool = False) -> List[str]:
     """What in ``text`` could drive a terminal or forge a log line: controls (C1
     ones too, and the newline unless ``lines``: text of several lines), format
     characters (bidi overrides), line and paragraph separators."""
-    return sorted({char for char in text if not (lines and char == "\n")
-                   and unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp")})
+    return sorted(
+        {
+            char
+            for char in text
+            if not (lines and char == "\n")
+            and unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp")
+        }
+    )

@@ -25,6 +25,8 @@ def argv(executable: str, *args: str) -> List[str]:
     """The command that starts ``executable`` from ``tests/npm``, with ``args``."""
     path = os.path.join(BIN, executable)
     if not os.path.exists(path):
-        raise AssertionError("%s is not installed; the README's test command installs it (%s)"
-                             % (executable, INSTALL))
+        raise AssertionError(
+            "%s is not installed; the README's test command installs it (%s)"
+            % (executable, INSTALL)
+        )
     return [path, *args]

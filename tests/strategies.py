@@ -10,19 +10,28 @@ from hypothesis import strategies as st
 
 def property_settings(examples: int = 300) -> Any:
     """Settings for a property: no per-example deadline (shared machines are slow)."""
-    return settings(max_examples=examples, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+    return settings(
+        max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    )
 
 
-def json_values(leaves: int, width: int = 4, text: Optional[int] = None,
-                keys: Optional[int] = None) -> Any:
+def json_values(
+    leaves: int, width: int = 4, text: Optional[int] = None, keys: Optional[int] = None
+) -> Any:
     """Any JSON value (finite floats): ``width`` items a container, ``text`` and
     ``keys`` characters a string and a key at most (``None``: any length)."""
-    scalars = (st.none() | st.booleans() | st.integers()
-               | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=text))
+    scalars = (
+        st.none()
+        | st.booleans()
+        | st.integers()
+        | st.floats(allow_nan=False, allow_infinity=False)
+        | st.text(max_size=text)
+    )
     return st.recursive(
         scalars,
-        lambda kids: st.lists(kids, max_size=width)
-        | st.dictionaries(st.text(max_size=keys), kids, max_size=width),
+        lambda kids: (
+            st.lists(kids, max_size=width)
+            | st.dictionaries(st.text(max_size=keys), kids, max_size=width)
+        ),
         max_leaves=leaves,
     )

@@ -24,8 +24,15 @@ LONG = 15.0
 SERVERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "servers")
 #: The scripts in ``tests/servers``, each documented in its docstring (``scripted.py``'s
 #: catalogue is the docstring of ``tests/servers/__init__.py``); all but the last are servers.
-SCRIPTS = ("scripted", "reliability", "diagnostics", "stress", "trickle", "jail_probe",
-           "jail_harness")
+SCRIPTS = (
+    "scripted",
+    "reliability",
+    "diagnostics",
+    "stress",
+    "trickle",
+    "jail_probe",
+    "jail_harness",
+)
 
 OPTIONS = Options(handshake_timeout=LONG, request_timeout=LONG, retire_timeout=LONG)
 
@@ -40,13 +47,15 @@ def server_argv(name: str, *args: str) -> List[str]:
     if name in SCRIPTS:
         return [sys.executable, os.path.join(SERVERS, name + ".py"), *args]
     if name not in scripted.BEHAVIOURS:
-        raise ValueError("%r is neither a script in tests/servers nor a behaviour of scripted.py"
-                         % name)
+        raise ValueError(
+            "%r is neither a script in tests/servers nor a behaviour of scripted.py" % name
+        )
     return [sys.executable, os.path.join(SERVERS, "scripted.py"), name, *args]
 
 
-def server(name: str, *args: str, env: Optional[Dict[str, str]] = None,
-           cwd: Optional[str] = None) -> Spawn:
+def server(
+    name: str, *args: str, env: Optional[Dict[str, str]] = None, cwd: Optional[str] = None
+) -> Spawn:
     """The test server :func:`server_argv` names, as a ``Spawn``."""
     argv = server_argv(name, *args)
     return Spawn(argv[0], tuple(argv[1:]), env=env, cwd=cwd)
@@ -93,14 +102,16 @@ def echo_tool(request: Dict[str, Any], peer: ChannelPeer) -> None:
     answer(peer, request, {"content": [{"type": "text", "text": text}]})
 
 
-def peer_serving(handlers: Optional[Dict[str, Handler]] = None,
-                 init: Optional[Dict[str, JsonValue]] = None) -> Callable[[ChannelPeer], None]:
+def peer_serving(
+    handlers: Optional[Dict[str, Handler]] = None, init: Optional[Dict[str, JsonValue]] = None
+) -> Callable[[ChannelPeer], None]:
     """A well-behaved in-process server; ``handlers`` override methods by name."""
     table: Dict[str, Handler] = {
         "initialize": lambda request, peer: answer(peer, request, init or INIT_RESULT),
         "ping": lambda request, peer: answer(peer, request, {}),
-        "tools/list": lambda request, peer: answer(peer, request, {"tools": [
-            {"name": "echo", "inputSchema": {"type": "object"}}]}),
+        "tools/list": lambda request, peer: answer(
+            peer, request, {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}
+        ),
         "tools/call": echo_tool,
     }
     table.update(handlers or {})
@@ -118,8 +129,9 @@ def peer_serving(handlers: Optional[Dict[str, Handler]] = None,
     return serve
 
 
-def channel(handlers: Optional[Dict[str, Handler]] = None,
-            init: Optional[Dict[str, JsonValue]] = None) -> ChannelTransport:
+def channel(
+    handlers: Optional[Dict[str, Handler]] = None, init: Optional[Dict[str, JsonValue]] = None
+) -> ChannelTransport:
     return ChannelTransport(peer_serving(handlers, init), name="test")
 
 
@@ -141,11 +153,21 @@ def same(a: Any, b: Any) -> bool:
 
 #: What a jailed test server needs that a jail's private /tmp would cover: the
 #: checkout (its scripts) and this interpreter, when a CI run puts them there.
-JAIL_READABLE = tuple(dict.fromkeys(
-    path for path in map(os.path.realpath, (
-        os.path.dirname(os.path.dirname(os.path.abspath(__file__))), sys.prefix,
-        sys.base_prefix, os.path.dirname(sys.executable)))
-    if path == "/tmp" or path.startswith("/tmp/")))
+JAIL_READABLE = tuple(
+    dict.fromkeys(
+        path
+        for path in map(
+            os.path.realpath,
+            (
+                os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                sys.prefix,
+                sys.base_prefix,
+                os.path.dirname(sys.executable),
+            ),
+        )
+        if path == "/tmp" or path.startswith("/tmp/")
+    )
+)
 
 
 def jail_for_tests(**fields: Any) -> Jail:

@@ -103,9 +103,13 @@ class Drain:
 
 _MEMBERS = st.dictionaries(
     st.sampled_from(["seq", "dir", "text", "base64", "event", "detail", "id", "method", "x"]),
-    st.none() | st.booleans() | st.integers(-3, 3) | st.text(max_size=6)
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 3)
+    | st.text(max_size=6)
     | st.sampled_from(["send", "recv", "/w==", "timed-out", "\ud800"]),
-    max_size=6)
+    max_size=6,
+)
 
 
 class Reader(unittest.TestCase):
@@ -134,11 +138,13 @@ class Reader(unittest.TestCase):
                 self.assertIsInstance(entry.data, bytes)
 
     def test_deep_nesting_and_lone_surrogates_are_log_errors(self) -> None:
-        for line, error in [("[" * 100000, "not JSON"),
-                            ('{"seq": 1, "dir": "send", "text": "\\ud800"}', "not valid Unicode"),
-                            ('{"seq": 1, "event": 3}', "neither a wire line"),
-                            ('{"seq": 1, "event": "x", "detail": 3}', "detail is not a string"),
-                            ('{"seq": 1, "event": "timed-out", "id": 1}', "needs an id")]:
+        for line, error in [
+            ("[" * 100000, "not JSON"),
+            ('{"seq": 1, "dir": "send", "text": "\\ud800"}', "not valid Unicode"),
+            ('{"seq": 1, "event": 3}', "neither a wire line"),
+            ('{"seq": 1, "event": "x", "detail": 3}', "detail is not a string"),
+            ('{"seq": 1, "event": "timed-out", "id": 1}', "needs an id"),
+        ]:
             with self.subTest(line=line[:40]), self.assertRaises(LogError) as caught:
                 list(read_log([line]))
             self.assertIn(error, caught.exception.reason)
@@ -153,8 +159,13 @@ class Reader(unittest.TestCase):
             line_bytes({"dir": "recv"})
 
     @PROPERTY
-    @given(st.lists(st.tuples(st.sampled_from(["send", "recv"]), st.binary(max_size=30))
-                    | st.tuples(st.just("event"), st.text(max_size=20)), max_size=8))
+    @given(
+        st.lists(
+            st.tuples(st.sampled_from(["send", "recv"]), st.binary(max_size=30))
+            | st.tuples(st.just("event"), st.text(max_size=20)),
+            max_size=8,
+        )
+    )
     def test_what_the_writer_writes_the_reader_reads(self, records: List[Tuple[str, Any]]) -> None:
         log = io.StringIO()
         capture = open_capture(log)
@@ -172,20 +183,24 @@ class Reader(unittest.TestCase):
             if kind == "event":
                 assert isinstance(entry, Event)
                 self.assertEqual(entry.kind, "note")
-                self.assertEqual(entry.detail.encode("utf-8", "backslashreplace"),
-                                 payload.encode("utf-8", "backslashreplace"))
+                self.assertEqual(
+                    entry.detail.encode("utf-8", "backslashreplace"),
+                    payload.encode("utf-8", "backslashreplace"),
+                )
             else:
                 self.assertEqual(entry, WireLine(entry.seq, kind, payload))
-        self.assertEqual(got[-1], Event(len(records) + 1, "timed-out", "tools/call id 7", 7,
-                                        "tools/call"))
+        self.assertEqual(
+            got[-1], Event(len(records) + 1, "timed-out", "tools/call id 7", 7, "tools/call")
+        )
 
 
 # ----------------------------------------------------------------------------- the writer
 
 
 def options(target: CaptureTarget, timeout: float = LONG) -> Options:
-    return Options(handshake_timeout=LONG, request_timeout=timeout, retire_timeout=LONG,
-                   capture=target)
+    return Options(
+        handshake_timeout=LONG, request_timeout=timeout, retire_timeout=LONG, capture=target
+    )
 
 
 def call_big(client: Any, count: int, size: int, timeout: float) -> List[str]:
@@ -214,8 +229,13 @@ class Capturing(unittest.TestCase):
     """The writer's entries are what ``json.dumps`` writes; many callers, one ordered log."""
 
     def test_entries_are_what_json_dumps_writes_however_long(self) -> None:
-        for data in [b'{"a":"\xc3\xa9\\n"}', b"\xff\xfe", "\t\x01\u2028\U0001F600\"\\".encode(),
-                     b'"' * 70000, ("\u00e9" * 40000).encode()]:
+        for data in [
+            b'{"a":"\xc3\xa9\\n"}',
+            b"\xff\xfe",
+            "\t\x01\u2028\U0001f600\"\\".encode(),
+            b'"' * 70000,
+            ("\u00e9" * 40000).encode(),
+        ]:
             with self.subTest(size=len(data)):
                 log = io.StringIO()
                 capture = open_capture(log)
@@ -233,6 +253,7 @@ class Capturing(unittest.TestCase):
     def test_many_callers_one_log_in_order(self) -> None:
         log = io.StringIO()
         with start(channel(), options(log)) as client:
+
             def caller(n: int) -> None:
                 for k in range(25):
                     client.call_tool("echo", {"n": n, "k": k})
@@ -428,8 +449,9 @@ class Completeness(unittest.TestCase):
         client.ping()
         client.shutdown()
         assert client.capture is not None
-        self.assertEqual((client.capture.complete, client.capture.lost, client.capture.failure),
-                         (True, 0, None))
+        self.assertEqual(
+            (client.capture.complete, client.capture.lost, client.capture.failure), (True, 0, None)
+        )
 
     def test_a_device_that_is_full_loses_every_entry_and_says_why(self) -> None:
         client = start(server("good"), options("/dev/full"))  # opens; every write fails
@@ -484,15 +506,24 @@ class SessionEnd(unittest.TestCase):
                 client.call_tool("echo", {})
 
         events = self.session("exit_mid_call", call)
-        self.assertEqual([(e.kind, e.detail) for e in events[-3:]], [
-            ("eof", ""), ("died", "ClientBroken: server closed its stdout (server scripted)"),
-            ("retired", "Exited(returncode=3)")])
+        self.assertEqual(
+            [(e.kind, e.detail) for e in events[-3:]],
+            [
+                ("eof", ""),
+                ("died", "ClientBroken: server closed its stdout (server scripted)"),
+                ("retired", "Exited(returncode=3)"),
+            ],
+        )
 
     def test_a_shutdown_is_recorded_as_the_reason(self) -> None:
         events = self.session("good", lambda client: client.ping())
-        self.assertEqual([(e.kind, e.detail) for e in events[-2:]], [
-            ("died", "ClientClosed: client was shut down (server scripted)"),
-            ("retired", "Exited(returncode=-9)")])
+        self.assertEqual(
+            [(e.kind, e.detail) for e in events[-2:]],
+            [
+                ("died", "ClientClosed: client was shut down (server scripted)"),
+                ("retired", "Exited(returncode=-9)"),
+            ],
+        )
         self.assertNotIn("eof", [e.kind for e in events])
 
     def test_a_timeout_names_its_request(self) -> None:

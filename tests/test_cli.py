@@ -66,16 +66,29 @@ class CliCase(unittest.TestCase):
         self.addCleanup(directory.cleanup)
         self.dir = directory.name
 
-    def cli(self, *args: str, env: Optional[Dict[str, str]] = None
-            ) -> "subprocess.CompletedProcess[str]":
-        return subprocess.run([sys.executable, "-m", "mcp_client", *args], capture_output=True,
-                              text=True, timeout=60, env=env or environment(), cwd=self.dir)
+    def cli(
+        self, *args: str, env: Optional[Dict[str, str]] = None
+    ) -> "subprocess.CompletedProcess[str]":
+        return subprocess.run(
+            [sys.executable, "-m", "mcp_client", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env or environment(),
+            cwd=self.dir,
+        )
 
     def wrapped(self, behaviour: str, *args: str) -> List[str]:
         """A scripted server started through the pid wrapper; see :meth:`assert_server_gone`."""
         self.pidfile = os.path.join(self.dir, "server.pid")
-        return ["--", sys.executable, "-c", PID_WRAPPER, self.pidfile,
-                *server_argv(behaviour, *args)[1:]]
+        return [
+            "--",
+            sys.executable,
+            "-c",
+            PID_WRAPPER,
+            self.pidfile,
+            *server_argv(behaviour, *args)[1:],
+        ]
 
     def assert_server_gone(self) -> None:
         with open(self.pidfile) as stream:
@@ -104,13 +117,16 @@ class DemoServer(CliCase):
         self.assertEqual(lines[1], "protocol  2025-06-18")
         self.assertIn("demo_server.py", lines[2])
         self.assertIn("5 tools", lines)
-        listed = [line.split()[0] for line in lines[lines.index("5 tools") + 1:][:5]]
+        listed = [line.split()[0] for line in lines[lines.index("5 tools") + 1 :][:5]]
         self.assertEqual(listed, DEMO_TOOLS)
         self.assertIn("  add           Add: Add two integers.", lines)
         surface = [line for line in lines if line.startswith("  cap.mcp.mcp_client_demo_")]
         self.assertEqual(len(surface), 5)
-        self.assertIn('add(a: int, b: int) -> AddResult{"sum": int}  # [server says: title "Add"; '
-                      'read-only, idempotent] Add two integers.', surface[0])
+        self.assertIn(
+            'add(a: int, b: int) -> AddResult{"sum": int}  # [server says: title "Add"; '
+            'read-only, idempotent] Add two integers.',
+            surface[0],
+        )
 
     def test_source_prints_a_module_that_parses(self) -> None:
         done = self.cli("--source")
@@ -120,14 +136,19 @@ class DemoServer(CliCase):
         module = ast.parse(source.split("\n", 1)[1])
         functions = [node.name for node in module.body if isinstance(node, ast.FunctionDef)]
         self.assertEqual(len(functions), 5)
-        self.assertIn('return _typing.cast(ToolOutput, internal.invoke(\n'
-                      '        "mcp-client-demo", "reverse-text", arguments))', source)
+        self.assertIn(
+            'return _typing.cast(ToolOutput, internal.invoke(\n'
+            '        "mcp-client-demo", "reverse-text", arguments))',
+            source,
+        )
 
     def test_call_prints_the_outcome_alone(self) -> None:
         done = self.cli("--call", "add", '{"a": 2, "b": 3}')
         self.assertEqual(done.returncode, 0, done.stderr)
-        self.assertEqual(done.stdout.splitlines(), [
-            "call add: isError=false", "  text: 5", '  structuredContent: {"sum": 5}'])
+        self.assertEqual(
+            done.stdout.splitlines(),
+            ["call add: isError=false", "  text: 5", '  structuredContent: {"sum": 5}'],
+        )
 
     def test_a_tool_error_is_a_result(self) -> None:
         done = self.cli("--call", "divide", '{"a": 1, "b": 0}')
@@ -147,9 +168,16 @@ class DemoServer(CliCase):
         self.assertTrue(report["module"].startswith("cap.mcp.mcp_client_demo_"))
         self.assertEqual(len(report["surface"].splitlines()), 5)
         self.assertIn("def join_words(", report["source"])
-        self.assertEqual(report["call"], {
-            "name": "join_words", "arguments": {"words": ["a", "b"]}, "isError": False,
-            "content": [{"type": "text", "text": "a b"}], "structuredContent": {"count": 2}})
+        self.assertEqual(
+            report["call"],
+            {
+                "name": "join_words",
+                "arguments": {"words": ["a", "b"]},
+                "isError": False,
+                "content": [{"type": "text", "text": "a b"}],
+                "structuredContent": {"count": 2},
+            },
+        )
         self.assertEqual(report["retirement"]["evidence"], "Exited")
         self.assertNotIn("error", report)
 
@@ -208,8 +236,9 @@ class ExitCodes(CliCase):
         self.assert_server_gone()
 
     def test_call_timeout(self) -> None:
-        done = self.cli("--timeout", "0.3", "--call", "echo", "{}",
-                        "--", *server_argv("never_answer"))
+        done = self.cli(
+            "--timeout", "0.3", "--call", "echo", "{}", "--", *server_argv("never_answer")
+        )
         self.assertIn("CallTimedOut: tools/call got no answer", self.assert_failed(done, "call"))
 
     def test_json_reports_a_failure_too(self) -> None:
@@ -230,7 +259,7 @@ class ExitCodes(CliCase):
             ("--call", "add", "[1, 2]"): "the arguments must be a JSON object",
             ("--env", "=value"): "--env needs KEY=VALUE or KEY",
             ("--env", "MCP_CLI_TEST_UNSET"): "--env MCP_CLI_TEST_UNSET: MCP_CLI_TEST_UNSET is "
-                                             "not set here",
+            "not set here",
             ("--timeout", "-1"): "must be a positive number of seconds",
             ("--no-such-option",): "unrecognized arguments",
             ("--",): "no COMMAND after --",
@@ -243,7 +272,6 @@ class ExitCodes(CliCase):
                 self.assertIn(message, self.assert_failed(done, "usage"))
                 self.assertEqual(done.stdout, "")
 
-
     def test_a_link_at_the_capture_path_is_refused(self) -> None:
         target = os.path.join(self.dir, "crontab")
         with open(target, "w") as planted:
@@ -251,8 +279,10 @@ class ExitCodes(CliCase):
         link = os.path.join(self.dir, "wire.jsonl")
         os.symlink(target, link)
         done = self.cli("--capture", link)
-        self.assertIn("--capture: refusing to write the capture log to %r: it is a symbolic link"
-                      % link, self.assert_failed(done, "usage"))
+        self.assertIn(
+            "--capture: refusing to write the capture log to %r: it is a symbolic link" % link,
+            self.assert_failed(done, "usage"),
+        )
         with open(target) as planted:
             self.assertEqual(planted.read(), "untouched\n")
 
@@ -275,28 +305,46 @@ class UnconfirmedShutdown(unittest.TestCase):
     def test_after_success(self) -> None:
         code, err = self.run_with_failing_shutdown()
         self.assertEqual(code, cli.EXIT_CODES["shutdown"])
-        self.assertEqual(err, "mcp_client: shutdown failed: RetirementTimedOut: pretend the "
-                              "server was not reaped in time\n")
+        self.assertEqual(
+            err,
+            "mcp_client: shutdown failed: RetirementTimedOut: pretend the "
+            "server was not reaped in time\n",
+        )
 
     def test_after_a_failure_it_still_wins_and_names_it(self) -> None:
         code, err = self.run_with_failing_shutdown("--call", "no_such_tool", "{}")
         self.assertEqual(code, cli.EXIT_CODES["shutdown"])
-        self.assertRegex(err, r"\Amcp_client: shutdown failed: RetirementTimedOut: pretend .* "
-                              r"\(after: call failed: no tool no_such_tool, .*\)\n\Z")
+        self.assertRegex(
+            err,
+            r"\Amcp_client: shutdown failed: RetirementTimedOut: pretend .* "
+            r"\(after: call failed: no tool no_such_tool, .*\)\n\Z",
+        )
 
 
 class Options(CliCase):
     def test_env_and_cwd_reach_the_server_and_nothing_else_does(self) -> None:
-        check = ("import os, sys; "
-                 "assert os.environ['GREETING'] == 'hello=world', os.environ; "
-                 "assert 'MCP_CLI_TEST_SECRET' not in os.environ; "
-                 "assert os.path.samefile(os.getcwd(), sys.argv[1]); "
-                 "os.execv(sys.executable, [sys.executable] + sys.argv[2:])")
+        check = (
+            "import os, sys; "
+            "assert os.environ['GREETING'] == 'hello=world', os.environ; "
+            "assert 'MCP_CLI_TEST_SECRET' not in os.environ; "
+            "assert os.path.samefile(os.getcwd(), sys.argv[1]); "
+            "os.execv(sys.executable, [sys.executable] + sys.argv[2:])"
+        )
         cwd = os.path.join(self.dir, "server-home")
         os.mkdir(cwd)
-        done = self.cli("--env", "GREETING=hello=world", "--cwd", cwd, "--", sys.executable,
-                        "-c", check, cwd, *server_argv("good")[1:],
-                        env=environment(MCP_CLI_TEST_SECRET="do not leak"))
+        done = self.cli(
+            "--env",
+            "GREETING=hello=world",
+            "--cwd",
+            cwd,
+            "--",
+            sys.executable,
+            "-c",
+            check,
+            cwd,
+            *server_argv("good")[1:],
+            env=environment(MCP_CLI_TEST_SECRET="do not leak"),
+        )
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertIn("server    scripted 1.0\n", done.stdout)
 
@@ -314,8 +362,13 @@ class Options(CliCase):
         self.assertEqual(loud.returncode, cli.EXIT_CODES["handshake"], loud.stderr)
         lines = loud.stderr.splitlines()
         self.assertTrue(lines[0].startswith("mcp_client: handshake failed: HandshakeFailed"))
-        self.assertEqual(lines[1:3], ["mcp_client: server stderr, 1 earlier line that reads "
-                                      "as an error:", "  | Traceback (most recent call last):"])
+        self.assertEqual(
+            lines[1:3],
+            [
+                "mcp_client: server stderr, 1 earlier line that reads as an error:",
+                "  | Traceback (most recent call last):",
+            ],
+        )
         self.assertTrue(lines[3].startswith("mcp_client: server stderr, last "), lines)
         self.assertNotIn("LookupError", lines[0])  # the first line stays one line
         self.assertEqual(lines[-1], "  | LookupError: no such profile: 'prod'")
@@ -329,15 +382,18 @@ class Options(CliCase):
         for call in ("echo", "other"):
             with self.subTest(call=call):
                 done = self.cli("--surface", "--call", call, "{}", *command)
-                self.assertEqual(done.returncode, 0 if call == "echo" else cli.EXIT_CODES["call"],
-                                 done.stderr)
+                self.assertEqual(
+                    done.returncode, 0 if call == "echo" else cli.EXIT_CODES["call"], done.stderr
+                )
                 self.assertIn("name", done.stdout)
                 # "other" is no tool of the server's: refused before anything is sent,
                 # naming the server's tools (their names sanitized too).
-                self.assertIn("result" if call == "echo" else "no tool other",
-                              done.stdout + done.stderr)
+                self.assertIn(
+                    "result" if call == "echo" else "no tool other", done.stdout + done.stderr
+                )
                 self.assertEqual(
-                    hostile.unsafe_characters(done.stdout + done.stderr, lines=True), [])
+                    hostile.unsafe_characters(done.stdout + done.stderr, lines=True), []
+                )
 
     def test_a_hostile_name_cannot_drive_the_terminal(self) -> None:
         self.assertEqual(cli._name("evil\x1b[2J\u202e"), "evil\\x1b[2J\\u202e")
@@ -350,21 +406,30 @@ class Capture(CliCase):
         log = os.path.join(self.dir, "wire.jsonl")
         done = self.cli("--capture", log, "--call", "add", '{"a": 2, "b": 3}')
         self.assertEqual(done.returncode, 0, done.stderr)
-        replayed = subprocess.run([sys.executable, REPLAY, log], capture_output=True, text=True,
-                                  timeout=60, env=environment())
+        replayed = subprocess.run(
+            [sys.executable, REPLAY, log],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=environment(),
+        )
         self.assertEqual(replayed.returncode, 0, replayed.stdout + replayed.stderr)
-        self.assertEqual(replayed.stdout.splitlines()[:3], [
-            "initialize ok 2025-06-18 (mcp-client-demo 1.0.0)",
-            "tools/list ok 5 tools",
-            "tools/call add ok isError=false",
-        ])
+        self.assertEqual(
+            replayed.stdout.splitlines()[:3],
+            [
+                "initialize ok 2025-06-18 (mcp-client-demo 1.0.0)",
+                "tools/list ok 5 tools",
+                "tools/call add ok isError=false",
+            ],
+        )
 
     def test_the_cli_pointed_at_a_served_capture_prints_the_same(self) -> None:
         log = os.path.join(self.dir, "wire.jsonl")
         live = self.cli("--capture", log, "--call", "add", '{"a": 2, "b": 3}')
         self.assertEqual(live.returncode, 0, live.stderr)
-        served = self.cli("--call", "add", '{"a": 2, "b": 3}', "--", sys.executable, REPLAY,
-                          "--serve", log)
+        served = self.cli(
+            "--call", "add", '{"a": 2, "b": 3}', "--", sys.executable, REPLAY, "--serve", log
+        )
         self.assertEqual(served.returncode, 0, served.stderr)
 
         def without_command(text: str) -> List[str]:
@@ -374,14 +439,21 @@ class Capture(CliCase):
 
     def test_a_failed_session_is_captured_to_its_death(self) -> None:
         log = os.path.join(self.dir, "wire.jsonl")
-        done = self.cli("--strict", "--capture", log, "--call", "echo", "{}",
-                        "--", *server_argv("invalid_utf8"))
+        done = self.cli(
+            "--strict", "--capture", log, "--call", "echo", "{}", "--", *server_argv("invalid_utf8")
+        )
         self.assert_failed(done, "call")
-        replayed = subprocess.run([sys.executable, REPLAY, log], capture_output=True, text=True,
-                                  timeout=60, env=environment())
+        replayed = subprocess.run(
+            [sys.executable, REPLAY, log],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=environment(),
+        )
         self.assertEqual(replayed.returncode, 0, replayed.stdout)
-        self.assertIn("tools/call echo failed ClientBroken: server sent an invalid line",
-                      replayed.stdout)
+        self.assertIn(
+            "tools/call echo failed ClientBroken: server sent an invalid line", replayed.stdout
+        )
 
 
 class FullDisk(CliCase):
@@ -393,8 +465,9 @@ class FullDisk(CliCase):
         where = os.path.join(self.dir, "disk")
         os.mkdir(where)
         options = "size=%s" % size + ("" if inodes is None else ",nr_inodes=%d" % inodes)
-        done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", where],
-                              capture_output=True, text=True)
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", options, "tmpfs", where], capture_output=True, text=True
+        )
         if done.returncode != 0:
             self.fail("these tests need a tmpfs they can mount (root): %s" % done.stderr.strip())
         self.addCleanup(subprocess.run, ["umount", "-l", where], check=True)
@@ -426,12 +499,22 @@ class FullDisk(CliCase):
 
     def test_a_disk_that_fills_during_the_session_says_the_capture_is_incomplete(self) -> None:
         log = os.path.join(self.mount(free=4096), "wire.jsonl")
-        done = self.cli("--capture", log, "--call", "echo", json.dumps({"message": "x" * 20000}),
-                        "--", *server_argv("good"))
+        done = self.cli(
+            "--capture",
+            log,
+            "--call",
+            "echo",
+            json.dumps({"message": "x" * 20000}),
+            "--",
+            *server_argv("good"),
+        )
         self.assertIn("x" * 100, done.stdout)  # the session itself succeeded
         line = self.assert_failed(done, "capture")
-        self.assertRegex(line, r"the log .* is incomplete: \d+ entries not recorded: OSError: "
-                               r"\[Errno 28\] No space left on device")
+        self.assertRegex(
+            line,
+            r"the log .* is incomplete: \d+ entries not recorded: OSError: "
+            r"\[Errno 28\] No space left on device",
+        )
         self.assertGreater(os.path.getsize(log), 0, "nothing was written before it filled")
 
     def test_dev_full_opens_and_every_write_fails(self) -> None:
@@ -449,24 +532,40 @@ class FullDisk(CliCase):
         lines = done.stderr.splitlines()
         self.assertEqual(len(lines), 2, done.stderr)
         self.assertTrue(lines[0].startswith("mcp_client: call failed: "), lines[0])
-        self.assertRegex(lines[1], r"^mcp_client: warning: the capture log /dev/full is "
-                                   r"incomplete: \d+ entries not recorded: OSError")
+        self.assertRegex(
+            lines[1],
+            r"^mcp_client: warning: the capture log /dev/full is "
+            r"incomplete: \d+ entries not recorded: OSError",
+        )
 
     def test_a_complete_capture_says_so_in_json(self) -> None:
         log = os.path.join(self.dir, "wire.jsonl")
         done = self.cli("--json", "--capture", log)
         self.assertEqual(done.returncode, 0, done.stderr)
-        self.assertEqual(json.loads(done.stdout)["capture"],
-                         {"file": log, "complete": True, "incomplete": None})
+        self.assertEqual(
+            json.loads(done.stdout)["capture"], {"file": log, "complete": True, "incomplete": None}
+        )
 
 
 class Interrupts(CliCase):
     def interrupt(self, signum: int) -> None:
-        args = ["--timeout", "30", "--call", "echo", "{}", "--surface",
-                *self.wrapped("never_answer")]
-        process = subprocess.Popen([sys.executable, "-m", "mcp_client", *args],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                   env=environment(), cwd=self.dir)
+        args = [
+            "--timeout",
+            "30",
+            "--call",
+            "echo",
+            "{}",
+            "--surface",
+            *self.wrapped("never_answer"),
+        ]
+        process = subprocess.Popen(
+            [sys.executable, "-m", "mcp_client", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=environment(),
+            cwd=self.dir,
+        )
         try:
             assert process.stdout is not None
             for line in process.stdout:  # the report is printed as it happens
@@ -483,9 +582,13 @@ class Interrupts(CliCase):
         self.assert_server_gone()
 
     def test_closed_stdout(self) -> None:
-        process = subprocess.Popen([sys.executable, "-m", "mcp_client", *self.wrapped("good")],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   env=environment(), cwd=self.dir)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "mcp_client", *self.wrapped("good")],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=environment(),
+            cwd=self.dir,
+        )
         assert process.stdout is not None and process.stderr is not None
         process.stdout.close()  # before the first line: that write must fail
         try:
@@ -537,12 +640,21 @@ class ConfigFile(CliCase):
         return path
 
     def demo(self, **extra: object) -> Dict[str, object]:
-        return dict({"command": sys.executable, "args": ["-m", "mcp_client.demo_server"],
-                     "env": {"PYTHONPATH": "${PYTHONPATH}"}}, **extra)
+        return dict(
+            {
+                "command": sys.executable,
+                "args": ["-m", "mcp_client.demo_server"],
+                "env": {"PYTHONPATH": "${PYTHONPATH}"},
+            },
+            **extra,
+        )
 
     def time_server(self) -> Dict[str, object]:
-        return {"type": "stdio", "command": sys.executable,
-                "args": ["-m", "mcp_server_time", "--local-timezone", "${MCP_TEST_TZ:-UTC}"]}
+        return {
+            "type": "stdio",
+            "command": sys.executable,
+            "args": ["-m", "mcp_server_time", "--local-timezone", "${MCP_TEST_TZ:-UTC}"],
+        }
 
     def setUp(self) -> None:
         super().setUp()
@@ -551,12 +663,20 @@ class ConfigFile(CliCase):
 
     @unittest.skipIf(sys.version_info < (3, 10), "mcp-server-time needs Python >= 3.10")
     def test_every_server_of_the_file_one_after_another(self) -> None:
-        path = self.write_config({"demo": self.demo(), "time": self.time_server(),
-                                  "web": {"type": "http", "url": "https://example.invalid/mcp"}})
+        path = self.write_config(
+            {
+                "demo": self.demo(),
+                "time": self.time_server(),
+                "web": {"type": "http", "url": "https://example.invalid/mcp"},
+            }
+        )
         done = self.cli("--config", path)
         self.assertEqual(done.returncode, 0, done.stderr)
-        self.assertEqual(done.stderr, 'mcp_client: warning: %s: server "web" left out: "type" is '
-                                      'http, and only stdio servers are started\n' % path)
+        self.assertEqual(
+            done.stderr,
+            'mcp_client: warning: %s: server "web" left out: "type" is '
+            'http, and only stdio servers are started\n' % path,
+        )
         demo, time_report = done.stdout.split("\n\nconfig    time\n")
         self.assertTrue(demo.startswith("config    demo\nserver    mcp-client-demo 1.0.0\n"))
         self.assertIn("surface of cap.mcp.demo\n", demo)
@@ -567,9 +687,15 @@ class ConfigFile(CliCase):
     @unittest.skipIf(sys.version_info < (3, 10), "mcp-server-time needs Python >= 3.10")
     def test_one_server_with_a_call_by_its_python_name(self) -> None:
         path = self.write_config({"demo": self.demo(), "time": self.time_server()}, "servers")
-        done = self.cli("--config", path, "--server", "time", "--call", "cap.mcp.time.convert_time",
-                        '{"source_timezone": "UTC", "time": "12:00", '
-                        '"target_timezone": "Asia/Tokyo"}')
+        done = self.cli(
+            "--config",
+            path,
+            "--server",
+            "time",
+            "--call",
+            "cap.mcp.time.convert_time",
+            '{"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}',
+        )
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertTrue(done.stdout.startswith("call convert_time: isError=false\n"), done.stdout)
         self.assertIn('"datetime": "', done.stdout)
@@ -580,8 +706,9 @@ class ConfigFile(CliCase):
         a, b = os.path.join(self.dir, "a"), os.path.join(self.dir, "b")
 
         def entry(mine: str, theirs: str) -> Dict[str, object]:
-            return self.demo(args=[
-                "-c", RENDEZVOUS, mine, theirs, str(LONG), "-m", "mcp_client.demo_server"])
+            return self.demo(
+                args=["-c", RENDEZVOUS, mine, theirs, str(LONG), "-m", "mcp_client.demo_server"]
+            )
 
         path = self.write_config({"first": entry(a, b), "second": entry(b, a)})
         done = self.cli("--config", path, "--json")
@@ -589,23 +716,31 @@ class ConfigFile(CliCase):
         report = json.loads(done.stdout)
         self.assertIs(report["ok"], True)
         self.assertEqual([s["name"] for s in report["servers"]], ["first", "second"])
-        self.assertEqual([s["module"] for s in report["servers"]], ["cap.mcp.first",
-                                                                    "cap.mcp.second"])
+        self.assertEqual(
+            [s["module"] for s in report["servers"]], ["cap.mcp.first", "cap.mcp.second"]
+        )
 
     def test_a_server_that_fails_is_named_and_the_others_still_serve(self) -> None:
-        dying = ("import sys\nfor i in range(20):\n    print('ERROR: Database connection "
-                 "configuration is required.' if i == 4 else 'starting step %d' % i, "
-                 "file=sys.stderr)\nsys.exit(1)")
-        path = self.write_config({"dies": {"command": sys.executable, "args": ["-c", dying]},
-                                  "demo": self.demo()})
+        dying = (
+            "import sys\nfor i in range(20):\n    print('ERROR: Database connection "
+            "configuration is required.' if i == 4 else 'starting step %d' % i, "
+            "file=sys.stderr)\nsys.exit(1)"
+        )
+        path = self.write_config(
+            {"dies": {"command": sys.executable, "args": ["-c", dying]}, "demo": self.demo()}
+        )
         done = self.cli("--config", path)
         self.assertEqual(done.returncode, cli.EXIT_CODES["handshake"], done.stderr)
         self.assertTrue(done.stdout.startswith("config    demo\n"), done.stdout)
         lines = done.stderr.splitlines()
         self.assertTrue(lines[0].startswith("mcp_client: dies: handshake failed: "), lines)
-        self.assertEqual(lines[1:3], [
-            "mcp_client: dies: server stderr, 1 earlier line that reads as an error:",
-            "  | ERROR: Database connection configuration is required."])
+        self.assertEqual(
+            lines[1:3],
+            [
+                "mcp_client: dies: server stderr, 1 earlier line that reads as an error:",
+                "  | ERROR: Database connection configuration is required.",
+            ],
+        )
         self.assertEqual(lines[3], "mcp_client: dies: server stderr, last 10 lines:")
         self.assertEqual(lines[-1], "  | starting step 19")
         self.assertNotIn("Traceback", done.stderr)
@@ -621,10 +756,13 @@ class ConfigFile(CliCase):
         with open(bad, "w") as stream:
             stream.write('{"mcpServers": {"demo": {"command": "x",}}}')
         unset = self.write_config({"demo": self.demo(env={"K": "${MCP_TEST_UNSET_VARIABLE}"})})
-        cases = {(os.path.join(self.dir, "absent.json"),): "cannot read it",
-                 (bad,): "not JSON", (unset,): "${MCP_TEST_UNSET_VARIABLE} is not set",
-                 (unset, "--", "cmd"): "no COMMAND after -- with it",
-                 (unset, "--cwd", "/"): "--cwd cannot go with --config"}
+        cases = {
+            (os.path.join(self.dir, "absent.json"),): "cannot read it",
+            (bad,): "not JSON",
+            (unset,): "${MCP_TEST_UNSET_VARIABLE} is not set",
+            (unset, "--", "cmd"): "no COMMAND after -- with it",
+            (unset, "--cwd", "/"): "--cwd cannot go with --config",
+        }
         for args, message in cases.items():
             with self.subTest(args=args):
                 done = self.cli("--config", *args)
@@ -633,12 +771,23 @@ class ConfigFile(CliCase):
 
     def test_ctrl_c_retires_every_server_started(self) -> None:
         pidfiles = [os.path.join(self.dir, name + ".pid") for name in ("a", "b")]
-        path = self.write_config({name: {"command": sys.executable, "args": [
-            "-c", PID_WRAPPER, pidfile, *server_argv("handshake_silent")[1:]]}
-            for name, pidfile in zip(("a", "b"), pidfiles)})
-        process = subprocess.Popen([sys.executable, "-m", "mcp_client", "--config", path],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                   env=environment(), cwd=self.dir)
+        path = self.write_config(
+            {
+                name: {
+                    "command": sys.executable,
+                    "args": ["-c", PID_WRAPPER, pidfile, *server_argv("handshake_silent")[1:]],
+                }
+                for name, pidfile in zip(("a", "b"), pidfiles)
+            }
+        )
+        process = subprocess.Popen(
+            [sys.executable, "-m", "mcp_client", "--config", path],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=environment(),
+            cwd=self.dir,
+        )
         try:
             wait_until(lambda: all(os.path.exists(pidfile) for pidfile in pidfiles))
             process.send_signal(signal.SIGINT)
@@ -655,27 +804,46 @@ class ConfigFile(CliCase):
     def test_capture_records_the_one_server_picked(self) -> None:
         path = self.write_config({"demo": self.demo(), "other": self.demo()})
         wire = os.path.join(self.dir, "wire.jsonl")
-        done = self.cli("--config", path, "--server", "demo", "--capture", wire,
-                        "--call", "add", '{"a": 1, "b": 2}')
+        done = self.cli(
+            "--config",
+            path,
+            "--server",
+            "demo",
+            "--capture",
+            wire,
+            "--call",
+            "add",
+            '{"a": 1, "b": 2}',
+        )
         self.assertEqual(done.returncode, 0, done.stderr)
-        replayed = subprocess.run([sys.executable, REPLAY, wire], capture_output=True, text=True,
-                                  timeout=60, env=environment())
+        replayed = subprocess.run(
+            [sys.executable, REPLAY, wire],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=environment(),
+        )
         self.assertEqual(replayed.returncode, 0, replayed.stdout + replayed.stderr)
         self.assertIn("tools/call add ok isError=false", replayed.stdout)
 
     def test_a_call_needs_one_server(self) -> None:
         path = self.write_config({"demo": self.demo(), "other": self.demo()})
         done = self.cli("--config", path, "--call", "add", "{}")
-        self.assertIn("--call is for one server: name it with --server",
-                      self.assert_failed(done, "usage"))
+        self.assertIn(
+            "--call is for one server: name it with --server", self.assert_failed(done, "usage")
+        )
 
 
 class Stumbles(CliCase):
     """What a new user stumbled on (issue 20), each as it was tried by hand."""
 
     def test_call_takes_the_surface_name_in_every_spelling(self) -> None:
-        for name in ("reverse_text_cd6c6a50", "mcp_client_demo_a474d7a1.reverse_text_cd6c6a50",
-                     "cap.mcp.mcp_client_demo_a474d7a1.reverse_text_cd6c6a50", "reverse-text"):
+        for name in (
+            "reverse_text_cd6c6a50",
+            "mcp_client_demo_a474d7a1.reverse_text_cd6c6a50",
+            "cap.mcp.mcp_client_demo_a474d7a1.reverse_text_cd6c6a50",
+            "reverse-text",
+        ):
             with self.subTest(name=name):
                 done = self.cli("--call", name, '{"text": "abc"}')
                 self.assertEqual(done.returncode, 0, done.stderr)
@@ -685,8 +853,11 @@ class Stumbles(CliCase):
         wire = os.path.join(self.dir, "wire.jsonl")
         done = self.cli("--capture", wire, "--call", "reverse_text", "{}")
         line = self.assert_failed(done, "call")
-        self.assertIn("no tool reverse_text, so nothing was sent; the server's tools: add, "
-                      "divide, join_words, reverse-text (reverse_text_cd6c6a50), count_by", line)
+        self.assertIn(
+            "no tool reverse_text, so nothing was sent; the server's tools: add, "
+            "divide, join_words, reverse-text (reverse_text_cd6c6a50), count_by",
+            line,
+        )
         with open(wire) as log:
             self.assertNotIn("tools/call", log.read())
 
@@ -695,51 +866,83 @@ class Stumbles(CliCase):
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertTrue(done.stdout.startswith("server    mcp-client-demo"), done.stdout)
         self.assertIn("\nsurface of cap.mcp.", done.stdout)
-        self.assertTrue(done.stdout.endswith('\n\ncall add: isError=false\n  text: 3\n'
-                                             '  structuredContent: {"sum": 3}\n'), done.stdout)
-        self.assertIn("--surface goes with --call", self.assert_failed(self.cli("--surface"),
-                                                                       "usage"))
+        self.assertTrue(
+            done.stdout.endswith(
+                '\n\ncall add: isError=false\n  text: 3\n  structuredContent: {"sum": 3}\n'
+            ),
+            done.stdout,
+        )
+        self.assertIn(
+            "--surface goes with --call", self.assert_failed(self.cli("--surface"), "usage")
+        )
 
     def test_a_forgotten_double_dash_says_where_the_command_goes(self) -> None:
         done = self.cli(sys.executable, "-m", "mcp_server_time")
         line = self.assert_failed(done, "usage")
-        self.assertIn("put the server's command after --: python -m mcp_client [options] -- %s "
-                      "-m mcp_server_time" % sys.executable, line)
+        self.assertIn(
+            "put the server's command after --: python -m mcp_client [options] -- %s "
+            "-m mcp_server_time" % sys.executable,
+            line,
+        )
 
     def test_env_key_alone_passes_our_value_and_nothing_else(self) -> None:
-        check = ("import os, sys; "
-                 "assert os.environ['MCP_TEST_API_KEY'] == 'sekrit', os.environ; "
-                 "assert 'MCP_CLI_TEST_SECRET' not in os.environ; "
-                 "os.execv(sys.executable, [sys.executable] + sys.argv[1:])")
-        done = self.cli("--env", "MCP_TEST_API_KEY", "--", sys.executable, "-c", check,
-                        *server_argv("good")[1:],
-                        env=environment(MCP_TEST_API_KEY="sekrit", MCP_CLI_TEST_SECRET="no"))
+        check = (
+            "import os, sys; "
+            "assert os.environ['MCP_TEST_API_KEY'] == 'sekrit', os.environ; "
+            "assert 'MCP_CLI_TEST_SECRET' not in os.environ; "
+            "os.execv(sys.executable, [sys.executable] + sys.argv[1:])"
+        )
+        done = self.cli(
+            "--env",
+            "MCP_TEST_API_KEY",
+            "--",
+            sys.executable,
+            "-c",
+            check,
+            *server_argv("good")[1:],
+            env=environment(MCP_TEST_API_KEY="sekrit", MCP_CLI_TEST_SECRET="no"),
+        )
         self.assertEqual(done.returncode, 0, done.stderr)
 
     def test_jail_names_the_allow_read_a_script_under_tmp_needs(self) -> None:
         if shutil.which("bwrap") is None:
-            raise AssertionError("bubblewrap is not installed (the README's test command "
-                                 "installs it)")
+            raise AssertionError(
+                "bubblewrap is not installed (the README's test command installs it)"
+            )
         with tempfile.TemporaryDirectory(dir="/tmp") as checkout:
             script = os.path.join(checkout, "server.py")
             shutil.copy(demo_server.__file__, script)
             done = self.cli("--jail", "--", sys.executable, script)
             line = self.assert_failed(done, "spawn")
-            self.assertIn("the server's argument %s names %s, which the jail would not show"
-                          % (script, os.path.realpath(script)), line)
+            self.assertIn(
+                "the server's argument %s names %s, which the jail would not show"
+                % (script, os.path.realpath(script)),
+                line,
+            )
             self.assertIn("--allow-read %s shows it" % os.path.realpath(checkout), line)
-            shown = self.cli("--jail", "--allow-read", checkout, "--call", "add",
-                             '{"a": 1, "b": 2}', "--", sys.executable, script)
+            shown = self.cli(
+                "--jail",
+                "--allow-read",
+                checkout,
+                "--call",
+                "add",
+                '{"a": 1, "b": 2}',
+                "--",
+                sys.executable,
+                script,
+            )
             self.assertEqual(shown.returncode, 0, shown.stderr)
             self.assertIn("text: 3", shown.stdout)
 
     def test_the_jail_check_reads_option_values_and_ignores_bare_flags(self) -> None:
         from mcp_client.errors import TransportFailed
         from mcp_client.jail import Jail
+
         with tempfile.TemporaryDirectory(dir="/tmp") as hidden:
             with self.assertRaises(TransportFailed) as caught:
-                cli.check_jailed_paths(Jail(), cli.Spawn(sys.executable,
-                                                         ("-u", "--root=" + hidden)))
+                cli.check_jailed_paths(
+                    Jail(), cli.Spawn(sys.executable, ("-u", "--root=" + hidden))
+                )
             self.assertIn("--root=%s" % hidden, str(caught.exception))
             # a flag with no value does not name the working directory, even one under /tmp
             cli.check_jailed_paths(Jail(), cli.Spawn(sys.executable, ("-u", "-m", "x"), cwd="/"))

@@ -144,8 +144,9 @@ class Handshake(unittest.TestCase):
 
     def test_error_response_is_a_handshake_failure(self) -> None:
         def refuse(request: Dict[str, Any], peer: ChannelPeer) -> None:
-            peer.send({"jsonrpc": "2.0", "id": request["id"],
-                       "error": {"code": -32603, "message": "no"}})
+            peer.send(
+                {"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32603, "message": "no"}}
+            )
 
         client = prepare(channel({"initialize": refuse}), OPTIONS)
         with self.assertRaises(HandshakeFailed) as caught:
@@ -225,8 +226,13 @@ class Unconfirmed(unittest.TestCase):
         def serve(peer: ChannelPeer) -> None:
             request = json.loads(peer.read_line() or b"null")
             if refuse:
-                peer.send({"jsonrpc": "2.0", "id": request["id"],
-                           "error": {"code": -32603, "message": "no"}})
+                peer.send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": request["id"],
+                        "error": {"code": -32603, "message": "no"},
+                    }
+                )
             else:
                 answer(peer, request, INIT_RESULT)
             release.wait(LONG)  # deaf to EOF: it ends only when the test says so
@@ -261,8 +267,14 @@ class ServerTraffic(unittest.TestCase):
         def ask_back(request: Dict[str, Any], peer: ChannelPeer) -> None:
             peer.send({"jsonrpc": "2.0", "id": 7, "method": "ping"})
             replies.append(json.loads(peer.read_line() or b"null"))
-            peer.send({"jsonrpc": "2.0", "id": 8, "method": "sampling/createMessage",
-                       "params": {"messages": []}})
+            peer.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 8,
+                    "method": "sampling/createMessage",
+                    "params": {"messages": []},
+                }
+            )
             replies.append(json.loads(peer.read_line() or b"null"))
             answer(peer, request, {"content": []})
 
@@ -294,8 +306,13 @@ class ServerTraffic(unittest.TestCase):
 
     def test_error_response_is_a_server_error_and_the_client_lives(self) -> None:
         def refuse(request: Dict[str, Any], peer: ChannelPeer) -> None:
-            peer.send({"jsonrpc": "2.0", "id": request["id"],
-                       "error": {"code": -32602, "message": "unknown tool", "data": [1]}})
+            peer.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": request["id"],
+                    "error": {"code": -32602, "message": "unknown tool", "data": [1]},
+                }
+            )
 
         with start(channel({"tools/call": refuse}), OPTIONS) as client:
             with self.assertRaises(ServerError) as caught:
@@ -326,6 +343,7 @@ class ServerTraffic(unittest.TestCase):
 class DeathPaths(unittest.TestCase):
     def _dies_on(self, line: hostile.Hostile) -> None:
         """A peer answers the call with the hostile ``line`` (``tests/hostile.py``)."""
+
         def answer_with_it(request: Dict[str, Any], peer: ChannelPeer) -> None:
             peer.write(line.answer(request["id"]) + b"\n")
 
@@ -388,8 +406,7 @@ class NamedServers(unittest.TestCase):
                 client.call_tool("x", {})
             self.assertEqual(caught.exception.reason, "server closed its stdout")
             self.assertEqual(caught.exception.server, "weather")
-            self.assertEqual(str(caught.exception),
-                             "server closed its stdout (server weather)")
+            self.assertEqual(str(caught.exception), "server closed its stdout (server weather)")
         client.shutdown()
 
     def test_a_closed_client_names_it_too(self) -> None:
@@ -517,8 +534,9 @@ class Listing(unittest.TestCase):
         def page(request: Dict[str, Any], peer: ChannelPeer) -> None:
             cursor = int((request.get("params") or {}).get("cursor", "0"))
             nxt = "0" if loop else (str(cursor + 1) if cursor + 1 < pages else None)
-            body: Dict[str, Any] = {"tools": [
-                {"name": "t%d" % cursor, "inputSchema": {"type": "object"}}]}
+            body: Dict[str, Any] = {
+                "tools": [{"name": "t%d" % cursor, "inputSchema": {"type": "object"}}]
+            }
             if nxt is not None:
                 body["nextCursor"] = nxt
             answer(peer, request, body)
@@ -560,6 +578,7 @@ def paged(pages: List[Dict[str, Any]], seen: List[Optional[str]]) -> Any:
         cursor = (request.get("params") or {}).get("cursor")
         seen.append(cursor)
         answer(peer, request, pages[min(int(cursor or 0), len(pages) - 1)])
+
     return tools_list
 
 
@@ -661,9 +680,16 @@ class Capture(unittest.TestCase):
         self.assertEqual([e["seq"] for e in entries], list(range(1, len(entries) + 1)))
         lines = [(e["dir"], json.loads(line_bytes(e))) for e in entries if "dir" in e]
         methods = [(d, m.get("method")) for d, m in lines]
-        self.assertEqual(methods, [("send", "initialize"), ("recv", None),
-                                   ("send", "notifications/initialized"),
-                                   ("send", "tools/call"), ("recv", None)])
+        self.assertEqual(
+            methods,
+            [
+                ("send", "initialize"),
+                ("recv", None),
+                ("send", "notifications/initialized"),
+                ("send", "tools/call"),
+                ("recv", None),
+            ],
+        )
         self.assertEqual(lines[3][1]["params"]["arguments"], {"a": "é"})
         self.assertEqual(entries[-1]["event"], "retired")
 

@@ -73,10 +73,22 @@ class OptionsChecks(unittest.TestCase):
                     self.assertIn("Options.%s" % field, str(caught.exception))
 
     def test_the_documented_boundaries_are_accepted(self) -> None:
-        Options(handshake_timeout=INF, request_timeout=INF, retire_timeout=1e-3,
-                retire_grace=0, max_tool_pages=1, tolerated_noise_lines=0)
-        Options(handshake_timeout=1, request_timeout=30 * 86400, retire_timeout=3600,
-                retire_grace=2.5, max_tool_pages=10 ** 6, tolerated_noise_lines=10 ** 6)
+        Options(
+            handshake_timeout=INF,
+            request_timeout=INF,
+            retire_timeout=1e-3,
+            retire_grace=0,
+            max_tool_pages=1,
+            tolerated_noise_lines=0,
+        )
+        Options(
+            handshake_timeout=1,
+            request_timeout=30 * 86400,
+            retire_timeout=3600,
+            retire_grace=2.5,
+            max_tool_pages=10**6,
+            tolerated_noise_lines=10**6,
+        )
 
     def test_client_info_must_be_a_client_info(self) -> None:
         with self.assertRaises(TypeError) as caught:
@@ -91,13 +103,19 @@ class OptionsChecks(unittest.TestCase):
         self.assertEqual(client.shutdown(), Exited(-9))
 
     @property_settings(400)
-    @given(st.dictionaries(
-        st.sampled_from(SECONDS + COUNTS),
-        st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=3)
-        | st.lists(st.integers(), max_size=1),
-        max_size=3))
-    def test_any_construction_validates_or_names_a_bad_field(self, fields: Dict[str, Any]
-                                                             ) -> None:
+    @given(
+        st.dictionaries(
+            st.sampled_from(SECONDS + COUNTS),
+            st.none()
+            | st.booleans()
+            | st.integers()
+            | st.floats()
+            | st.text(max_size=3)
+            | st.lists(st.integers(), max_size=1),
+            max_size=3,
+        )
+    )
+    def test_any_construction_validates_or_names_a_bad_field(self, fields: Dict[str, Any]) -> None:
         try:
             Options(**fields)
         except (TypeError, ValueError) as error:

@@ -114,6 +114,7 @@ class Ids(unittest.TestCase):
     def test_out_of_order_answers_reach_their_callers(self) -> None:
         results: Dict[int, str] = {}
         with start(server("out_of_order", "4"), OPTIONS) as client:
+
             def call(n: int) -> None:
                 results[n] = text_of(client.call_tool("echo", {"n": n}))
 
@@ -195,6 +196,7 @@ class Deadlines(unittest.TestCase):
     def test_sixty_threads_with_mixed_timeouts(self) -> None:
         outcomes: Dict[int, List[str]] = {n: [] for n in range(60)}
         with start(server("slow", "0"), OPTIONS) as client:
+
             def call(n: int) -> None:
                 slow = n % 3 == 0  # these answer after their deadline
                 timeout = SHORT * (1 + n % 4)
@@ -246,8 +248,13 @@ class InterpreterExit(unittest.TestCase):
         with tempfile.TemporaryDirectory() as where:
             pidfile = os.path.join(where, "grandchild")
             argv = server_argv("fork_grandchild", pidfile)
-            done = subprocess.run([sys.executable, "-c", _EXIT_WITHOUT_SHUTDOWN] + argv,
-                                  cwd=root, capture_output=True, text=True, timeout=LONG)
+            done = subprocess.run(
+                [sys.executable, "-c", _EXIT_WITHOUT_SHUTDOWN] + argv,
+                cwd=root,
+                capture_output=True,
+                text=True,
+                timeout=LONG,
+            )
             self.assertEqual(done.returncode, 0, done.stderr)
             with open(pidfile) as handle:
                 grandchild = int(handle.read())
@@ -263,16 +270,25 @@ class InterpreterExit(unittest.TestCase):
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         # CallTimedOut: the call ran to its deadline before the hook could run;
         # ClientClosed: the hook retired the client under it.
-        for daemon, expected in ((False, ["main done", "CallTimedOut", "atexit"]),
-                                 (True, ["main done", "ClientClosed", "atexit"])):
+        for daemon, expected in (
+            (False, ["main done", "CallTimedOut", "atexit"]),
+            (True, ["main done", "ClientClosed", "atexit"]),
+        ):
             with self.subTest(daemon=daemon):
                 done = subprocess.run(
                     [sys.executable, "-c", _CALL_AT_EXIT, str(daemon)]
                     + server_argv("never_answer"),
-                    cwd=root, capture_output=True, text=True, timeout=LONG)
+                    cwd=root,
+                    capture_output=True,
+                    text=True,
+                    timeout=LONG,
+                )
                 self.assertEqual(done.returncode, 0, done.stderr)
-                self.assertEqual([line.split(":")[0] for line in done.stdout.splitlines()],
-                                 expected, done.stdout + done.stderr)
+                self.assertEqual(
+                    [line.split(":")[0] for line in done.stdout.splitlines()],
+                    expected,
+                    done.stdout + done.stderr,
+                )
 
 
 _CALL_AT_EXIT = """

@@ -62,11 +62,17 @@ NULL = {"type": "null"}
 BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 
 
-def tool(name: str, description: str = "", schema: object = None, output: object = None,
-         title: Optional[str] = None, annotations: Optional[Dict[str, Any]] = None
-         ) -> ToolDescriptor:
-    return ToolDescriptor(name, OBJECT if schema is None else schema, title, description,
-                          output, annotations)
+def tool(
+    name: str,
+    description: str = "",
+    schema: object = None,
+    output: object = None,
+    title: Optional[str] = None,
+    annotations: Optional[Dict[str, Any]] = None,
+) -> ToolDescriptor:
+    return ToolDescriptor(
+        name, OBJECT if schema is None else schema, title, description, output, annotations
+    )
 
 
 def typed_schema(*names: str) -> object:
@@ -102,11 +108,13 @@ class Limits(unittest.TestCase):
         # up to MAX_DOC_DESCRIPTION_CHARS, and so does each tool's doc.
         full = "d" * (codegen.MAX_DOC_DESCRIPTION_CHARS - 3) + "..."
         module = ast.parse(generated.source)
-        docs = [ast.get_docstring(node) for node in module.body
-                if isinstance(node, ast.FunctionDef)]
+        docs = [
+            ast.get_docstring(node) for node in module.body if isinstance(node, ast.FunctionDef)
+        ]
         self.assertEqual([doc.splitlines()[0] for doc in docs if doc], [full] * MAX_TOOLS)
-        self.assertEqual([t.doc.split("\n\n")[1].splitlines()[0] for t in generated.tools],
-                         [full] * MAX_TOOLS)
+        self.assertEqual(
+            [t.doc.split("\n\n")[1].splitlines()[0] for t in generated.tools], [full] * MAX_TOOLS
+        )
         self.assertEqual([t.line for t in generated.tools], generated.surface.splitlines())
 
     def test_surface_counts_utf8_bytes_after_truncation(self) -> None:
@@ -124,20 +132,19 @@ class Collisions(unittest.TestCase):
         with self.assertRaises(ToolNameCollision) as caught:
             generate("s", [tool("search"), tool("other"), tool("search")])
         error = caught.exception
-        self.assertEqual((error.first, error.second, error.mangled),
-                         ("search", "search", "search"))
+        self.assertEqual((error.first, error.second, error.mangled), ("search", "search", "search"))
 
     def test_digest_near_miss_is_refused(self) -> None:
         twin = "create_issue_" + hashlib.sha256(b"create-issue").hexdigest()[:8]
         with self.assertRaises(ToolNameCollision) as caught:
             generate("s", [tool("create-issue"), tool(twin)])
-        self.assertEqual((caught.exception.first, caught.exception.second),
-                         ("create-issue", twin))
+        self.assertEqual((caught.exception.first, caught.exception.second), ("create-issue", twin))
 
     def test_create_issue_and_createissue_both_generate_verbatim(self) -> None:
         output = {"type": "object", "properties": {"id": {"type": "integer"}}}
-        generated = generate("s", [tool("createIssue", output=output),
-                                   tool("create_issue", output=output)])
+        generated = generate(
+            "s", [tool("createIssue", output=output), tool("create_issue", output=output)]
+        )
         module = ast.parse(generated.source)
         names = [node.name for node in module.body if isinstance(node, ast.FunctionDef)]
         self.assertEqual(names, ["createIssue", "create_issue"])
@@ -147,14 +154,18 @@ class Collisions(unittest.TestCase):
         self.assertTrue(all(name.startswith("CreateIssueResult_") for name in types), types)
 
     def test_label_collision_degrades_only_that_tool(self) -> None:
-        colliding = {"type": "object", "properties": {"a-b": {"type": "string"},
-                                                      "a b": {"type": "string"}}}
+        colliding = {
+            "type": "object",
+            "properties": {"a-b": {"type": "string"}, "a b": {"type": "string"}},
+        }
         listing = [tool("t1", schema=colliding), tool("t2")]
         generated = generate("s", listing, digest=lambda _: "0" * 64)
         self.assertIn("def t1(arguments: Dict[str, Any]) -> ToolOutput:", generated.source)
-        self.assertIn("arguments: one dict, sent unchanged as the tool's arguments: "
-                      "parameters 'a-b' and 'a b' both become a_b_00000000",
-                      " ".join(generated.tools[0].doc.split()))
+        self.assertIn(
+            "arguments: one dict, sent unchanged as the tool's arguments: "
+            "parameters 'a-b' and 'a b' both become a_b_00000000",
+            " ".join(generated.tools[0].doc.split()),
+        )
         self.assertIn("def t2(q: str) -> ToolOutput:", generated.source)
 
 
@@ -188,8 +199,7 @@ class Determinism(unittest.TestCase):
 
 
 def obj(properties: Dict[str, Any], *required: str, **extra: Any) -> Dict[str, Any]:
-    return dict({"type": "object", "properties": properties, "required": list(required)},
-                **extra)
+    return dict({"type": "object", "properties": properties, "required": list(required)}, **extra)
 
 
 TIME = obj({"timezone": {"type": "string"}, "is_dst": {"type": "boolean"}}, "timezone", "is_dst")
@@ -205,15 +215,20 @@ def checked(test: unittest.TestCase, listing: List[ToolDescriptor], **kwargs: An
 class ResultTypes(unittest.TestCase):
     def test_a_tool_with_an_output_schema_returns_its_type(self) -> None:
         generated = checked(self, [tool("now", output=TIME)])
-        self.assertIn('NowResult = TypedDict("NowResult", {"timezone": str, "is_dst": bool})\n',
-                      generated.source)
+        self.assertIn(
+            'NowResult = TypedDict("NowResult", {"timezone": str, "is_dst": bool})\n',
+            generated.source,
+        )
         self.assertIn("def now(q: str) -> NowResult:", generated.source)
         self.assertIn("return _typing.cast(NowResult, internal.invoke(", generated.source)
-        self.assertIn("from typing import TypedDict\nimport typing as _typing\n",
-                      generated.source)
+        self.assertIn("from typing import TypedDict\nimport typing as _typing\n", generated.source)
         self.assertEqual(generated.tools[0].returns, "structured")
-        self.assertEqual(generated.surface, 's.now(q: str) -> NowResult{"timezone": str, '
-                         '"is_dst": bool}\n'.replace("s.", "cap.mcp.s.", 1))
+        self.assertEqual(
+            generated.surface,
+            's.now(q: str) -> NowResult{"timezone": str, "is_dst": bool}\n'.replace(
+                "s.", "cap.mcp.s.", 1
+            ),
+        )
 
     def test_without_an_output_schema_it_returns_a_tool_output(self) -> None:
         generated = checked(self, [tool("plain"), tool("other")])
@@ -221,12 +236,17 @@ class ResultTypes(unittest.TestCase):
         self.assertIn("from typing import Any, Dict, List, TypedDict\n", generated.source)
         # Declared once, however many tools return it.
         self.assertEqual(generated.source.count(" = TypedDict("), 1)
-        self.assertIn('ToolOutput = TypedDict("ToolOutput", {"text": str, "content": '
-                      'List[Dict[str, Any]]})', generated.source)
+        self.assertIn(
+            'ToolOutput = TypedDict("ToolOutput", {"text": str, "content": List[Dict[str, Any]]})',
+            generated.source,
+        )
         self.assertEqual([t.returns for t in generated.tools], ["result", "result"])
         # The surface line says what a ToolOutput holds, as it does a result type's shape.
-        self.assertTrue(generated.surface.endswith(
-            ') -> ToolOutput{"text": str, "content": list[dict[str, Any]]}\n'))
+        self.assertTrue(
+            generated.surface.endswith(
+                ') -> ToolOutput{"text": str, "content": list[dict[str, Any]]}\n'
+            )
+        )
 
     def test_an_unreadable_output_schema_returns_any_and_says_why(self) -> None:
         generated = checked(self, [tool("odd", output={"anyOf": [TIME, TIME]})])
@@ -238,68 +258,110 @@ class ResultTypes(unittest.TestCase):
         for listing in ([], [tool("now", output=TIME)]):
             source = generate("s", listing).source
             comment = " ".join(line[2:] for line in source.splitlines() if line.startswith("# "))
-            self.assertIn("For a tool that declares an outputSchema, that is the call's "
-                          "structuredContent as the server sent it", comment)
-            self.assertIn("For a tool without one, it is a ToolOutput: the text blocks joined "
-                          "by newlines, and every content block as the server sent it. A failed "
-                          "call (isError, or a tool with an outputSchema that brought no "
-                          "structuredContent object) raises mcp_client.errors.ToolFailed "
-                          "instead.", comment)
+            self.assertIn(
+                "For a tool that declares an outputSchema, that is the call's "
+                "structuredContent as the server sent it",
+                comment,
+            )
+            self.assertIn(
+                "For a tool without one, it is a ToolOutput: the text blocks joined "
+                "by newlines, and every content block as the server sent it. A failed "
+                "call (isError, or a tool with an outputSchema that brought no "
+                "structuredContent object) raises mcp_client.errors.ToolFailed "
+                "instead.",
+                comment,
+            )
 
     def test_optional_keys_stay_optional_and_required_ones_required(self) -> None:
-        schema = obj({"id": {"type": "string"}, "note": {"type": "string"},
-                      "size": {"type": "integer"}}, "id", "size")
+        schema = obj(
+            {"id": {"type": "string"}, "note": {"type": "string"}, "size": {"type": "integer"}},
+            "id",
+            "size",
+        )
         generated = checked(self, [tool("get", output=schema)])
-        self.assertIn('_GetResultRequired = TypedDict("_GetResultRequired", '
-                      '{"id": str, "size": int})\n'
-                      '_GetResultOptional = TypedDict("_GetResultOptional", {\n'
-                      '    "note": str,\n'
-                      '}, total=False)\n'
-                      'class GetResult(_GetResultRequired, _GetResultOptional):\n    pass\n',
-                      generated.source)
+        self.assertIn(
+            '_GetResultRequired = TypedDict("_GetResultRequired", '
+            '{"id": str, "size": int})\n'
+            '_GetResultOptional = TypedDict("_GetResultOptional", {\n'
+            '    "note": str,\n'
+            '}, total=False)\n'
+            'class GetResult(_GetResultRequired, _GetResultOptional):\n    pass\n',
+            generated.source,
+        )
         self.assertIn('GetResult{"id": str, "note"?: str, "size": int}', generated.surface)
         module = load_generated(generated.module_name, generated.source)
         self.assertEqual(module.GetResult.__required_keys__, frozenset({"id", "size"}))
         self.assertEqual(module.GetResult.__optional_keys__, frozenset({"note"}))
         every = obj({"a": {"type": "string"}})
-        self.assertIn('{"a": str}, total=False)',
-                      checked(self, [tool("get", output=every)]).source)
+        self.assertIn('{"a": str}, total=False)', checked(self, [tool("get", output=every)]).source)
 
     def test_nested_objects_lists_and_nullables(self) -> None:
         line = obj({"sku": {"type": "string"}}, "sku")
-        schema = obj({"lines": {"type": "array", "items": line},
-                      "refund": {"anyOf": [obj({"amount": {"type": "number"}}, "amount"), NULL]},
-                      "tags": {"type": ["array", "null"], "items": {"type": "string"}}},
-                     "lines", "refund", "tags", additionalProperties=True)
+        schema = obj(
+            {
+                "lines": {"type": "array", "items": line},
+                "refund": {"anyOf": [obj({"amount": {"type": "number"}}, "amount"), NULL]},
+                "tags": {"type": ["array", "null"], "items": {"type": "string"}},
+            },
+            "lines",
+            "refund",
+            "tags",
+            additionalProperties=True,
+        )
         generated = checked(self, [tool("order", output=schema)])
-        self.assertIn('    "lines": List[OrderResultLines],\n'
-                      '    "refund": Optional[OrderResultRefund],\n'
-                      '    "tags": Optional[List[str]],\n', generated.source)
-        self.assertIn("# OrderResultLines: each item of the value under the key \"lines\" of\n"
-                      "# OrderResult.\n", generated.source)
+        self.assertIn(
+            '    "lines": List[OrderResultLines],\n'
+            '    "refund": Optional[OrderResultRefund],\n'
+            '    "tags": Optional[List[str]],\n',
+            generated.source,
+        )
+        self.assertIn(
+            "# OrderResultLines: each item of the value under the key \"lines\" of\n"
+            "# OrderResult.\n",
+            generated.source,
+        )
         self.assertIn("# Other keys may appear too (additionalProperties).", generated.source)
         # Nested types come before the types that use them.
         source = generated.source
         self.assertLess(source.index("OrderResultLines = "), source.index("OrderResult = "))
-        self.assertIn('-> OrderResult{"lines": list[{"sku": str}], "refund": {"amount": float} '
-                      '| None, "tags": list[str] | None, ...}', generated.surface)
+        self.assertIn(
+            '-> OrderResult{"lines": list[{"sku": str}], "refund": {"amount": float} '
+            '| None, "tags": list[str] | None, ...}',
+            generated.surface,
+        )
 
     def test_type_names_carry_a_digest_only_when_they_must(self) -> None:
         # a_1 and a1 are distinct functions whose types would both be A1Result.
         listing = [tool(name, output=TIME) for name in ("a_1", "a1", "getThing", "class")]
         generated = checked(self, listing)
-        names = {node.targets[0].id for node in ast.parse(generated.source).body  # type: ignore
-                 if isinstance(node, ast.Assign)}
-        digests = {name: hashlib.sha256(json.dumps([name, "result"]).encode()).hexdigest()[:8]
-                   for name in ("a_1", "a1")}
+        names = {
+            node.targets[0].id
+            for node in ast.parse(generated.source).body  # type: ignore
+            if isinstance(node, ast.Assign)
+        }
+        digests = {
+            name: hashlib.sha256(json.dumps([name, "result"]).encode()).hexdigest()[:8]
+            for name in ("a_1", "a1")
+        }
         klass = hashlib.sha256(b"class").hexdigest()[:8]  # class_<8 hex>, in PascalCase
-        self.assertEqual(names, {"A1Result_" + digests["a_1"], "A1Result_" + digests["a1"],
-                                 "GetThingResult", "Class" + klass.capitalize() + "Result"})
+        self.assertEqual(
+            names,
+            {
+                "A1Result_" + digests["a_1"],
+                "A1Result_" + digests["a1"],
+                "GetThingResult",
+                "Class" + klass.capitalize() + "Result",
+            },
+        )
 
     def test_type_names_never_meet_a_function_or_a_label(self) -> None:
-        schema = {"type": "object", "properties": {
-            "GetResult": {"type": "string"},
-            "item": {"type": "object", "properties": {"x": {"type": "integer"}}}}}
+        schema = {
+            "type": "object",
+            "properties": {
+                "GetResult": {"type": "string"},
+                "item": {"type": "object", "properties": {"x": {"type": "integer"}}},
+            },
+        }
         listing = [tool("get", schema=schema, output=TIME), tool("GetItem")]
         generated = checked(self, listing)
         module = ast.parse(generated.source)
@@ -308,8 +370,22 @@ class ResultTypes(unittest.TestCase):
         self.assertTrue(any(name.startswith("GetItem_") for name in names), names)
 
     def test_keys_travel_verbatim_and_escaped(self) -> None:
-        keys = ["class", "import", "list", "internal", "arguments", "TypedDict", "NowResult",
-                "Any", "", "---", "a\u202eb", 'quote"d', "@context", "日本"]
+        keys = [
+            "class",
+            "import",
+            "list",
+            "internal",
+            "arguments",
+            "TypedDict",
+            "NowResult",
+            "Any",
+            "",
+            "---",
+            "a\u202eb",
+            'quote"d',
+            "@context",
+            "日本",
+        ]
         schema = obj({key: {"type": "integer"} for key in keys}, *keys)
         generated = checked(self, [tool("now", output=schema)])
         module = load_generated(generated.module_name, generated.source)
@@ -341,17 +417,36 @@ class ResultTypes(unittest.TestCase):
         self.assertGreater(len('"k0000"?: str, ') * 200, MAX_SHAPE_CHARS)
 
 
-EDIT_FILE = obj({
-    "path": {"type": "string", "description": "Where the file is"},
-    "edits": {"type": "array", "description": "The edits, in order", "items": obj({
-        "oldText": {"type": "string", "description": "Text to search for - must match exactly"},
-        "newText": {"type": "string", "description": "Text to replace with"},
-        "mode": {"enum": ["exact", "fuzzy"], "description": "How to match"}},
-        "oldText", "newText")},
-    "sortBy": {"type": "string", "enum": ["name", "size"], "default": "name",
-               "description": "Sort entries by name or size"},
-    "dryRun": {"type": "boolean", "default": False},
-}, "path", "edits")
+EDIT_FILE = obj(
+    {
+        "path": {"type": "string", "description": "Where the file is"},
+        "edits": {
+            "type": "array",
+            "description": "The edits, in order",
+            "items": obj(
+                {
+                    "oldText": {
+                        "type": "string",
+                        "description": "Text to search for - must match exactly",
+                    },
+                    "newText": {"type": "string", "description": "Text to replace with"},
+                    "mode": {"enum": ["exact", "fuzzy"], "description": "How to match"},
+                },
+                "oldText",
+                "newText",
+            ),
+        },
+        "sortBy": {
+            "type": "string",
+            "enum": ["name", "size"],
+            "default": "name",
+            "description": "Sort entries by name or size",
+        },
+        "dryRun": {"type": "boolean", "default": False},
+    },
+    "path",
+    "edits",
+)
 
 
 class Docs(unittest.TestCase):
@@ -359,28 +454,34 @@ class Docs(unittest.TestCase):
 
     def generated(self) -> Generated:
         hints = {"destructiveHint": True}
-        return checked(self, [tool("edit_file", "Make line-based edits.", EDIT_FILE, TIME,
-                                   annotations=hints), tool("plain", "Plain.")])
+        return checked(
+            self,
+            [
+                tool("edit_file", "Make line-based edits.", EDIT_FILE, TIME, annotations=hints),
+                tool("plain", "Plain."),
+            ],
+        )
 
     def test_the_docstring_says_everything_a_call_needs(self) -> None:
         generated = self.generated()
         module = load_generated(generated.module_name, generated.source)
         doc = " ".join((inspect.getdoc(module.edit_file) or "").split())
-        for said in ("Make line-based edits.",
-                     "path: (str) Where the file is.",
-                     "edits: (list[EditFileEdits]) The edits, in order.",
-                     'sortBy: (Literal["name", "size"], optional) Sort entries by name or '
-                     'size. One of: "name", "size". Default: "name" (the server applies it '
-                     "when this is left out).",
-                     "dryRun: (bool, optional) Default: False",
-                     'EditFileEdits: {"oldText": str, "newText": str, "mode"?: Literal["exact", '
-                     '"fuzzy"]}',
-                     '"oldText": Text to search for - must match exactly.',
-                     '"mode": How to match. One of: "exact", "fuzzy".',
-                     "Returns: EditFileResult: the call's structuredContent",
-                     "Server says (claims, not checked): destructive",
-                     "Raises: ToolFailed: the tool reported an error (isError) or brought no "
-                     "structuredContent"):
+        for said in (
+            "Make line-based edits.",
+            "path: (str) Where the file is.",
+            "edits: (list[EditFileEdits]) The edits, in order.",
+            'sortBy: (Literal["name", "size"], optional) Sort entries by name or '
+            'size. One of: "name", "size". Default: "name" (the server applies it '
+            "when this is left out).",
+            "dryRun: (bool, optional) Default: False",
+            'EditFileEdits: {"oldText": str, "newText": str, "mode"?: Literal["exact", "fuzzy"]}',
+            '"oldText": Text to search for - must match exactly.',
+            '"mode": How to match. One of: "exact", "fuzzy".',
+            "Returns: EditFileResult: the call's structuredContent",
+            "Server says (claims, not checked): destructive",
+            "Raises: ToolFailed: the tool reported an error (isError) or brought no "
+            "structuredContent",
+        ):
             self.assertIn(said, doc)
         plain = " ".join((inspect.getdoc(module.plain) or "").split())
         self.assertIn("Returns: ToolOutput: the text blocks joined by newlines", plain)
@@ -388,23 +489,30 @@ class Docs(unittest.TestCase):
 
     def test_a_renamed_tool_names_its_wire_name(self) -> None:
         generated = checked(self, [tool("read-file", "Reads.")])
-        self.assertEqual(generated.tools[0].function, "read_file_" + hashlib.sha256(
-            b"read-file").hexdigest()[:8])
+        self.assertEqual(
+            generated.tools[0].function, "read_file_" + hashlib.sha256(b"read-file").hexdigest()[:8]
+        )
         self.assertIn('Reads.\n\nThe server\'s tool "read-file".\n', generated.tools[0].doc)
 
     def test_each_tool_has_its_line_and_its_doc_in_surface_order(self) -> None:
         generated = self.generated()
-        self.assertEqual([(t.function, t.wire_name, t.returns) for t in generated.tools],
-                         [("edit_file", "edit_file", "structured"), ("plain", "plain", "result")])
-        self.assertEqual([t.line + "\n" for t in generated.tools],
-                         generated.surface.splitlines(keepends=True))
+        self.assertEqual(
+            [(t.function, t.wire_name, t.returns) for t in generated.tools],
+            [("edit_file", "edit_file", "structured"), ("plain", "plain", "result")],
+        )
+        self.assertEqual(
+            [t.line + "\n" for t in generated.tools], generated.surface.splitlines(keepends=True)
+        )
         module = load_generated(generated.module_name, generated.source)
         first = generated.tools[0]
         signature, rest = first.doc.split("\n\n", 1)
         self.assertEqual(rest, module.edit_file.__doc__)
         self.assertEqual(signature, first.line.split("  # ")[0])
-        self.assertIn('edits: list[EditFileEdits{"oldText": str, "newText": str, "mode"?: '
-                      'Literal["exact", "fuzzy"]}]', first.line)
+        self.assertIn(
+            'edits: list[EditFileEdits{"oldText": str, "newText": str, "mode"?: '
+            'Literal["exact", "fuzzy"]}]',
+            first.line,
+        )
         self.assertIn('sortBy: Literal["name", "size"] = "name", dryRun: bool = False', first.line)
 
     def test_server_text_in_a_docstring_stays_an_inert_literal(self) -> None:
@@ -426,31 +534,48 @@ class Docs(unittest.TestCase):
 
 class Claims(unittest.TestCase):
     def test_hints_are_shown_as_claims_in_a_fixed_order(self) -> None:
-        hints = {"openWorldHint": False, "idempotentHint": True, "destructiveHint": False,
-                 "readOnlyHint": True, "unknownHint": True, "title": 3}
+        hints = {
+            "openWorldHint": False,
+            "idempotentHint": True,
+            "destructiveHint": False,
+            "readOnlyHint": True,
+            "unknownHint": True,
+            "title": 3,
+        }
         generated = checked(self, [tool("t", "Does it.", annotations=hints)])
         claim = "server says: read-only, non-destructive, idempotent, closed-world"
-        self.assertIn("Server says (claims, not checked): " + claim[13:],
-                      " ".join(generated.tools[0].doc.split()))
+        self.assertIn(
+            "Server says (claims, not checked): " + claim[13:],
+            " ".join(generated.tools[0].doc.split()),
+        )
         self.assertTrue(generated.surface.endswith("  # [%s] Does it.\n" % claim))
 
     def test_every_answer_reads_as_said(self) -> None:
-        hints = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False,
-                 "openWorldHint": True}
+        hints = {
+            "readOnlyHint": False,
+            "destructiveHint": True,
+            "idempotentHint": False,
+            "openWorldHint": True,
+        }
         generated = generate("s", [tool("t", annotations=hints)])
-        self.assertIn("[server says: not read-only, destructive, not idempotent, open-world]",
-                      generated.surface)
+        self.assertIn(
+            "[server says: not read-only, destructive, not idempotent, open-world]",
+            generated.surface,
+        )
 
     def test_hints_that_are_not_booleans_are_not_claims(self) -> None:
-        generated = generate("s", [tool("t", annotations={"readOnlyHint": "yes",
-                                                           "destructiveHint": None})])
+        generated = generate(
+            "s", [tool("t", annotations={"readOnlyHint": "yes", "destructiveHint": None})]
+        )
         self.assertNotIn("server says", generated.source + generated.surface)
 
     def test_the_title_is_shown_when_it_tells_something(self) -> None:
         cases = [
             (tool("get_thing", "Gets it.", title="Get the thing"), 'title "Get the thing"'),
-            (tool("t", "Gets it.", annotations={"title": "Old-style title"}),
-             'title "Old-style title"'),
+            (
+                tool("t", "Gets it.", annotations={"title": "Old-style title"}),
+                'title "Old-style title"',
+            ),
             (tool("t", "Gets it.", title="New", annotations={"title": "Old"}), 'title "New"'),
             (tool("get_thing", "Gets it.", title="get_thing"), None),  # the name again
             (ToolDescriptor("t", OBJECT, title="Only a title"), None),  # the description
@@ -469,11 +594,18 @@ class Claims(unittest.TestCase):
 class SurfaceBudget(unittest.TestCase):
     """Each rung of the budget is taken only when the one before does not fit."""
 
-    def listing(self, description: str, params: int, output: object = None,
-                annotations: Optional[Dict[str, Any]] = None) -> List[ToolDescriptor]:
+    def listing(
+        self,
+        description: str,
+        params: int,
+        output: object = None,
+        annotations: Optional[Dict[str, Any]] = None,
+    ) -> List[ToolDescriptor]:
         schema = typed_schema(*("p%02d" % index for index in range(params)))
-        return [tool("tool_%03d" % index, description, schema, output, annotations=annotations)
-                for index in range(MAX_TOOLS)]
+        return [
+            tool("tool_%03d" % index, description, schema, output, annotations=annotations)
+            for index in range(MAX_TOOLS)
+        ]
 
     def fits(self, generated: Generated) -> List[str]:
         self.assertLessEqual(len(generated.surface.encode("utf-8")), MAX_SURFACE_BYTES)
@@ -482,8 +614,10 @@ class SurfaceBudget(unittest.TestCase):
     def test_the_full_surface_when_it_fits(self) -> None:
         # 251 bytes a line (64,256 in all) with the 150-character descriptions.
         lines = self.fits(generate("s", self.listing("d" * 150, 1, TIME)))
-        self.assertTrue(lines[0].endswith('-> Tool000Result{"timezone": str, "is_dst": bool}  # '
-                                          + "d" * 150), lines[0])
+        self.assertTrue(
+            lines[0].endswith('-> Tool000Result{"timezone": str, "is_dst": bool}  # ' + "d" * 150),
+            lines[0],
+        )
 
     def test_descriptions_are_cut_first(self) -> None:
         # 501 bytes a line with 400-character descriptions, 221 with 120.
@@ -501,8 +635,10 @@ class SurfaceBudget(unittest.TestCase):
         # 202 without; eight: 274 bytes with the claims, 232 without.
         claims = {"readOnlyHint": True, "openWorldHint": False}
         lines = self.fits(generate("s", self.listing("d" * 400, 5, TIME, claims)))
-        self.assertTrue(lines[0].endswith(
-            "-> Tool000Result  # [server says: read-only, closed-world]"), lines[0])
+        self.assertTrue(
+            lines[0].endswith("-> Tool000Result  # [server says: read-only, closed-world]"),
+            lines[0],
+        )
         lines = self.fits(generate("s", self.listing("d" * 400, 8, TIME, claims)))
         self.assertTrue(lines[0].endswith("p07: str | None = None) -> Tool000Result"), lines[0])
 
@@ -527,24 +663,31 @@ class SeamContract(unittest.TestCase):
         content = {"timezone": "UTC", "is_dst": False}
         typed, whole = self.answer(CallToolResult((Text("{}"),), False, content))
         self.assertIs(typed, content)
-        assert_conforms(self, typed, load_generated("m", generate("s", [
-            tool("now", output=TIME)]).source).NowResult)
+        assert_conforms(
+            self,
+            typed,
+            load_generated("m", generate("s", [tool("now", output=TIME)]).source).NowResult,
+        )
         self.assertEqual(whole, {"text": "{}", "content": [{"type": "text", "text": "{}"}]})
 
     def test_a_tool_without_one_returns_its_text_and_every_block_raw(self) -> None:
         image = {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
         text = {"type": "text", "text": "two", "annotations": {"audience": ["user"]}}
-        result = decode_call_tool({"content": [{"type": "text", "text": "one"}, image, text],
-                                   "structuredContent": {}})
+        result = decode_call_tool(
+            {"content": [{"type": "text", "text": "one"}, image, text], "structuredContent": {}}
+        )
         _, whole = self.answer(result)
-        self.assertEqual(whole, {"text": "one\ntwo", "content": [
-            {"type": "text", "text": "one"}, image, text]})
+        self.assertEqual(
+            whole, {"text": "one\ntwo", "content": [{"type": "text", "text": "one"}, image, text]}
+        )
         self.assertIs(whole["content"][1], result.content[1].raw)  # type: ignore[union-attr]
 
     def test_a_failed_call_raises_tool_failed(self) -> None:
-        for result in (CallToolResult((Text("boom"),), True, None),
-                       CallToolResult((Text("{}"),), False, None),
-                       CallToolResult((), False, [1, 2])):
+        for result in (
+            CallToolResult((Text("boom"),), True, None),
+            CallToolResult((Text("{}"),), False, None),
+            CallToolResult((), False, [1, 2]),
+        ):
             with self.assertRaises(ToolFailed) as caught:
                 self.answer(result)
             self.assertIs(caught.exception.result, result)
@@ -557,14 +700,20 @@ class SeamContract(unittest.TestCase):
         plain = generate("s", [tool("plain")]).tools[0]
         with self.assertRaises(ToolFailed) as caught:
             deliver(plain, CallToolResult((), True, None))
-        self.assertEqual(str(caught.exception),
-                         "tool plain reported an error (isError) with no text")
+        self.assertEqual(
+            str(caught.exception), "tool plain reported an error (isError) with no text"
+        )
 
     @settings(max_examples=300, deadline=None)
-    @given(st.lists(json_values(12, keys=6), max_size=4), st.booleans(), json_values(12),
-           st.sampled_from(["structured", "result"]))
-    def test_deliver_is_total(self, blocks: List[Any], is_error: bool, structured: Any,
-                              returns: str) -> None:
+    @given(
+        st.lists(json_values(12, keys=6), max_size=4),
+        st.booleans(),
+        json_values(12),
+        st.sampled_from(["structured", "result"]),
+    )
+    def test_deliver_is_total(
+        self, blocks: List[Any], is_error: bool, structured: Any, returns: str
+    ) -> None:
         content = []
         for raw in blocks:
             try:
@@ -587,10 +736,15 @@ class SeamContract(unittest.TestCase):
             self.assertEqual(len(value["content"]), len(content))
 
     def test_conformance_is_checked_key_by_key(self) -> None:
-        result_type = load_generated("m", generate("s", [tool("now", output=TIME)]).source
-                                     ).NowResult
-        for bad in ({"timezone": "UTC"}, {"timezone": 1, "is_dst": True},
-                    {"timezone": "UTC", "is_dst": True, "extra": 1}, ["UTC", True]):
+        result_type = load_generated(
+            "m", generate("s", [tool("now", output=TIME)]).source
+        ).NowResult
+        for bad in (
+            {"timezone": "UTC"},
+            {"timezone": 1, "is_dst": True},
+            {"timezone": "UTC", "is_dst": True, "extra": 1},
+            ["UTC", True],
+        ):
             with self.assertRaises(AssertionError, msg=repr(bad)):
                 assert_conforms(self, bad, result_type)
 
@@ -619,8 +773,17 @@ class Sanitize(unittest.TestCase):
             self.assertEqual(sanitize("ab" + char + "cd", 400), "abcd", "U+%04X" % ord(char))
 
     def test_other_controls_and_formats_are_removed(self) -> None:
-        for char in ("\x00", "\x07", "\x1b", "\x7f", "\x9b", "\u200b", "\ufeff", "\ud800",
-                     "\u00ad"):
+        for char in (
+            "\x00",
+            "\x07",
+            "\x1b",
+            "\x7f",
+            "\x9b",
+            "\u200b",
+            "\ufeff",
+            "\ud800",
+            "\u00ad",
+        ):
             self.assertEqual(sanitize("a" + char + "b", 400), "ab", "U+%04X" % ord(char))
 
     def test_printable_text_is_kept(self) -> None:
@@ -650,8 +813,10 @@ class Sanitize(unittest.TestCase):
 class Wrap(unittest.TestCase):
     # What the generator wraps is sanitized or its own: words and single spaces.
     @settings(max_examples=300, deadline=None)
-    @given(st.lists(st.text("ab", min_size=1, max_size=8), max_size=8).map(" ".join),
-           st.integers(1, 12))
+    @given(
+        st.lists(st.text("ab", min_size=1, max_size=8), max_size=8).map(" ".join),
+        st.integers(1, 12),
+    )
     def test_words_kept_in_order_within_the_width(self, text: str, width: int) -> None:
         lines = codegen._wrap(text, width)
         self.assertEqual([word for line in lines for word in line.split(" ")], text.split())
@@ -666,9 +831,17 @@ class Wrap(unittest.TestCase):
 class Escape(unittest.TestCase):
     def test_examples(self) -> None:
         cases = {
-            'a"b': 'a\\"b', "a\\b": "a\\\\b", "\n": "\\x0a", "\x00": "\\x00",
-            "é": "\\xe9", "日": "\\u65e5", "🙂": "\\U0001f642", "\ud800": "\\ud800",
-            "\u2028": "\\u2028", "\\N{BULLET}": "\\\\N{BULLET}", "'{x}'": "'{x}'",
+            'a"b': 'a\\"b',
+            "a\\b": "a\\\\b",
+            "\n": "\\x0a",
+            "\x00": "\\x00",
+            "é": "\\xe9",
+            "日": "\\u65e5",
+            "🙂": "\\U0001f642",
+            "\ud800": "\\ud800",
+            "\u2028": "\\u2028",
+            "\\N{BULLET}": "\\\\N{BULLET}",
+            "'{x}'": "'{x}'",
             "@decorator": "\\x40decorator",
             "plain text_1 ~!": "plain text_1 ~!",
         }
@@ -686,9 +859,42 @@ class Escape(unittest.TestCase):
 
 # Pieces of Python that open, close or hide strings and comments across lines.
 FRAGMENTS = [
-    "\n", "\r", "x = ", "#", "# c ", "@d", "@", " @ ", "a", "b", "(", ")", "{", "}", "[", "]",
-    '"', "'", '"""', "'''", "f", "t", "r", "b", 'f"', "f'", 'rf"', "\\", "\\\n", "def g(): pass",
-    " = 1", ", ", ":", "    ", "@=", "x",
+    "\n",
+    "\r",
+    "x = ",
+    "#",
+    "# c ",
+    "@d",
+    "@",
+    " @ ",
+    "a",
+    "b",
+    "(",
+    ")",
+    "{",
+    "}",
+    "[",
+    "]",
+    '"',
+    "'",
+    '"""',
+    "'''",
+    "f",
+    "t",
+    "r",
+    "b",
+    'f"',
+    "f'",
+    'rf"',
+    "\\",
+    "\\\n",
+    "def g(): pass",
+    " = 1",
+    ", ",
+    ":",
+    "    ",
+    "@=",
+    "x",
 ]
 
 
@@ -701,8 +907,13 @@ class ScanForAt(unittest.TestCase):
         self.assertIsNone(scan_for_at('x = "@decorator"  # a @ b\ny = r"@"\n'))
 
     def test_at_tokens_are_refused(self) -> None:
-        for source in ("@decorator\ndef f():\n    pass\n", "x = a @ b\n", "a @= b\n",
-                       "x = 1\n@\n", "    @indented\n"):
+        for source in (
+            "@decorator\ndef f():\n    pass\n",
+            "x = a @ b\n",
+            "a @= b\n",
+            "x = 1\n@\n",
+            "    @indented\n",
+        ):
             with self.assertRaises(SanitizerBreach, msg=source):
                 scan_for_at(source)
 
@@ -737,15 +948,30 @@ class ScanForAt(unittest.TestCase):
     def test_the_line_proof_declines_what_it_cannot_see(self) -> None:
         # Each of these may carry a string onto the next line, where a "#"
         # would not open a comment; the tokenizer must decide instead.
-        for source in ('x = f"{a\n}"\n', 'x = rf"{a}"\n', 'x = (1)t"{a}"\n', "x = '''\n",
-                       'x = "a\\\n"\n', "x = 1@2\n", 'x = "a" f"{b}"\n', 'x = b"a"\n',
-                       "x = f'{a\n'\n", 'x = """a"""\n'):
+        for source in (
+            'x = f"{a\n}"\n',
+            'x = rf"{a}"\n',
+            'x = (1)t"{a}"\n',
+            "x = '''\n",
+            'x = "a\\\n"\n',
+            "x = 1@2\n",
+            'x = "a" f"{b}"\n',
+            'x = b"a"\n',
+            "x = f'{a\n'\n",
+            'x = """a"""\n',
+        ):
             self.assertFalse(codegen._inert_by_lines(source), source)
         # Closing quotes after a letter, quotes of the other kind inside a
         # string, escaped quotes and comments in code are all told apart.
-        for source in ('x = "git_diff"\n', 'x = ["if", "f", "t"]\n', "# f'{@\n",
-                       'x = {"don\'t f": 1}\n', 'x = "a\\" f" # f"\n', "x = 1  # f'{\n",
-                       'x = "\'\'\'", "\\"\\"\\""\n'):
+        for source in (
+            'x = "git_diff"\n',
+            'x = ["if", "f", "t"]\n',
+            "# f'{@\n",
+            'x = {"don\'t f": 1}\n',
+            'x = "a\\" f" # f"\n',
+            "x = 1  # f'{\n",
+            'x = "\'\'\'", "\\"\\"\\""\n',
+        ):
             self.assertTrue(codegen._inert_by_lines(source), source)
 
     @settings(max_examples=500, deadline=None)
@@ -771,17 +997,31 @@ class ScanForAt(unittest.TestCase):
             self.assertEqual(getattr(node, "decorator_list", []), [])
 
     @settings(max_examples=500, deadline=None)
-    @given(st.lists(st.sampled_from(FRAGMENTS + ['"a"', '"\\""', '"it\'s"', "\x00", '""']),
-                    max_size=10).map("".join))
+    @given(
+        st.lists(
+            st.sampled_from(FRAGMENTS + ['"a"', '"\\""', '"it\'s"', "\x00", '""']), max_size=10
+        ).map("".join)
+    )
     def test_the_quick_pass_never_accepts_what_the_lexeme_scan_declines(self, text: str) -> None:
         code = text.replace("\r\n", "\n").replace("\r", "\n")
         if codegen._plain_strings_only(code):
-            self.assertFalse(any(codegen._may_span_lines(code, match)
-                                 for match in codegen._LEXEMES.finditer(code)), code)
+            self.assertFalse(
+                any(
+                    codegen._may_span_lines(code, match)
+                    for match in codegen._LEXEMES.finditer(code)
+                ),
+                code,
+            )
 
     def test_generated_source_takes_the_quick_pass(self) -> None:
-        listing = [tool("a@b", '"quoted" @mention """ f"{x@y}" it\'s \\', typed_schema("@context"),
-                        output=TIME)]
+        listing = [
+            tool(
+                "a@b",
+                '"quoted" @mention """ f"{x@y}" it\'s \\',
+                typed_schema("@context"),
+                output=TIME,
+            )
+        ]
         source = generate("s@rv", listing).source
         code = "\n".join(line for line in source.split("\n") if not line.startswith("#"))
         self.assertTrue(codegen._plain_strings_only(code))
@@ -799,8 +1039,12 @@ class Describe(unittest.TestCase):
         self.assertEqual(sanitize(text, 10000), text)
 
     def test_every_refusal_is_a_generate_error(self) -> None:
-        for error in (TooManyTools(1, 0), SurfaceTooLarge(2, 1), SanitizerBreach("x"),
-                      ToolNameCollision("a", "a", "a")):
+        for error in (
+            TooManyTools(1, 0),
+            SurfaceTooLarge(2, 1),
+            SanitizerBreach("x"),
+            ToolNameCollision("a", "a", "a"),
+        ):
             self.assertIsInstance(error, GenerateError)
             self.assertIn(type(error).__name__, describe(error))
 

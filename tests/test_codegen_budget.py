@@ -40,8 +40,9 @@ def load_before() -> Optional[types.ModuleType]:
     target = Path(tempfile.mkdtemp(prefix="before19-")) / "mcp_client_before19"
     target.mkdir()
     for module in MODULES:
-        done = subprocess.run(["git", "show", "%s:mcp_client/%s.py" % (BEFORE, module)],
-                              cwd=ROOT, capture_output=True)
+        done = subprocess.run(
+            ["git", "show", "%s:mcp_client/%s.py" % (BEFORE, module)], cwd=ROOT, capture_output=True
+        )
         if done.returncode != 0:
             return None
         text = done.stdout if module != "__init__" else b""
@@ -53,8 +54,9 @@ def load_before() -> Optional[types.ModuleType]:
 OLD = load_before()
 
 
-def tool(name: str, schema: Dict[str, Any], description: str = "",
-         output: Any = None) -> Dict[str, Any]:
+def tool(
+    name: str, schema: Dict[str, Any], description: str = "", output: Any = None
+) -> Dict[str, Any]:
     raw: Dict[str, Any] = {"name": name, "inputSchema": schema, "description": description}
     if output is not None:
         raw["outputSchema"] = output
@@ -66,8 +68,12 @@ def obj(properties: Dict[str, Any], *required: str) -> Dict[str, Any]:
 
 
 def new_tools(raw: List[Dict[str, Any]]) -> List[ToolDescriptor]:
-    return [ToolDescriptor(t["name"], t["inputSchema"], None, t.get("description"),
-                           t.get("outputSchema")) for t in raw]
+    return [
+        ToolDescriptor(
+            t["name"], t["inputSchema"], None, t.get("description"), t.get("outputSchema")
+        )
+        for t in raw
+    ]
 
 
 def old_surface(raw: List[Dict[str, Any]]) -> Optional[str]:
@@ -75,12 +81,25 @@ def old_surface(raw: List[Dict[str, Any]]) -> Optional[str]:
     protocol = importlib.import_module("mcp_client_before19.protocol")
     make = protocol.ToolDescriptor
     try:
-        return str(OLD.generate("s", [make(t["name"], t["inputSchema"], None,
-                                           t.get("description"), t.get("outputSchema"))
-                                      for t in raw]).surface)
+        return str(
+            OLD.generate(
+                "s",
+                [
+                    make(
+                        t["name"],
+                        t["inputSchema"],
+                        None,
+                        t.get("description"),
+                        t.get("outputSchema"),
+                    )
+                    for t in raw
+                ],
+            ).surface
+        )
     except Exception as error:  # the old GenerateError is the old package's class
-        assert type(error).__name__ in ("SurfaceTooLarge", "ToolNameCollision",
-                                        "TooManyTools"), error
+        assert type(error).__name__ in ("SurfaceTooLarge", "ToolNameCollision", "TooManyTools"), (
+            error
+        )
         return None
 
 
@@ -88,8 +107,10 @@ def old_surface(raw: List[Dict[str, Any]]) -> Optional[str]:
 # records, enums with defaults, unions, nullable and camelCase names.
 WIDE = {
     "sortBy": {"type": "string", "enum": ["name", "size", "modified"], "default": "name"},
-    "edits": {"type": "array", "items": obj({"oldText": {"type": "string"},
-                                             "newText": {"type": "string"}}, "oldText")},
+    "edits": {
+        "type": "array",
+        "items": obj({"oldText": {"type": "string"}, "newText": {"type": "string"}}, "oldText"),
+    },
     "when": {"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]},
     "dryRun": {"type": "boolean", "default": False},
     "filter": obj({"query": {"type": "string"}, "limit": {"type": "integer"}}),
@@ -98,9 +119,15 @@ WIDE = {
 
 def listing(count: int, params: int, description: str = "d" * 200) -> List[Dict[str, Any]]:
     names = list(WIDE)[:params]
-    return [tool("tool_%03d" % index, obj({name: WIDE[name] for name in names}, *names[:1]),
-                 description, obj({"ok": {"type": "boolean"}}) if index % 2 else None)
-            for index in range(count)]
+    return [
+        tool(
+            "tool_%03d" % index,
+            obj({name: WIDE[name] for name in names}, *names[:1]),
+            description,
+            obj({"ok": {"type": "boolean"}}) if index % 2 else None,
+        )
+        for index in range(count)
+    ]
 
 
 @unittest.skipIf(OLD is None, "needs this checkout's git history (commit %s)" % BEFORE)
@@ -122,11 +149,14 @@ class NeverRefusedWhatFittedBefore(unittest.TestCase):
         for params in range(1, len(WIDE) + 1):
             raw = listing(MAX_TOOLS, params)
             new = codegen._read  # the pieces: read, name, then render the last rung
-            functions = sorted((new(t, codegen.sha256_digest) for t in new_tools(raw)),
-                               key=lambda f: f.name)
+            functions = sorted(
+                (new(t, codegen.sha256_digest) for t in new_tools(raw)), key=lambda f: f.name
+            )
             names = codegen._name_types(functions, codegen.sha256_digest)
-            last = [codegen._render(codegen._surface_line("cap.mcp.s", f, names),
-                                    codegen._RUNGS[-1]) for f in functions]
+            last = [
+                codegen._render(codegen._surface_line("cap.mcp.s", f, names), codegen._RUNGS[-1])
+                for f in functions
+            ]
             raw_bare = [dict(t, description="") for t in raw]
             old = old_surface(raw_bare)
             assert old is not None
@@ -150,16 +180,24 @@ class RungOrder(unittest.TestCase):
 
     def test_input_shapes_give_way_after_result_shapes(self) -> None:
         # Two record parameters: with their shapes 300-odd bytes a line, without 190.
-        raw = [tool("tool_%03d" % index, obj({"edits": WIDE["edits"], "filter": WIDE["filter"]}),
-                    "d" * 400) for index in range(MAX_TOOLS)]
+        raw = [
+            tool(
+                "tool_%03d" % index,
+                obj({"edits": WIDE["edits"], "filter": WIDE["filter"]}),
+                "d" * 400,
+            )
+            for index in range(MAX_TOOLS)
+        ]
         line = self.lines(raw)[0]
         self.assertIn("edits: list[Tool000Edits] | None = None", line)
         self.assertIn("filter: Tool000Filter | None = None", line)
         self.assertTrue(line.endswith("  # " + "d" * 117 + "..."), line)
 
     def test_then_the_descriptions_keeping_the_defaults(self) -> None:
-        raw = [tool("tool_%03d" % index, obj({name: WIDE[name] for name in WIDE}), "d" * 50)
-               for index in range(MAX_TOOLS)]
+        raw = [
+            tool("tool_%03d" % index, obj({name: WIDE[name] for name in WIDE}), "d" * 50)
+            for index in range(MAX_TOOLS)
+        ]
         line = self.lines(raw)[0]
         self.assertNotIn("#", line)
         self.assertIn('sortBy: Literal["name", "size", "modified"] = "name"', line)
@@ -168,15 +206,22 @@ class RungOrder(unittest.TestCase):
     def test_then_the_plain_types_then_any_results(self) -> None:
         choices = {"type": "string", "enum": ["c%02d" % n for n in range(12)]}
         props = {"p%d" % n: choices for n in range(3)}
-        raw = [tool("tool_%03d" % index, obj(props), output=obj({"ok": {"type": "boolean"}}))
-               for index in range(MAX_TOOLS)]
+        raw = [
+            tool("tool_%03d" % index, obj(props), output=obj({"ok": {"type": "boolean"}}))
+            for index in range(MAX_TOOLS)
+        ]
         line = self.lines(raw)[0]
-        self.assertEqual(line, "cap.mcp.s.tool_000(*, p0: str | None = None, p1: str | None = "
-                               "None, p2: str | None = None) -> Tool000Result")
+        self.assertEqual(
+            line,
+            "cap.mcp.s.tool_000(*, p0: str | None = None, p1: str | None = "
+            "None, p2: str | None = None) -> Tool000Result",
+        )
         # Six 16-character names: 256 bytes a line with Tool000Result, 246 with Any.
         props = {("p%d" % n).ljust(16, "x"): choices for n in range(6)}
-        raw = [tool("tool_%03d" % index, obj(props), output=obj({"ok": {"type": "boolean"}}))
-               for index in range(MAX_TOOLS)]
+        raw = [
+            tool("tool_%03d" % index, obj(props), output=obj({"ok": {"type": "boolean"}}))
+            for index in range(MAX_TOOLS)
+        ]
         self.assertTrue(self.lines(raw)[0].endswith("p5xxxxxxxxxxxxxx: str | None = None) -> Any"))
 
     def test_only_what_no_rung_can_fit_is_refused(self) -> None:

@@ -70,8 +70,10 @@ class Golden(unittest.TestCase):
     def test_orders(self) -> None:
         generated = self.check("orders")
         self.assertIn("def get_order(order_id: str) -> GetOrderResult:", generated.source)
-        self.assertIn("def export_orders(format: Literal[\"csv\", \"jsonl\"]) -> Dict[str, Any]:",
-                      generated.source)
+        self.assertIn(
+            "def export_orders(format: Literal[\"csv\", \"jsonl\"]) -> Dict[str, Any]:",
+            generated.source,
+        )
 
     def test_issue_tracker(self) -> None:
         segment = "issue_tracker_" + sha256_digest("issue-tracker")[:8]

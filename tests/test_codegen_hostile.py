@@ -45,17 +45,53 @@ from codegen_checks import assert_caged, assert_sends_wire_names  # noqa: E402
 BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 
 HOSTILE_NAMES = [
-    "class", "import", "match", "type", "case", "_", "list", "print", "internal",
-    "arguments", "---", "日本語", "3d_render", "42", "x" * 200, "x" * 199 + "y",
-    "createIssue", "create_issue", "a\u202eb", "tool\nname", 'quote"name', "back\\slash",
-    "lone\ud800", "@decorator", "#comment", "nul\x00", "\\N{COMMERCIAL AT}",
+    "class",
+    "import",
+    "match",
+    "type",
+    "case",
+    "_",
+    "list",
+    "print",
+    "internal",
+    "arguments",
+    "---",
+    "日本語",
+    "3d_render",
+    "42",
+    "x" * 200,
+    "x" * 199 + "y",
+    "createIssue",
+    "create_issue",
+    "a\u202eb",
+    "tool\nname",
+    'quote"name',
+    "back\\slash",
+    "lone\ud800",
+    "@decorator",
+    "#comment",
+    "nul\x00",
+    "\\N{COMMERCIAL AT}",
 ]
 
 HOSTILE_TEXTS = [
-    '"""', "'''", "\n@decorator\ndef evil():\n    pass", "\r@evil = 1", "a\x00b",
-    "line\u2028@evil()", "\u202e@txet", "\u2066@isolated\u2069", "# not a comment\n#",
-    "back\\slash\\", "\\N{COMMERCIAL AT}", "\\u0040", "\x0c@form feed", "\x85@next line",
-    "-*- coding: raw_unicode_escape -*-", '")\nimport os\n("', "x" * 10000,
+    '"""',
+    "'''",
+    "\n@decorator\ndef evil():\n    pass",
+    "\r@evil = 1",
+    "a\x00b",
+    "line\u2028@evil()",
+    "\u202e@txet",
+    "\u2066@isolated\u2069",
+    "# not a comment\n#",
+    "back\\slash\\",
+    "\\N{COMMERCIAL AT}",
+    "\\u0040",
+    "\x0c@form feed",
+    "\x85@next line",
+    "-*- coding: raw_unicode_escape -*-",
+    '")\nimport os\n("',
+    "x" * 10000,
 ]
 
 
@@ -73,8 +109,9 @@ def hostile_params() -> Dict[str, Any]:
 
 
 class CorpusCase(unittest.TestCase):
-    def generate_checked(self, server: str, tools: Sequence[ToolDescriptor],
-                         **kwargs: Any) -> Generated:
+    def generate_checked(
+        self, server: str, tools: Sequence[ToolDescriptor], **kwargs: Any
+    ) -> Generated:
         generated = generate(server, tools, **kwargs)
         assert_caged(self, generated, server, tools)
         assert_sends_wire_names(self, generated, server, tools, **kwargs)
@@ -91,19 +128,29 @@ class HostileNames(CorpusCase):
         generated = self.generate_checked("srv", tools)
         names = self.function_names(generated)
         self.assertEqual(len(set(names)), len(HOSTILE_NAMES))
-        for expected in ("class_" + h("class"), "match_" + h("match"), "type_" + h("type"),
-                         "list_" + h("list"), "internal_" + h("internal"),
-                         "arguments_" + h("arguments"), "mcp_" + h("---"), "mcp_" + h("日本語"),
-                         "mcp_3d_render_" + h("3d_render"), "x" * 32 + "_" + h("x" * 200),
-                         "create_issue", "createIssue"):
+        for expected in (
+            "class_" + h("class"),
+            "match_" + h("match"),
+            "type_" + h("type"),
+            "list_" + h("list"),
+            "internal_" + h("internal"),
+            "arguments_" + h("arguments"),
+            "mcp_" + h("---"),
+            "mcp_" + h("日本語"),
+            "mcp_3d_render_" + h("3d_render"),
+            "x" * 32 + "_" + h("x" * 200),
+            "create_issue",
+            "createIssue",
+        ):
             self.assertIn(expected, names)
 
     def test_byte_identical_names_are_refused(self) -> None:
         tools = [ToolDescriptor("dup\u202e", typed({})), ToolDescriptor("dup\u202e", typed({}))]
         with self.assertRaises(ToolNameCollision) as caught:
             generate("srv", tools)
-        self.assertEqual((caught.exception.first, caught.exception.second),
-                         ("dup\u202e", "dup\u202e"))
+        self.assertEqual(
+            (caught.exception.first, caught.exception.second), ("dup\u202e", "dup\u202e")
+        )
 
     def test_hostile_parameter_names_travel_verbatim(self) -> None:
         names = {text: {"type": "integer"} for text in HOSTILE_NAMES}
@@ -114,12 +161,29 @@ class HostileNames(CorpusCase):
         # A cast's type is evaluated where the parameters are: a parameter called
         # str once made it Dict["value of str", Any], a forward reference that
         # does not compile. Each tool is called with every label given a string.
-        shadows = ["str", "cast", "Dict", "Any", "List", "Optional", "Literal", "Union",
-                   "TypedDict", "dict", "typing", "None_", "self", "_", "__class__"]
+        shadows = [
+            "str",
+            "cast",
+            "Dict",
+            "Any",
+            "List",
+            "Optional",
+            "Literal",
+            "Union",
+            "TypedDict",
+            "dict",
+            "typing",
+            "None_",
+            "self",
+            "_",
+            "__class__",
+        ]
         params = {name: {"type": "string"} for name in shadows}
         outputs: List[Any] = [None, {"anyOf": [{}, {}]}, record({"ok": {"type": "boolean"}})]
-        tools = [ToolDescriptor("t%d" % index, typed(params, shadows[:3]), output_schema=output)
-                 for index, output in enumerate(outputs)]
+        tools = [
+            ToolDescriptor("t%d" % index, typed(params, shadows[:3]), output_schema=output)
+            for index, output in enumerate(outputs)
+        ]
         generated = self.generate_checked("srv", tools)
         labels = [line.split("(", 1)[1].split(":")[0] for line in generated.surface.splitlines()]
         self.assertEqual(labels, ["str"] * 3)
@@ -128,24 +192,34 @@ class HostileNames(CorpusCase):
         server = "-*- coding: raw_unicode_escape -*-\n@evil\u202e\\x0a\"#"
         generated = self.generate_checked(server, [ToolDescriptor("t", typed({}))])
         # 34 characters of snake case, cut to 32, then the digest.
-        self.assertEqual(generated.module_name, "cap.mcp.coding_raw_unicode_escape_evil_x_"
-                         + h(server))
+        self.assertEqual(
+            generated.module_name, "cap.mcp.coding_raw_unicode_escape_evil_x_" + h(server)
+        )
         # Only the sanitized name in a comment (never on lines 1 and 2) and
         # the escaped literal carry it.
         lines = generated.source.splitlines()
         # The newline became a space, U+202E is gone, the wrap broke the line.
-        self.assertEqual(lines[3:5], [
-            "# Module %s: the tools of MCP" % generated.module_name,
-            '# server -*- coding: raw_unicode_escape -*- @evil\\x0a"#.',
-        ])
+        self.assertEqual(
+            lines[3:5],
+            [
+                "# Module %s: the tools of MCP" % generated.module_name,
+                '# server -*- coding: raw_unicode_escape -*- @evil\\x0a"#.',
+            ],
+        )
         self.assertNotIn("coding: raw", "\n".join(lines[:2]))
 
 
 class HostileText(CorpusCase):
     def test_hostile_descriptions_and_parameters(self) -> None:
-        tools = [ToolDescriptor("tool%d" % index, typed(hostile_params(), ["\r@evil = 1"]),
-                                title=text, description=text)
-                 for index, text in enumerate(HOSTILE_TEXTS)]
+        tools = [
+            ToolDescriptor(
+                "tool%d" % index,
+                typed(hostile_params(), ["\r@evil = 1"]),
+                title=text,
+                description=text,
+            )
+            for index, text in enumerate(HOSTILE_TEXTS)
+        ]
         generated = self.generate_checked("srv", tools)
         self.assertNotIn("\ndef evil", generated.source)
         self.assertNotIn("\nimport os", generated.source)
@@ -173,28 +247,35 @@ class HostileText(CorpusCase):
 
     def test_no_description_means_no_comment_in_the_surface(self) -> None:
         generated = self.generate_checked("srv", [ToolDescriptor("t", typed({}))])
-        self.assertEqual(generated.surface, 'cap.mcp.srv.t() -> ToolOutput{"text": str, '
-                                            '"content": list[dict[str, Any]]}\n')
+        self.assertEqual(
+            generated.surface,
+            'cap.mcp.srv.t() -> ToolOutput{"text": str, "content": list[dict[str, Any]]}\n',
+        )
 
 
 class HostileSchema(CorpusCase):
     def test_schemas_that_are_not_objects_take_the_whole_value(self) -> None:
-        tools = [ToolDescriptor("t%d" % index, schema)
-                 for index, schema in enumerate([[], "object", None, 5, True, {"type": "array"}])]
+        tools = [
+            ToolDescriptor("t%d" % index, schema)
+            for index, schema in enumerate([[], "object", None, 5, True, {"type": "array"}])
+        ]
         generated = self.generate_checked("srv", tools)
         self.assertEqual(generated.source.count("(arguments: Dict[str, Any]) -> ToolOutput:"), 6)
 
     def test_ref_loops(self) -> None:
         loop = {"$defs": {"A": {"$ref": "#/$defs/B"}, "B": {"$ref": "#/$defs/A"}}}
-        tools = [ToolDescriptor("top", dict(loop, **{"$ref": "#/$defs/A"})),
-                 ToolDescriptor("inner", dict(typed({"a": {"$ref": "#/$defs/A"}}, ["a"]), **loop)),
-                 ToolDescriptor("self", {"$ref": "#"})]
+        tools = [
+            ToolDescriptor("top", dict(loop, **{"$ref": "#/$defs/A"})),
+            ToolDescriptor("inner", dict(typed({"a": {"$ref": "#/$defs/A"}}, ["a"]), **loop)),
+            ToolDescriptor("self", {"$ref": "#"}),
+        ]
         self.generate_checked("srv", tools)
 
     def test_thousand_properties(self) -> None:
         properties = {"p%d" % index: {"type": "integer"} for index in range(1000)}
         generated = self.generate_checked(
-            "srv", [ToolDescriptor("wide", typed(properties, ["p0", "p999"]))])
+            "srv", [ToolDescriptor("wide", typed(properties, ["p0", "p999"]))]
+        )
         self.assertEqual(generated.surface.count(": int"), 1000)
 
     def test_deep_nesting(self) -> None:
@@ -210,18 +291,21 @@ class HostileSchema(CorpusCase):
 
     def test_label_collision_degrades_to_the_whole_value(self) -> None:
         zeros = {"digest": lambda _: "0" * 64}  # every altered label becomes name_00000000
-        tools = [ToolDescriptor("clash", typed({"a-b": {"type": "string"},
-                                                "a b": {"type": "string"}})),
-                 ToolDescriptor("fine", typed({"a-b": {"type": "string"}}))]
+        tools = [
+            ToolDescriptor("clash", typed({"a-b": {"type": "string"}, "a b": {"type": "string"}})),
+            ToolDescriptor("fine", typed({"a-b": {"type": "string"}})),
+        ]
         generated = self.generate_checked("srv", tools, **zeros)
         self.assertIn("def clash(arguments: Dict[str, Any]) -> ToolOutput:", generated.source)
-        self.assertIn("def fine(*, a_b_00000000: Optional[str] = None) -> ToolOutput:",
-                      generated.source)
+        self.assertIn(
+            "def fine(*, a_b_00000000: Optional[str] = None) -> ToolOutput:", generated.source
+        )
 
     def test_label_digest_near_miss_degrades(self) -> None:
         twin = "repo_path_" + h("repo-path")
-        tools = [ToolDescriptor("t", typed({"repo-path": {"type": "string"},
-                                            twin: {"type": "string"}}))]
+        tools = [
+            ToolDescriptor("t", typed({"repo-path": {"type": "string"}, twin: {"type": "string"}}))
+        ]
         generated = self.generate_checked("srv", tools)
         self.assertIn("def t(arguments: Dict[str, Any]) -> ToolOutput:", generated.source)
 
@@ -242,13 +326,18 @@ class HostileOutputSchema(CorpusCase):
     def test_ref_loops(self) -> None:
         loop = {"A": {"$ref": "#/$defs/B"}, "B": {"$ref": "#/$defs/A"}}
         node = record({"next": {"$ref": "#/$defs/Node"}, "v": {"type": "integer"}})
-        tools = [ToolDescriptor("top", typed({}),
-                                output_schema={"$ref": "#/$defs/A", "$defs": loop}),
-                 ToolDescriptor("self", typed({}), output_schema={"$ref": "#"}),
-                 ToolDescriptor("inner", typed({}), output_schema=dict(
-                     record({"a": {"$ref": "#/$defs/A"}}), **{"$defs": loop})),
-                 ToolDescriptor("list", typed({}), output_schema={
-                     "$defs": {"Node": node}, "$ref": "#/$defs/Node"})]
+        tools = [
+            ToolDescriptor("top", typed({}), output_schema={"$ref": "#/$defs/A", "$defs": loop}),
+            ToolDescriptor("self", typed({}), output_schema={"$ref": "#"}),
+            ToolDescriptor(
+                "inner",
+                typed({}),
+                output_schema=dict(record({"a": {"$ref": "#/$defs/A"}}), **{"$defs": loop}),
+            ),
+            ToolDescriptor(
+                "list", typed({}), output_schema={"$defs": {"Node": node}, "$ref": "#/$defs/Node"}
+            ),
+        ]
         generated = self.generate_checked("srv", tools)
         self.assertIn("def top() -> Dict[str, Any]:", generated.source)
         self.assertIn("def self() -> Dict[str, Any]:", generated.source)
@@ -259,19 +348,45 @@ class HostileOutputSchema(CorpusCase):
 
     def test_thousand_keys(self) -> None:
         keys = ["k%d" % index for index in range(1000)]
-        generated = self.generate_checked("srv", [ToolDescriptor("wide", typed({}),
-                                                                 output_schema=record({
-            key: {"type": "integer"} for key in keys}))])
+        generated = self.generate_checked(
+            "srv",
+            [
+                ToolDescriptor(
+                    "wide",
+                    typed({}),
+                    output_schema=record({key: {"type": "integer"} for key in keys}),
+                )
+            ],
+        )
         self.assertEqual(list(self.result_type(generated, "WideResult").__annotations__), keys)
         self.assertTrue(generated.surface.endswith("-> WideResult\n"), "too long to show")
 
     def test_keys_that_are_python_or_module_names(self) -> None:
-        keys = ["class", "import", "match", "_", "list", "print", "str", "None", "True",
-                "internal", "arguments", "cap", "TypedDict", "Any", "Dict", "WideResult",
-                "WideResult_Class", "__class__", "total"]
-        generated = self.generate_checked("srv", [ToolDescriptor("wide", typed({}),
-                                                                 output_schema=record({
-            key: INNER for key in keys}))])
+        keys = [
+            "class",
+            "import",
+            "match",
+            "_",
+            "list",
+            "print",
+            "str",
+            "None",
+            "True",
+            "internal",
+            "arguments",
+            "cap",
+            "TypedDict",
+            "Any",
+            "Dict",
+            "WideResult",
+            "WideResult_Class",
+            "__class__",
+            "total",
+        ]
+        generated = self.generate_checked(
+            "srv",
+            [ToolDescriptor("wide", typed({}), output_schema=record({key: INNER for key in keys}))],
+        )
         result = self.result_type(generated, "WideResult")
         self.assertEqual(list(result.__annotations__), keys)
         nested = [value.__name__ for value in result.__annotations__.values()]
@@ -284,48 +399,84 @@ class HostileOutputSchema(CorpusCase):
 
     def test_keys_empty_after_mangling(self) -> None:
         keys = ["", "---", "日本語", "@", " "]
-        generated = self.generate_checked("srv", [ToolDescriptor("t", typed({}),
-                                                                 output_schema=record({
-            key: INNER for key in keys}))])
+        generated = self.generate_checked(
+            "srv",
+            [ToolDescriptor("t", typed({}), output_schema=record({key: INNER for key in keys}))],
+        )
         result = self.result_type(generated, "TResult")
         self.assertEqual(list(result.__annotations__), keys)
         names = {value.__name__ for value in result.__annotations__.values()}
         # All five would be TResultValue: each carries the digest of where it sits.
-        self.assertEqual(names, {"TResultValue_" + h(json.dumps(["t", "result", "." + key]))
-                                 for key in keys})
+        self.assertEqual(
+            names, {"TResultValue_" + h(json.dumps(["t", "result", "." + key])) for key in keys}
+        )
 
     def test_keys_that_meet_after_mangling(self) -> None:
         keys = ["a-b", "a b", "A_B", "aB", "a_b"]
         schema = record({key: INNER for key in keys})
-        generated = self.generate_checked("srv", [ToolDescriptor("t", typed({}),
-                                                                 output_schema=schema)])
-        self.assertEqual(len(set(self.result_type(generated, "TResult").__annotations__.values())),
-                         5)
+        generated = self.generate_checked(
+            "srv", [ToolDescriptor("t", typed({}), output_schema=schema)]
+        )
+        self.assertEqual(
+            len(set(self.result_type(generated, "TResult").__annotations__.values())), 5
+        )
         # A digest that always says zeros: the digested names meet, and the server
         # is refused rather than repaired.
         with self.assertRaises(ToolNameCollision):
-            generate("srv", [ToolDescriptor("t", typed({}), output_schema=schema)],
-                     digest=lambda _: "0" * 64)
+            generate(
+                "srv",
+                [ToolDescriptor("t", typed({}), output_schema=schema)],
+                digest=lambda _: "0" * 64,
+            )
 
     def test_no_object_at_the_root(self) -> None:
-        schemas = [{"type": "array", "items": INNER}, {"type": "string"}, {"anyOf": [INNER]},
-                   {"type": ["object", "null"], "properties": {"x": {}}}, {"type": "object"},
-                   [], "object", 5, True, {"properties": "x"}]
-        tools = [ToolDescriptor("t%d" % index, typed({}), output_schema=schema)
-                 for index, schema in enumerate(schemas)]
+        schemas = [
+            {"type": "array", "items": INNER},
+            {"type": "string"},
+            {"anyOf": [INNER]},
+            {"type": ["object", "null"], "properties": {"x": {}}},
+            {"type": "object"},
+            [],
+            "object",
+            5,
+            True,
+            {"properties": "x"},
+        ]
+        tools = [
+            ToolDescriptor("t%d" % index, typed({}), output_schema=schema)
+            for index, schema in enumerate(schemas)
+        ]
         generated = self.generate_checked("srv", tools)
-        self.assertEqual(sum("structuredContent, untyped:" in " ".join(t.doc.split())
-                             for t in generated.tools), len(schemas))
+        self.assertEqual(
+            sum("structuredContent, untyped:" in " ".join(t.doc.split()) for t in generated.tools),
+            len(schemas),
+        )
         self.assertNotIn(" = TypedDict(", generated.source)
         self.assertEqual(generated.surface.count(") -> dict[str, Any]\n"), len(schemas))
 
     def test_bidi_controls_and_hostile_text_in_keys_and_descriptions(self) -> None:
-        keys = ["a\u202eb", "\u2066x\u2069", "line\nbreak", 'q"uote', "back\\", "\ud800",
-                "\r@evil = 1", "# not a comment"]
-        schema = record({key: dict(INNER, description=key + "\u202e\n@d") for key in keys},
-                        title="\u202eTitle")
-        tools = [ToolDescriptor("t", typed({}), output_schema=schema, title="\u202eT\n@x",
-                                annotations={"readOnlyHint": True, "title": "\u2066"})]
+        keys = [
+            "a\u202eb",
+            "\u2066x\u2069",
+            "line\nbreak",
+            'q"uote',
+            "back\\",
+            "\ud800",
+            "\r@evil = 1",
+            "# not a comment",
+        ]
+        schema = record(
+            {key: dict(INNER, description=key + "\u202e\n@d") for key in keys}, title="\u202eTitle"
+        )
+        tools = [
+            ToolDescriptor(
+                "t",
+                typed({}),
+                output_schema=schema,
+                title="\u202eT\n@x",
+                annotations={"readOnlyHint": True, "title": "\u2066"},
+            )
+        ]
         generated = self.generate_checked("srv", tools)
         self.assertEqual(list(self.result_type(generated, "TResult").__annotations__), keys)
         for char in BIDI:
@@ -334,67 +485,126 @@ class HostileOutputSchema(CorpusCase):
         self.assertIn('"a\\u202eb": {"x": int}', generated.surface)
 
 
-HOSTILE_CHARS = list('"\'\\\n\r\x00\u2028\u2029\u202e\u2066\u200f#@{}\ud800'
-                     'é日🙂 \t\x0c\x85_-1aAZ.')
+HOSTILE_CHARS = list('"\'\\\n\r\x00\u2028\u2029\u202e\u2066\u200f#@{}\ud800é日🙂 \t\x0c\x85_-1aAZ.')
 hostile_text = st.text(st.one_of(st.sampled_from(HOSTILE_CHARS), st.characters()), max_size=12)
-names = st.one_of(hostile_text, st.sampled_from(
-    ["search", "createIssue", "create_issue", "class", "list", "arguments", "---"]))
+names = st.one_of(
+    hostile_text,
+    st.sampled_from(["search", "createIssue", "create_issue", "class", "list", "arguments", "---"]),
+)
 members = st.one_of(hostile_text, st.integers(), st.booleans(), st.none())
 param_leaves = st.one_of(
-    st.sampled_from([{"type": "string"}, {"type": "integer"}, {"type": "number"},
-                     {"type": "array", "items": {"type": "boolean"}}, {"$ref": "#"}, {}, True,
-                     {"anyOf": [{"type": "number"}, {"type": "null"}]}, {"enum": [1, "a"]},
-                     {"$ref": "#/$defs/D"}, {"type": ["string", "integer", "null"]}]),
+    st.sampled_from(
+        [
+            {"type": "string"},
+            {"type": "integer"},
+            {"type": "number"},
+            {"type": "array", "items": {"type": "boolean"}},
+            {"$ref": "#"},
+            {},
+            True,
+            {"anyOf": [{"type": "number"}, {"type": "null"}]},
+            {"enum": [1, "a"]},
+            {"$ref": "#/$defs/D"},
+            {"type": ["string", "integer", "null"]},
+        ]
+    ),
     st.builds(lambda text: {"type": "string", "description": text}, hostile_text),
     st.builds(lambda values: {"enum": values}, st.lists(members, max_size=5)),
     st.builds(lambda value: {"const": value}, members),
-    st.builds(lambda value: {"type": "string", "default": value}, members))
+    st.builds(lambda value: {"type": "string", "default": value}, members),
+)
 # Nested inputs: arrays of objects with hostile keys, unions of a few branches.
-param_schemas = st.recursive(param_leaves, lambda inner: st.one_of(
-    st.builds(lambda item: {"type": "array", "items": item}, inner),
-    st.builds(lambda branches: {"anyOf": branches}, st.lists(inner, min_size=2, max_size=3)),
-    st.builds(lambda value: {"type": "object", "additionalProperties": value}, inner),
-    st.builds(lambda properties, required: typed(properties, required),
-              st.dictionaries(names, inner, min_size=1, max_size=4), st.lists(names, max_size=2))),
-    max_leaves=6)
+param_schemas = st.recursive(
+    param_leaves,
+    lambda inner: st.one_of(
+        st.builds(lambda item: {"type": "array", "items": item}, inner),
+        st.builds(lambda branches: {"anyOf": branches}, st.lists(inner, min_size=2, max_size=3)),
+        st.builds(lambda value: {"type": "object", "additionalProperties": value}, inner),
+        st.builds(
+            lambda properties, required: typed(properties, required),
+            st.dictionaries(names, inner, min_size=1, max_size=4),
+            st.lists(names, max_size=2),
+        ),
+    ),
+    max_leaves=6,
+)
 object_schemas = st.builds(
-    lambda properties, required, definition: dict(typed(properties, required),
-                                                  **{"$defs": {"D": definition}}),
-    st.dictionaries(names, param_schemas, max_size=5), st.lists(names, max_size=3),
-    param_schemas)
+    lambda properties, required, definition: dict(
+        typed(properties, required), **{"$defs": {"D": definition}}
+    ),
+    st.dictionaries(names, param_schemas, max_size=5),
+    st.lists(names, max_size=3),
+    param_schemas,
+)
 schemas = st.one_of(object_schemas, st.sampled_from([[], None, "x", {"$ref": "#"}]))
 descriptions = st.one_of(st.none(), hostile_text, st.sampled_from(HOSTILE_TEXTS))
 # Output schemas: values of every shape plan_output types, nested a few levels, and junk.
-result_leaves = st.sampled_from([
-    {"type": "string"}, {"type": "integer"}, {"type": ["number", "null"]}, {"enum": ["a", None]},
-    {"anyOf": [{"type": "boolean"}, {"type": "null"}]}, {"$ref": "#/$defs/D"}, {"$ref": "#"},
-    {}, True, {"type": "object"}, {"type": "array"}])
-result_values = st.recursive(result_leaves, lambda inner: st.one_of(
-    st.builds(lambda item: {"type": "array", "items": item}, inner),
-    st.builds(lambda item: {"anyOf": [item, {"type": "null"}]}, inner),
-    st.builds(lambda properties, required, extra: dict(
-        typed(properties, required), additionalProperties=extra),
-        st.dictionaries(names, inner, min_size=1, max_size=4), st.lists(names, max_size=2),
-        st.booleans())), max_leaves=8)
+result_leaves = st.sampled_from(
+    [
+        {"type": "string"},
+        {"type": "integer"},
+        {"type": ["number", "null"]},
+        {"enum": ["a", None]},
+        {"anyOf": [{"type": "boolean"}, {"type": "null"}]},
+        {"$ref": "#/$defs/D"},
+        {"$ref": "#"},
+        {},
+        True,
+        {"type": "object"},
+        {"type": "array"},
+    ]
+)
+result_values = st.recursive(
+    result_leaves,
+    lambda inner: st.one_of(
+        st.builds(lambda item: {"type": "array", "items": item}, inner),
+        st.builds(lambda item: {"anyOf": [item, {"type": "null"}]}, inner),
+        st.builds(
+            lambda properties, required, extra: dict(
+                typed(properties, required), additionalProperties=extra
+            ),
+            st.dictionaries(names, inner, min_size=1, max_size=4),
+            st.lists(names, max_size=2),
+            st.booleans(),
+        ),
+    ),
+    max_leaves=8,
+)
 output_schemas = st.one_of(
-    st.builds(lambda properties, required, definition: dict(
-        typed(properties, required), **{"$defs": {"D": definition}}),
-        st.dictionaries(names, result_values, max_size=5), st.lists(names, max_size=3),
-        result_values),
-    st.sampled_from([None, [], "x", {"$ref": "#"}, {"type": "array"}, {"anyOf": []}]))
-hints = st.dictionaries(st.sampled_from(["readOnlyHint", "destructiveHint", "idempotentHint",
-                                         "openWorldHint", "title"]),
-                        st.one_of(st.booleans(), hostile_text, st.none()), max_size=5)
-tools = st.builds(ToolDescriptor, name=names, input_schema=schemas,
-                  title=descriptions, description=descriptions,
-                  output_schema=output_schemas, annotations=st.one_of(st.none(), hints))
+    st.builds(
+        lambda properties, required, definition: dict(
+            typed(properties, required), **{"$defs": {"D": definition}}
+        ),
+        st.dictionaries(names, result_values, max_size=5),
+        st.lists(names, max_size=3),
+        result_values,
+    ),
+    st.sampled_from([None, [], "x", {"$ref": "#"}, {"type": "array"}, {"anyOf": []}]),
+)
+hints = st.dictionaries(
+    st.sampled_from(
+        ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint", "title"]
+    ),
+    st.one_of(st.booleans(), hostile_text, st.none()),
+    max_size=5,
+)
+tools = st.builds(
+    ToolDescriptor,
+    name=names,
+    input_schema=schemas,
+    title=descriptions,
+    description=descriptions,
+    output_schema=output_schemas,
+    annotations=st.one_of(st.none(), hints),
+)
 
 
 class CageProperty(unittest.TestCase):
     @settings(max_examples=150, deadline=None)
     @given(hostile_text, st.lists(tools, max_size=6))
     def test_any_listing_is_refused_for_a_collision_or_caged(
-            self, server: str, listing: List[ToolDescriptor]) -> None:
+        self, server: str, listing: List[ToolDescriptor]
+    ) -> None:
         collision = first_collision([tool.name for tool in listing], sha256_digest)
         try:
             generated = generate(server, listing)
@@ -412,14 +622,17 @@ class CageProperty(unittest.TestCase):
         self.assertEqual(generated.surface.count("\n"), len(listing))
         # One GeneratedTool per function, in surface order; its line is the surface's.
         self.assertEqual([t.line for t in generated.tools], generated.surface.splitlines())
-        self.assertEqual(sorted(t.wire_name for t in generated.tools),
-                         sorted(tool.name for tool in listing))
+        self.assertEqual(
+            sorted(t.wire_name for t in generated.tools), sorted(tool.name for tool in listing)
+        )
         by_wire = {tool.name: tool for tool in listing}
         module = load_generated(generated.module_name, generated.source)
         for made in generated.tools:
             self.assertLessEqual(len(made.doc.encode("utf-8")), MAX_DOC_BYTES)
-            self.assertEqual(made.returns, "result" if by_wire[made.wire_name].output_schema
-                             is None else "structured")
+            self.assertEqual(
+                made.returns,
+                "result" if by_wire[made.wire_name].output_schema is None else "structured",
+            )
             function = getattr(module, made.function)
             self.assertEqual(made.doc.split("\n\n", 1)[1], function.__doc__)
             typing.get_type_hints(function)  # every annotation resolves

@@ -38,19 +38,61 @@ def invoke(server: str, tool: str, arguments: Dict[str, Any]) -> Any: ...
 
 # A parameter may take any name but a hard keyword and what a body uses: these
 # must neither break the body nor the module (their types stay typing's).
-SHADOWS = ["str", "cast", "Dict", "Any", "List", "Optional", "Literal", "Union", "TypedDict",
-           "type", "id", "format", "dict", "int", "bool", "float", "typing", "internal_",
-           "Shadow", "ShadowResult"]
+SHADOWS = [
+    "str",
+    "cast",
+    "Dict",
+    "Any",
+    "List",
+    "Optional",
+    "Literal",
+    "Union",
+    "TypedDict",
+    "type",
+    "id",
+    "format",
+    "dict",
+    "int",
+    "bool",
+    "float",
+    "typing",
+    "internal_",
+    "Shadow",
+    "ShadowResult",
+]
 SHADOW_TOOLS = [
-    protocol.ToolDescriptor("shadow", {"type": "object", "properties": dict(
-        {name: {"type": "string"} for name in SHADOWS},
-        edits={"type": "array", "items": {"type": "object", "properties": {
-            "a": {"type": "string"}, "b": {"type": "integer"}}, "required": ["a"]}}),
-        "required": ["str", "cast"]},
-        output_schema={"type": "object", "properties": {"ok": {"type": "boolean"}},
-                       "required": ["ok"]}),
-    protocol.ToolDescriptor("Shadow", {"type": "object", "properties": {
-        "x": {"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]}}}),
+    protocol.ToolDescriptor(
+        "shadow",
+        {
+            "type": "object",
+            "properties": dict(
+                {name: {"type": "string"} for name in SHADOWS},
+                edits={
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {"a": {"type": "string"}, "b": {"type": "integer"}},
+                        "required": ["a"],
+                    },
+                },
+            ),
+            "required": ["str", "cast"],
+        },
+        output_schema={
+            "type": "object",
+            "properties": {"ok": {"type": "boolean"}},
+            "required": ["ok"],
+        },
+    ),
+    protocol.ToolDescriptor(
+        "Shadow",
+        {
+            "type": "object",
+            "properties": {
+                "x": {"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]}
+            },
+        },
+    ),
 ]
 
 RIGHT = '''from typing import List
@@ -86,9 +128,9 @@ WRONG: Dict[str, str] = {
 }
 EXPECTED: Dict[str, str] = {
     "keyword": 'Unexpected keyword argument "sort_by" for "list_directory_with_sizes"; '
-               'did you mean "sortBy"?',
+    'did you mean "sortBy"?',
     "member": 'Argument "sortBy" to "list_directory_with_sizes" has incompatible type '
-              '"Literal[\'date\']"',
+    '"Literal[\'date\']"',
     "missing_key": 'Missing key "newText" for TypedDict "EditFileEdits"',
     "extra_key": 'Extra key "x" for TypedDict "EditFileEdits"',
     "result_key": 'TypedDict "GetOrderResultCustomer" has no key "adress"',
@@ -129,8 +171,11 @@ class TypeChecked(unittest.TestCase):
             write(root, "right.py", RIGHT)
             files.append("right.py")
             for key, line in WRONG.items():
-                write(root, "wrong_%s.py" % key,
-                      "from cap.mcp import filesystem, orders, shadow\n%s\n" % line)
+                write(
+                    root,
+                    "wrong_%s.py" % key,
+                    "from cap.mcp import filesystem, orders, shadow\n%s\n" % line,
+                )
                 files.append("wrong_%s.py" % key)
             cls.returncode, cls.findings = cls.mypy(root, files)
 
@@ -138,9 +183,24 @@ class TypeChecked(unittest.TestCase):
     def mypy(root: Path, files: List[str]) -> "tuple[int, Dict[str, List[str]]]":
         env = dict(os.environ, MYPYPATH=str(root))
         done = subprocess.run(
-            [sys.executable, "-m", "mypy", "--strict", "--no-incremental",
-             "--cache-dir", os.devnull, "--no-error-summary", "--hide-error-context",
-             *files], cwd=root, env=env, capture_output=True, text=True, timeout=600)
+            [
+                sys.executable,
+                "-m",
+                "mypy",
+                "--strict",
+                "--no-incremental",
+                "--cache-dir",
+                os.devnull,
+                "--no-error-summary",
+                "--hide-error-context",
+                *files,
+            ],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         findings: Dict[str, List[str]] = {}
         for line in done.stdout.splitlines():
             match = re.match(r"([^:]+):\d+: (?:error|note): (.*)", line)
@@ -149,8 +209,9 @@ class TypeChecked(unittest.TestCase):
         return done.returncode, findings
 
     def test_the_generated_modules_pass_strict(self) -> None:
-        modules = {path: errors for path, errors in self.findings.items()
-                   if path.startswith("cap/")}
+        modules = {
+            path: errors for path, errors in self.findings.items() if path.startswith("cap/")
+        }
         self.assertEqual(modules, {})
 
     def test_a_right_program_passes(self) -> None:

@@ -38,9 +38,13 @@ RUN_TIMEOUT = LONG * 4
 
 TIME = {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}
 #: A server that says why on stderr and exits before the handshake.
-BROKEN = {"command": sys.executable, "args": [
-    "-c", "import sys; print('ERROR: no database configured\\x1b[2J', file=sys.stderr); "
-          "sys.exit(3)"]}
+BROKEN = {
+    "command": sys.executable,
+    "args": [
+        "-c",
+        "import sys; print('ERROR: no database configured\\x1b[2J', file=sys.stderr); sys.exit(3)",
+    ],
+}
 
 
 def live_in_groups(groups: Set[int]) -> List[int]:
@@ -77,7 +81,8 @@ class CodeModeCase(unittest.TestCase):
         self.env = dict(os.environ)
         # The runner imports this checkout's mcp_client, whatever is installed.
         self.env["PYTHONPATH"] = os.pathsep.join(
-            [REPO] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+            [REPO] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        )
 
     def path(self, name: str) -> str:
         return os.path.join(self.dir, name)
@@ -95,15 +100,27 @@ class CodeModeCase(unittest.TestCase):
     def argv(self, servers: Dict[str, Any], *args: str) -> List[str]:
         return [sys.executable, RUNNER, "--config", self.config(servers), *args]
 
-    def run_runner(self, servers: Dict[str, Any], *args: str,
-                   stdin: Optional[str] = None) -> "subprocess.CompletedProcess[str]":
-        return subprocess.run(self.argv(servers, *args), input=stdin, capture_output=True,
-                              text=True, env=self.env, timeout=RUN_TIMEOUT)
+    def run_runner(
+        self, servers: Dict[str, Any], *args: str, stdin: Optional[str] = None
+    ) -> "subprocess.CompletedProcess[str]":
+        return subprocess.run(
+            self.argv(servers, *args),
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=self.env,
+            timeout=RUN_TIMEOUT,
+        )
 
     def start_runner(self, servers: Dict[str, Any], *args: str) -> "subprocess.Popen[str]":
-        runner = subprocess.Popen(self.argv(servers, *args), stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                  env=self.env)
+        runner = subprocess.Popen(
+            self.argv(servers, *args),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=self.env,
+        )
         self.addCleanup(self.reap, runner)
         return runner
 
@@ -113,28 +130,36 @@ class CodeModeCase(unittest.TestCase):
         runner.communicate()
 
     def memory(self) -> Dict[str, Any]:
-        return {"command": npm_servers.argv(npm_servers.MEMORY)[0],
-                "env": {"MEMORY_FILE_PATH": self.path("memory.jsonl")}}
+        return {
+            "command": npm_servers.argv(npm_servers.MEMORY)[0],
+            "env": {"MEMORY_FILE_PATH": self.path("memory.jsonl")},
+        }
 
     def filesystem(self) -> Dict[str, Any]:
         os.makedirs(self.path("files"), exist_ok=True)
-        return {"command": npm_servers.argv(npm_servers.FILESYSTEM)[0],
-                "args": [self.path("files")]}
+        return {
+            "command": npm_servers.argv(npm_servers.FILESYSTEM)[0],
+            "args": [self.path("files")],
+        }
 
     def ready(self, runner: "subprocess.Popen[str]") -> Set[int]:
         """Wait for the program's "ready" line; the process groups the runner made."""
         stdout = cast(IO[str], runner.stdout)
         line = stdout.readline()
         if line != "ready\n":
-            self.fail("the program did not get ready: %r; stderr: %s"
-                      % (line, runner.communicate(timeout=RUN_TIMEOUT)[1]))
+            self.fail(
+                "the program did not get ready: %r; stderr: %s"
+                % (line, runner.communicate(timeout=RUN_TIMEOUT)[1])
+            )
         groups = groups_of_children(runner.pid)
         self.assertGreaterEqual(len(groups), 2, "a server's group and the program's")
         return groups
 
     def assertAllGone(self, groups: Set[int]) -> None:
-        self.assertTrue(wait_until(lambda: not live_in_groups(groups)),
-                        "left running: %s" % live_in_groups(groups))
+        self.assertTrue(
+            wait_until(lambda: not live_in_groups(groups)),
+            "left running: %s" % live_in_groups(groups),
+        )
 
 
 WORK = """
@@ -189,12 +214,14 @@ class RealServers(CodeModeCase):
         self.assertRegex(done.stdout, r"^caught cap\.internal\.mcp .*outside allowed directories")
 
     def test_large_arguments_and_answers_cross_the_pipes_whole(self) -> None:
-        program = self.program("""
+        program = self.program(
+            """
             from cap.mcp import filesystem
             text = "".join("line %d\\n" % n for n in range(100000))  # 1.1 MB each way
             filesystem.write_file(path={path!r}, content=text)
             print(filesystem.read_text_file(path={path!r})["content"] == text, len(text))
-        """.format(path=self.path("files/big.txt")))
+        """.format(path=self.path("files/big.txt"))
+        )
         done = self.run_runner({"filesystem": self.filesystem()}, program)
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual(done.stdout, "True 1088890\n")
@@ -222,11 +249,15 @@ class Seam(CodeModeCase):
             except CallFailed as e:
                 print("call failed:", e)
         """)
-        done = self.run_runner({"scripted": self.scripted("never_answer")},
-                               "--timeout", str(SHORT), program)
+        done = self.run_runner(
+            {"scripted": self.scripted("never_answer")}, "--timeout", str(SHORT), program
+        )
         self.assertEqual(done.returncode, 0, done.stderr)
-        self.assertRegex(done.stdout, r"^call failed: scripted\.echo: tools/call got no answer "
-                                      r"within 0\.3 ?s\n$")
+        self.assertRegex(
+            done.stdout,
+            r"^call failed: scripted\.echo: tools/call got no answer "
+            r"within 0\.3 ?s\n$",
+        )
 
     def test_a_server_that_dies_mid_call_fails_that_call_and_the_next(self) -> None:
         program = self.program("""
@@ -257,7 +288,6 @@ class Seam(CodeModeCase):
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual(done.stdout, "refused: not a call of a generated function\n" * 3 + "UTC\n")
 
-
     def test_a_call_over_the_line_cap_ends_the_serving(self) -> None:
         program = self.program("""
             from cap.internal import mcp
@@ -269,8 +299,9 @@ class Seam(CodeModeCase):
         done = self.run_runner({"time": TIME}, program)
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertRegex(done.stdout, r"^cut off: (CallFailed|BrokenPipeError)\n$")
-        self.assertIn("the program sent a call over 16777216 bytes; no more are served",
-                      done.stderr)
+        self.assertIn(
+            "the program sent a call over 16777216 bytes; no more are served", done.stderr
+        )
 
 
 class Endings(CodeModeCase):
@@ -313,8 +344,9 @@ class Endings(CodeModeCase):
         self.assertAllGone(groups)
 
     def test_sigterm_retires_every_server_and_the_program(self) -> None:
-        runner = self.start_runner({"time": TIME, "memory": self.memory()},
-                                   self.program(self.WAITS))
+        runner = self.start_runner(
+            {"time": TIME, "memory": self.memory()}, self.program(self.WAITS)
+        )
         groups = self.ready(runner)
         runner.terminate()
         _, stderr = runner.communicate(timeout=RUN_TIMEOUT)
@@ -325,8 +357,11 @@ class Endings(CodeModeCase):
         runner = self.start_runner({"time": TIME}, self.program(self.WAITS))
         groups = self.ready(runner)
         self.addCleanup(kill_groups, groups)  # the servers are not the jail's: see below
-        jails = {pid for pid, fields in process_stats()
-                 if int(fields[1]) == runner.pid and command_of(pid).startswith("bwrap")}
+        jails = {
+            pid
+            for pid, fields in process_stats()
+            if int(fields[1]) == runner.pid and command_of(pid).startswith("bwrap")
+        }
         self.assertEqual(len(jails), 1, "the program's bwrap")
         # A SIGKILLed runner cannot remove its directory: bwrap runs in its scratch, inside it.
         scratch = os.readlink("/proc/%d/cwd" % next(iter(jails)))
@@ -334,12 +369,15 @@ class Endings(CodeModeCase):
         runner.kill()
         runner.communicate(timeout=RUN_TIMEOUT)
         # The jail's lifeline broke with the runner: the init, the program and bwrap end.
-        self.assertTrue(wait_until(lambda: not live_in_groups(jails)),
-                        "left running: %s" % live_in_groups(jails))
+        self.assertTrue(
+            wait_until(lambda: not live_in_groups(jails)),
+            "left running: %s" % live_in_groups(jails),
+        )
 
     def test_the_wall_clock_limit_kills_the_program(self) -> None:
-        program = self.program(self.WAITS.replace("sys.stdin.readline()",
-                                                  "import time as clock; clock.sleep(3600)"))
+        program = self.program(
+            self.WAITS.replace("sys.stdin.readline()", "import time as clock; clock.sleep(3600)")
+        )
         runner = self.start_runner({"time": TIME}, "--wall-clock", "1", program)
         groups = self.ready(runner)
         _, stderr = runner.communicate(timeout=RUN_TIMEOUT)
@@ -359,14 +397,22 @@ class FailedServer(CodeModeCase):
             except ImportError:
                 print("no module for broken")
         """)
-        done = self.run_runner({"broken": BROKEN, "time": TIME,
-                                "search": {"type": "http", "url": "https://example.com/mcp"}},
-                               program)
+        done = self.run_runner(
+            {
+                "broken": BROKEN,
+                "time": TIME,
+                "search": {"type": "http", "url": "https://example.com/mcp"},
+            },
+            program,
+        )
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual(done.stdout, "UTC\nno module for broken\n")
         self.assertRegex(done.stderr, r"codemode: .*servers\.json: server \"search\" left out: ")
-        self.assertRegex(done.stderr, r"codemode: server broken left out: .*\n"
-                                      r"  \| ERROR: no database configured")
+        self.assertRegex(
+            done.stderr,
+            r"codemode: server broken left out: .*\n"
+            r"  \| ERROR: no database configured",
+        )
         self.assertNotIn("\x1b", done.stderr, "a server's control characters reach no terminal")
 
     def test_no_server_at_all_is_an_error(self) -> None:
@@ -422,8 +468,9 @@ class ProgramJail(CodeModeCase):
         self.addCleanup(self.listener.close)
         self.listener.bind(("127.0.0.1", 0))
         self.listener.listen(8)
-        self.probes = PROBES.format(secret=self.secret, port=self.listener.getsockname()[1],
-                                    sibling=sibling)
+        self.probes = PROBES.format(
+            secret=self.secret, port=self.listener.getsockname()[1], sibling=sibling
+        )
 
     def outcomes(self, stdout: str) -> Dict[str, str]:
         return {what: how for what, how in (line.split(" ") for line in stdout.splitlines())}
@@ -431,22 +478,48 @@ class ProgramJail(CodeModeCase):
     def test_the_program_calls_tools_and_reaches_nothing_else(self) -> None:
         done = self.run_runner({"time": TIME}, self.program(self.probes))
         self.assertEqual(done.returncode, 0, done.stderr)
-        self.assertEqual(self.outcomes(done.stdout), {
-            "call": "UTC", "tmp": "refused", "ssh": "refused", "etc": "refused",
-            "net": "refused", "sibling": "refused", "cap": "refused", "scratch": "allowed"})
+        self.assertEqual(
+            self.outcomes(done.stdout),
+            {
+                "call": "UTC",
+                "tmp": "refused",
+                "ssh": "refused",
+                "etc": "refused",
+                "net": "refused",
+                "sibling": "refused",
+                "cap": "refused",
+                "scratch": "allowed",
+            },
+        )
         self.assertFalse(os.path.exists("/etc/codemode-probe"))
 
     def test_unjailed_the_same_program_reaches_everything(self) -> None:
         """The probes can fail: without the jail each one gets through."""
-        done = subprocess.run(self.argv({"time": TIME}, "--no-jail", self.program(self.probes)),
-                              capture_output=True, text=True, env=self.env, cwd=self.dir,
-                              timeout=RUN_TIMEOUT)
-        self.addCleanup(lambda: os.path.exists("/etc/codemode-probe")
-                        and os.unlink("/etc/codemode-probe"))
+        done = subprocess.run(
+            self.argv({"time": TIME}, "--no-jail", self.program(self.probes)),
+            capture_output=True,
+            text=True,
+            env=self.env,
+            cwd=self.dir,
+            timeout=RUN_TIMEOUT,
+        )
+        self.addCleanup(
+            lambda: os.path.exists("/etc/codemode-probe") and os.unlink("/etc/codemode-probe")
+        )
         self.assertEqual(done.returncode, 0, done.stderr)
-        self.assertEqual(self.outcomes(done.stdout), {
-            "call": "UTC", "tmp": "allowed", "ssh": "allowed", "etc": "allowed",
-            "net": "allowed", "sibling": "allowed", "cap": "allowed", "scratch": "allowed"})
+        self.assertEqual(
+            self.outcomes(done.stdout),
+            {
+                "call": "UTC",
+                "tmp": "allowed",
+                "ssh": "allowed",
+                "etc": "allowed",
+                "net": "allowed",
+                "sibling": "allowed",
+                "cap": "allowed",
+                "scratch": "allowed",
+            },
+        )
 
     def test_without_bubblewrap_it_refuses_unless_told_no_jail(self) -> None:
         self.env["PATH"] = self.path("empty-path")  # no bwrap on it; the servers are absolute
@@ -477,27 +550,36 @@ class TypeChecking(CodeModeCase):
             lib = codemode.write_cap(self.dir, codemode.start_all(servers))
         finally:
             codemode.retire(servers)
-        good = self.program("""
+        good = self.program(
+            """
             from cap.mcp import CallFailed, ToolFailed, time
             try:
                 print(time.get_current_time(timezone="UTC")["datetime"].upper())
             except (ToolFailed, CallFailed) as e:
                 print(e)
-        """, "good.py")
-        bad = self.program("""
+        """,
+            "good.py",
+        )
+        bad = self.program(
+            """
             from cap.mcp import time
             hour: int = time.get_current_time(timezone=0)["datetime"]
-        """, "bad.py")
+        """,
+            "bad.py",
+        )
         env = dict(self.env, MYPYPATH=lib)
         check = [sys.executable, "-m", "mypy", "--strict", "--cache-dir", os.devnull]
-        passed = subprocess.run(check + [good], capture_output=True, text=True, env=env,
-                                cwd=self.dir)
+        passed = subprocess.run(
+            check + [good], capture_output=True, text=True, env=env, cwd=self.dir
+        )
         self.assertEqual(passed.returncode, 0, passed.stdout)
-        failed = subprocess.run(check + [bad], capture_output=True, text=True, env=env,
-                                cwd=self.dir)
+        failed = subprocess.run(
+            check + [bad], capture_output=True, text=True, env=env, cwd=self.dir
+        )
         self.assertEqual(failed.returncode, 1, failed.stdout)
-        self.assertIn('Argument "timezone" to "get_current_time" has incompatible type "int"',
-                      failed.stdout)
+        self.assertIn(
+            'Argument "timezone" to "get_current_time" has incompatible type "int"', failed.stdout
+        )
         self.assertIn('expression has type "str", variable has type "int"', failed.stdout)
 
 
@@ -509,17 +591,24 @@ class SpawnCommand(unittest.TestCase):
         self.addCleanup(os.close, read_end)
         script = "import os, sys; os.write(int(sys.argv[1]), b'piped'); print('out'); sys.exit(5)"
         try:
-            child = jailer.spawn_command(Jail(), [sys.executable, "-c", script, str(write_end)],
-                                         {"PATH": os.environ["PATH"]}, pass_fds=(write_end,),
-                                         stdout=subprocess.PIPE)
+            child = jailer.spawn_command(
+                Jail(),
+                [sys.executable, "-c", script, str(write_end)],
+                {"PATH": os.environ["PATH"]},
+                pass_fds=(write_end,),
+                stdout=subprocess.PIPE,
+            )
         finally:
             os.close(write_end)
         out, _ = child.communicate(timeout=LONG)
         self.assertEqual((child.returncode, out, os.read(read_end, 100)), (5, b"out\n", b"piped"))
 
     def test_killing_its_group_ends_the_jail(self) -> None:
-        child = jailer.spawn_command(Jail(), [sys.executable, "-c", "import time; time.sleep(60)"],
-                                     {"PATH": os.environ["PATH"]})
+        child = jailer.spawn_command(
+            Jail(),
+            [sys.executable, "-c", "import time; time.sleep(60)"],
+            {"PATH": os.environ["PATH"]},
+        )
         os.killpg(child.pid, signal.SIGKILL)
         self.assertEqual(child.wait(timeout=LONG), -signal.SIGKILL)
         self.assertTrue(wait_until(lambda: not live_in_groups({child.pid})))
@@ -530,8 +619,12 @@ class SpawnCommand(unittest.TestCase):
         except TransportFailed as e:
             self.skipTest("no pids cgroup can be made here, so max_processes is refused: %s" % e)
         script = "import os\ntry:\n    os.fork()\nexcept OSError as e:\n    print(e.errno)"
-        child = jailer.spawn_command(Jail(max_processes=1), [sys.executable, "-c", script],
-                                     {"PATH": os.environ["PATH"]}, stdout=subprocess.PIPE)
+        child = jailer.spawn_command(
+            Jail(max_processes=1),
+            [sys.executable, "-c", script],
+            {"PATH": os.environ["PATH"]},
+            stdout=subprocess.PIPE,
+        )
         out, _ = child.communicate(timeout=LONG)
         self.assertEqual((child.returncode, out), (0, b"%d\n" % errno.EAGAIN))
 

@@ -52,21 +52,46 @@ def servers(entries: Dict[str, Any], key: str = "mcpServers") -> Dict[str, Any]:
 
 class Shapes(ConfigCase):
     def test_claude_desktop_shape(self) -> None:
-        loaded = self.load(servers({
-            "time": {"command": "uvx", "args": ["mcp-server-time"], "env": {"TZ": "UTC"},
-                     "cwd": "/srv"},
-            "bare": {"command": "demo"}}))
-        self.assertEqual(loaded.servers, (
-            ConfiguredServer("time", Spawn("uvx", ("mcp-server-time",), {"TZ": "UTC"}, "/srv")),
-            ConfiguredServer("bare", Spawn("demo"))))
+        loaded = self.load(
+            servers(
+                {
+                    "time": {
+                        "command": "uvx",
+                        "args": ["mcp-server-time"],
+                        "env": {"TZ": "UTC"},
+                        "cwd": "/srv",
+                    },
+                    "bare": {"command": "demo"},
+                }
+            )
+        )
+        self.assertEqual(
+            loaded.servers,
+            (
+                ConfiguredServer("time", Spawn("uvx", ("mcp-server-time",), {"TZ": "UTC"}, "/srv")),
+                ConfiguredServer("bare", Spawn("demo")),
+            ),
+        )
         self.assertEqual(loaded.skipped, ())
         self.assertEqual(loaded.names(), ("time", "bare"))
 
     def test_vs_code_shape(self) -> None:
-        loaded = self.load(servers({"git": {"type": "stdio", "command": "mcp-server-git",
-                                            "args": ["--repository", "."]}}, "servers"))
-        self.assertEqual(loaded.servers,
-                         (ConfiguredServer("git", Spawn("mcp-server-git", ("--repository", "."))),))
+        loaded = self.load(
+            servers(
+                {
+                    "git": {
+                        "type": "stdio",
+                        "command": "mcp-server-git",
+                        "args": ["--repository", "."],
+                    }
+                },
+                "servers",
+            )
+        )
+        self.assertEqual(
+            loaded.servers,
+            (ConfiguredServer("git", Spawn("mcp-server-git", ("--repository", "."))),),
+        )
 
     def test_file_order_is_kept(self) -> None:
         names = ["zeta", "alpha", "mid", "beta"]
@@ -83,20 +108,41 @@ class Shapes(ConfigCase):
         self.assertNotIn("MCP_CLIENT_TEST_SECRET", child_environment(loaded.servers[0].spawn))
 
     def test_unknown_fields_are_ignored(self) -> None:
-        loaded = self.load({"mcpServers": {"s": {"command": "x", "disabled": False,
-                                                 "autoApprove": []}}, "other": 1})
+        loaded = self.load(
+            {
+                "mcpServers": {"s": {"command": "x", "disabled": False, "autoApprove": []}},
+                "other": 1,
+            }
+        )
         self.assertEqual(loaded.servers[0].spawn, Spawn("x"))
 
 
 class Expansion(ConfigCase):
-    ENTRY = {"command": "${BIN}/server", "args": ["--root", "${ROOT:-/data}", "${env:MODE}"],
-             "env": {"TOKEN": "${TOKEN}", "PLAIN": "a$b{c}"}, "cwd": "${HOME}/work"}
+    ENTRY = {
+        "command": "${BIN}/server",
+        "args": ["--root", "${ROOT:-/data}", "${env:MODE}"],
+        "env": {"TOKEN": "${TOKEN}", "PLAIN": "a$b{c}"},
+        "cwd": "${HOME}/work",
+    }
 
     def test_every_field_is_expanded(self) -> None:
-        spawn = self.load(servers({"s": self.ENTRY}), {
-            "BIN": "/opt/bin", "MODE": "fast", "TOKEN": "t0k", "HOME": "/home/u"}).servers[0].spawn
-        self.assertEqual(spawn, Spawn("/opt/bin/server", ("--root", "/data", "fast"),
-                                      {"TOKEN": "t0k", "PLAIN": "a$b{c}"}, "/home/u/work"))
+        spawn = (
+            self.load(
+                servers({"s": self.ENTRY}),
+                {"BIN": "/opt/bin", "MODE": "fast", "TOKEN": "t0k", "HOME": "/home/u"},
+            )
+            .servers[0]
+            .spawn
+        )
+        self.assertEqual(
+            spawn,
+            Spawn(
+                "/opt/bin/server",
+                ("--root", "/data", "fast"),
+                {"TOKEN": "t0k", "PLAIN": "a$b{c}"},
+                "/home/u/work",
+            ),
+        )
 
     def test_a_set_variable_wins_over_its_default(self) -> None:
         loaded = self.load(servers({"s": {"command": "${X:-default}"}}), {"X": "set"})
@@ -104,13 +150,19 @@ class Expansion(ConfigCase):
         self.assertEqual(spawn.executable, "set")
 
     def test_the_default_stands_in_for_an_empty_value_as_in_the_shell(self) -> None:
-        spawn = self.load(servers({"s": {"command": "${X:-default}", "args": ["<${Y}>"]}}),
-                          {"X": "", "Y": ""}).servers[0].spawn
+        spawn = (
+            self.load(
+                servers({"s": {"command": "${X:-default}", "args": ["<${Y}>"]}}), {"X": "", "Y": ""}
+            )
+            .servers[0]
+            .spawn
+        )
         self.assertEqual(spawn.argv(), ("default", "<>"))
 
     def test_an_unset_variable_names_itself_and_the_entry(self) -> None:
-        error = self.refused(servers({"ok": {"command": "x"},
-                                      "needs": {"command": "x", "env": {"K": "${API_KEY}"}}}))
+        error = self.refused(
+            servers({"ok": {"command": "x"}, "needs": {"command": "x", "env": {"K": "${API_KEY}"}}})
+        )
         self.assertEqual(error.entry, "needs")
         self.assertIn("${API_KEY} is not set", str(error))
         self.assertIn('server "needs"', str(error))
@@ -129,11 +181,16 @@ class Expansion(ConfigCase):
 
 class LeftOut(ConfigCase):
     def test_http_sse_and_url_entries_are_warned_about_and_left_out(self) -> None:
-        loaded = self.load(servers({
-            "remote": {"type": "http", "url": "https://example.com/mcp"},
-            "events": {"type": "sse", "url": "https://example.com/sse"},
-            "local": {"command": "x"},
-            "cursor": {"url": "https://example.com/mcp"}}))
+        loaded = self.load(
+            servers(
+                {
+                    "remote": {"type": "http", "url": "https://example.com/mcp"},
+                    "events": {"type": "sse", "url": "https://example.com/sse"},
+                    "local": {"command": "x"},
+                    "cursor": {"url": "https://example.com/mcp"},
+                }
+            )
+        )
         self.assertEqual(loaded.names(), ("local",))
         self.assertEqual(len(loaded.skipped), 3)
         for name, line in zip(("remote", "events", "cursor"), loaded.skipped):
@@ -161,8 +218,10 @@ class Faults(ConfigCase):
     def test_a_missing_file(self) -> None:
         with self.assertRaises(ConfigError) as caught:
             config.load(self.path + ".missing", {})
-        self.assertEqual(str(caught.exception),
-                         "%s.missing: cannot read it: No such file or directory" % self.path)
+        self.assertEqual(
+            str(caught.exception),
+            "%s.missing: cannot read it: No such file or directory" % self.path,
+        )
         self.assertIsNone(caught.exception.entry)
 
     def test_a_directory(self) -> None:
@@ -182,23 +241,30 @@ class Faults(ConfigCase):
         self.assertIn("not UTF-8", str(caught.exception))
 
     def test_shapes_that_are_not_a_config(self) -> None:
-        for document, words in (([1], "a JSON object"), ({"tools": {}}, '"mcpServers"'),
-                                ({"mcpServers": []}, "must be an object"),
-                                ({"mcpServers": {}, "servers": {}}, "both")):
+        for document, words in (
+            ([1], "a JSON object"),
+            ({"tools": {}}, '"mcpServers"'),
+            ({"mcpServers": []}, "must be an object"),
+            ({"mcpServers": {}, "servers": {}}, "both"),
+        ):
             with self.subTest(document=document):
                 self.assertIn(words, str(self.refused(document)))
 
     def test_wrong_field_types_name_the_entry_and_the_field(self) -> None:
-        cases = [({"command": 1}, '"command" must be a string, not a number'),
-                 ({}, 'no "command"'), ({"command": ""}, 'no "command"'),
-                 ({"command": "x", "args": "a b"}, '"args" must be a list'),
-                 ({"command": "x", "args": ["a", None]}, '"args"[1] must be a string, not null'),
-                 ({"command": "x", "env": ["A=1"]}, '"env" must be an object'),
-                 ({"command": "x", "env": {"PORT": 8080}}, '"env"."PORT" must be a string'),
-                 ({"command": "x", "env": {"A=B": "1"}}, "not a variable name"),
-                 ({"command": "x", "cwd": True}, '"cwd" must be a string, not a boolean'),
-                 ({"command": "x", "args": ["a\u0000b"]}, "NUL"),
-                 ({"type": "stdio"}, 'no "command"'), ("text", "must be an object, not a string")]
+        cases = [
+            ({"command": 1}, '"command" must be a string, not a number'),
+            ({}, 'no "command"'),
+            ({"command": ""}, 'no "command"'),
+            ({"command": "x", "args": "a b"}, '"args" must be a list'),
+            ({"command": "x", "args": ["a", None]}, '"args"[1] must be a string, not null'),
+            ({"command": "x", "env": ["A=1"]}, '"env" must be an object'),
+            ({"command": "x", "env": {"PORT": 8080}}, '"env"."PORT" must be a string'),
+            ({"command": "x", "env": {"A=B": "1"}}, "not a variable name"),
+            ({"command": "x", "cwd": True}, '"cwd" must be a string, not a boolean'),
+            ({"command": "x", "args": ["a\u0000b"]}, "NUL"),
+            ({"type": "stdio"}, 'no "command"'),
+            ("text", "must be an object, not a string"),
+        ]
         for entry, words in cases:
             with self.subTest(entry=entry):
                 error = self.refused(servers({"bad one": entry}))
@@ -208,6 +274,7 @@ class Faults(ConfigCase):
 
     def test_an_error_is_a_client_error_and_pickles(self) -> None:
         import pickle
+
         error = self.refused(servers({"s": {"command": 1}}))
         self.assertIsInstance(error, McpClientError)
         copy = pickle.loads(pickle.dumps(error))
@@ -217,17 +284,26 @@ class Faults(ConfigCase):
 class Totality(ConfigCase):
     json_values = st.recursive(
         st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
-            st.sampled_from(["command", "args", "env", "cwd", "type", "url", "x"])
-            | st.text(max_size=4),
-            inner, max_size=5),
-        max_leaves=20)
+        lambda inner: (
+            st.lists(inner, max_size=4)
+            | st.dictionaries(
+                st.sampled_from(["command", "args", "env", "cwd", "type", "url", "x"])
+                | st.text(max_size=4),
+                inner,
+                max_size=5,
+            )
+        ),
+        max_leaves=20,
+    )
 
     @settings(max_examples=200, deadline=None)
-    @given(entries=st.dictionaries(st.text(max_size=6), json_values, max_size=4),
-           key=st.sampled_from(["mcpServers", "servers"]))
-    def test_any_document_loads_or_is_one_config_error(self, entries: Dict[str, Any],
-                                                       key: str) -> None:
+    @given(
+        entries=st.dictionaries(st.text(max_size=6), json_values, max_size=4),
+        key=st.sampled_from(["mcpServers", "servers"]),
+    )
+    def test_any_document_loads_or_is_one_config_error(
+        self, entries: Dict[str, Any], key: str
+    ) -> None:
         try:
             loaded = self.load({key: entries}, {"HOME": "/h"})
         except ConfigError as e:

@@ -23,8 +23,7 @@ from mcp_client import cli
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # What pip's generated script does, under the script's own name.
-AS_INSTALLED = ("import sys; from %s import %s as main; sys.argv[0] = 'mcp-client'; "
-                "sys.exit(main())")
+AS_INSTALLED = "import sys; from %s import %s as main; sys.argv[0] = 'mcp-client'; sys.exit(main())"
 
 
 def declared() -> str:
@@ -45,7 +44,7 @@ def installed_here() -> Optional[str]:
     for distribution in importlib.metadata.distributions(name="mcp_client"):
         origin = json.loads(distribution.read_text("direct_url.json") or "{}").get("url", "")
         if origin.startswith("file://"):
-            if os.path.realpath(origin[len("file://"):]) != os.path.realpath(REPO):
+            if os.path.realpath(origin[len("file://") :]) != os.path.realpath(REPO):
                 return None
             return os.path.join(os.path.dirname(sys.executable), "mcp-client")
     return None
@@ -56,8 +55,12 @@ class ConsoleScript(unittest.TestCase):
         module, function = declared().split(":")
         return subprocess.run(
             [sys.executable, "-c", AS_INSTALLED % (module, function), *args],
-            capture_output=True, text=True, timeout=60, cwd=REPO,
-            env=dict(os.environ, PYTHONPATH=REPO))
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=REPO,
+            env=dict(os.environ, PYTHONPATH=REPO),
+        )
 
     def test_the_entry_point_is_the_clis_main(self) -> None:
         module, function = declared().split(":")
@@ -66,18 +69,25 @@ class ConsoleScript(unittest.TestCase):
     def test_the_target_runs_the_same_command_under_its_own_name(self) -> None:
         done = self.run_target("--call", "add", '{"a": 2, "b": 2}')
         self.assertEqual(done.returncode, 0, done.stderr)
-        self.assertEqual(done.stdout, 'call add: isError=false\n  text: 4\n'
-                                      '  structuredContent: {"sum": 4}\n')
+        self.assertEqual(
+            done.stdout, 'call add: isError=false\n  text: 4\n  structuredContent: {"sum": 4}\n'
+        )
         usage = self.run_target("stray")
         self.assertEqual(usage.returncode, cli.EXIT_CODES["usage"])
-        self.assertIn("put the server's command after --: mcp-client [options] -- stray "
-                      "(see mcp-client --help)", usage.stderr)
+        self.assertIn(
+            "put the server's command after --: mcp-client [options] -- stray "
+            "(see mcp-client --help)",
+            usage.stderr,
+        )
 
     def test_the_installed_script_when_this_checkout_is_installed(self) -> None:
         script = installed_here()
         if script is None:  # another checkout is installed: its own run of this test checks it
-            self.assertNotEqual(os.environ.get("MCP_CLIENT_REQUIRE_SCRIPT"), "1",
-                                "this checkout is not the installed one: pip install -e .")
+            self.assertNotEqual(
+                os.environ.get("MCP_CLIENT_REQUIRE_SCRIPT"),
+                "1",
+                "this checkout is not the installed one: pip install -e .",
+            )
             return
         self.assertTrue(os.access(script, os.X_OK), "%s missing: pip install -e ." % script)
         done = subprocess.run([script, "--version"], capture_output=True, text=True, timeout=60)

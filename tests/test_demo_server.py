@@ -27,8 +27,9 @@ class DemoCase(unittest.TestCase):
         self.server = self.start(*self.options)
 
     def start(self, *options: str, stderr: Optional[int] = subprocess.DEVNULL) -> Pipe:
-        pipe = Pipe([sys.executable, "-m", "mcp_client.demo_server", *options],
-                    stderr=stderr, cwd=ROOT)
+        pipe = Pipe(
+            [sys.executable, "-m", "mcp_client.demo_server", *options], stderr=stderr, cwd=ROOT
+        )
         self.addCleanup(pipe.kill)
         return pipe
 
@@ -103,10 +104,14 @@ class Handshake(DemoCase):
         self.assertEqual(self.server.read_message(), {"jsonrpc": "2.0", "id": "abc", "result": {}})
 
     def test_malformed_lines_are_answered_with_null_ids(self) -> None:
-        cases = [(b"not json", -32700), (b'{"jsonrpc":"2.0","id":1,"method":"ping"', -32700),
-                 (b"\xff\xfe", -32700), (b'[{"jsonrpc":"2.0","id":1,"method":"ping"}]', -32600),
-                 (b'{"jsonrpc":"2.0","id":null,"method":"ping"}', -32600),
-                 (b'{"jsonrpc":"2.0","id":1.5,"method":"ping"}', -32600)]
+        cases = [
+            (b"not json", -32700),
+            (b'{"jsonrpc":"2.0","id":1,"method":"ping"', -32700),
+            (b"\xff\xfe", -32700),
+            (b'[{"jsonrpc":"2.0","id":1,"method":"ping"}]', -32600),
+            (b'{"jsonrpc":"2.0","id":null,"method":"ping"}', -32600),
+            (b'{"jsonrpc":"2.0","id":1.5,"method":"ping"}', -32600),
+        ]
         for line, code in cases:
             with self.subTest(line=line):
                 self.server.send_raw(line)
@@ -154,7 +159,11 @@ class Lifecycle(DemoCase):
     def test_rejects_a_bad_page_size(self) -> None:
         completed = subprocess.run(
             [sys.executable, "-m", "mcp_client.demo_server", "--page-size", "0"],
-            cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=30,
+        )
         self.assertEqual(completed.returncode, 2)
         self.assertIn(b"page-size", completed.stderr)
 
@@ -221,7 +230,7 @@ class Tools(DemoCase):
         self.assertEqual(result["structuredContent"], {"sum": 42})
 
     def test_add_handles_big_integers_exactly(self) -> None:
-        self.assertEqual(self.tool_text("add", {"a": 2 ** 70, "b": 1}), str(2 ** 70 + 1))
+        self.assertEqual(self.tool_text("add", {"a": 2**70, "b": 1}), str(2**70 + 1))
 
     def test_divide(self) -> None:
         result = self.tool_result("divide", {"a": 7, "b": 2})
@@ -241,9 +250,11 @@ class Tools(DemoCase):
     def test_join_words(self) -> None:
         self.assertEqual(self.tool_text("join_words", {"words": ["a", "b", "c"]}), "a b c")
         self.assertEqual(
-            self.tool_text("join_words", {"words": ["a", "b"], "separator": "-"}), "a-b")
+            self.tool_text("join_words", {"words": ["a", "b"], "separator": "-"}), "a-b"
+        )
         self.assertEqual(
-            self.tool_text("join_words", {"words": ["a", "b", "c"], "limit": 2}), "a b")
+            self.tool_text("join_words", {"words": ["a", "b", "c"], "limit": 2}), "a b"
+        )
         self.assertEqual(self.tool_text("join_words", {"words": []}), "")
 
     def test_reverse_text(self) -> None:
@@ -254,8 +265,9 @@ class Tools(DemoCase):
         records = [{"kind": "bug"}, {"kind": "idea"}, {"kind": "bug"}, {"other": 1}, {"kind": 3}]
         result = self.tool_result("count_by", {"records": records, "key": "kind"})
         self.assertEqual(result["content"][0]["text"], "bug: 2\n(missing): 1\n3: 1\nidea: 1")
-        self.assertEqual(result["structuredContent"]["counts"],
-                         {"bug": 2, "(missing)": 1, "3": 1, "idea": 1})
+        self.assertEqual(
+            result["structuredContent"]["counts"], {"bug": 2, "(missing)": 1, "3": 1, "idea": 1}
+        )
 
     def test_count_by_with_null_missing_skips_records(self) -> None:
         arguments = {"records": [{"k": "x"}, {}], "key": "k", "missing": None}
@@ -264,8 +276,10 @@ class Tools(DemoCase):
 
     def test_results_are_deterministic(self) -> None:
         arguments = {"records": [{"k": "b"}, {"k": "a"}], "key": "k"}
-        self.assertEqual(self.call_tool("count_by", arguments)["result"],
-                         self.call_tool("count_by", arguments)["result"])
+        self.assertEqual(
+            self.call_tool("count_by", arguments)["result"],
+            self.call_tool("count_by", arguments)["result"],
+        )
 
     def test_unknown_tool_is_invalid_params(self) -> None:
         for name in ("nope", "reverse_text", None, 3):
@@ -273,12 +287,20 @@ class Tools(DemoCase):
                 self.assertErrorCode(self.call_tool(name, {}), -32602)  # type: ignore[arg-type]
 
     def test_bad_arguments_are_invalid_params(self) -> None:
-        cases = [("add", {"a": 1}), ("add", {"a": 1, "b": "2"}), ("add", {"a": 1, "b": 2.5}),
-                 ("add", {"a": True, "b": 1}), ("add", {"a": 1, "b": 2, "c": 3}), ("add", [1, 2]),
-                 ("join_words", {"words": ["a", 1]}), ("join_words", {"words": "a b"}),
-                 ("join_words", {"words": [], "limit": -1}), ("reverse-text", {"text": None}),
-                 ("count_by", {"records": [1], "key": "k"}),
-                 ("count_by", {"records": [], "key": "k", "missing": 5})]
+        cases = [
+            ("add", {"a": 1}),
+            ("add", {"a": 1, "b": "2"}),
+            ("add", {"a": 1, "b": 2.5}),
+            ("add", {"a": True, "b": 1}),
+            ("add", {"a": 1, "b": 2, "c": 3}),
+            ("add", [1, 2]),
+            ("join_words", {"words": ["a", 1]}),
+            ("join_words", {"words": "a b"}),
+            ("join_words", {"words": [], "limit": -1}),
+            ("reverse-text", {"text": None}),
+            ("count_by", {"records": [1], "key": "k"}),
+            ("count_by", {"records": [], "key": "k", "missing": 5}),
+        ]
         for name, arguments in cases:
             with self.subTest(name=name, arguments=arguments):
                 response = self.call_tool(name, arguments)
@@ -296,20 +318,26 @@ class Validation(unittest.TestCase):
 
     def test_names_the_path_of_the_first_violation(self) -> None:
         schema = demo_server.TOOLS[2].input_schema  # join_words
-        self.assertEqual(demo_server.violation({"words": ["a", 2]}, schema, "arguments"),
-                         "arguments.words[1] must be of type string")
+        self.assertEqual(
+            demo_server.violation({"words": ["a", 2]}, schema, "arguments"),
+            "arguments.words[1] must be of type string",
+        )
         self.assertIsNone(demo_server.violation({"words": ["a"], "limit": 0}, schema, "arguments"))
 
     def test_every_tool_schema_accepts_its_own_example(self) -> None:
-        examples = {"add": {"a": 1, "b": 2}, "divide": {"a": 1.5, "b": 3},
-                    "join_words": {"words": ["x"], "separator": ",", "limit": 1},
-                    "reverse-text": {"text": "x", "upper": False},
-                    "count_by": {"records": [{"a": [1]}], "key": "a", "missing": "?"}}
+        examples = {
+            "add": {"a": 1, "b": 2},
+            "divide": {"a": 1.5, "b": 3},
+            "join_words": {"words": ["x"], "separator": ",", "limit": 1},
+            "reverse-text": {"text": "x", "upper": False},
+            "count_by": {"records": [{"a": [1]}], "key": "a", "missing": "?"},
+        }
         self.assertEqual(sorted(examples), sorted(tool.name for tool in demo_server.TOOLS))
         for tool in demo_server.TOOLS:
             with self.subTest(tool=tool.name):
                 self.assertIsNone(
-                    demo_server.violation(examples[tool.name], tool.input_schema, "a"))
+                    demo_server.violation(examples[tool.name], tool.input_schema, "a")
+                )
                 json.dumps(tool.descriptor())  # every descriptor is plain JSON
 
     def test_in_process_server_matches_the_wire(self) -> None:

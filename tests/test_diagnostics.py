@@ -75,7 +75,6 @@ class TailRing(unittest.TestCase):
         self.assertLessEqual(len(tail.text().encode()), TAIL_BYTES + LINE_BYTES + 64)
         self.assertTrue(all(line.isprintable() for line in tail.text().split("\n")))
 
-
     def test_a_long_line_is_shown_by_its_start_and_its_true_length(self) -> None:
         # Issue 17 item 9: it was shown as a fragment of its middle, "[8192 more bytes]".
         line = b"FATAL: the index is corrupt " + b"x" * 300000
@@ -84,7 +83,7 @@ class TailRing(unittest.TestCase):
             stream = b"starting\n" + line + b"\nexiting\n"
             logged = []
             for offset in range(0, len(stream), size if size > 1 else 7):
-                logged += tail.push(stream[offset:offset + (size if size > 1 else 7)], lines=True)
+                logged += tail.push(stream[offset : offset + (size if size > 1 else 7)], lines=True)
             shown = tail.text().split("\n")
             self.assertEqual(shown[-1], "exiting")
             self.assertTrue(shown[-2].startswith("FATAL: the index is corrupt xxx"), shown[-2][:60])
@@ -96,27 +95,40 @@ class TailRing(unittest.TestCase):
         # that once they pass twice that: the last push here does, and the cut
         # falls 18 bytes into the line (9200 bytes before it, 9211 after).
         tail = Tail()
-        for chunk in (b"a" * 4599, b"b" * 4599, b"the line the trim cuts", b"c" * 4599,
-                      b"d" * 4610):
+        for chunk in (
+            b"a" * 4599,
+            b"b" * 4599,
+            b"the line the trim cuts",
+            b"c" * 4599,
+            b"d" * 4610,
+        ):
             tail.push(chunk + b"\n")
         self.assertEqual(tail.text().split("\n")[0], "the line the trim cuts")
 
     @property_settings(200)
-    @given(st.lists(st.one_of(st.binary(max_size=3000),
-                              st.builds(lambda n, c: c * n, st.integers(0, 40000),
-                                        st.sampled_from([b"y", b"\n", b"z\n", b" "]))),
-                    max_size=30))
+    @given(
+        st.lists(
+            st.one_of(
+                st.binary(max_size=3000),
+                st.builds(
+                    lambda n, c: c * n,
+                    st.integers(0, 40000),
+                    st.sampled_from([b"y", b"\n", b"z\n", b" "]),
+                ),
+            ),
+            max_size=30,
+        )
+    )
     def test_the_tail_is_the_end_of_what_was_logged(self, chunks: list) -> None:  # type: ignore[type-arg]
         tail, logged = Tail(), []
         for chunk in chunks:
             logged += tail.push(chunk, lines=True)
         logged += tail.close()
         kept = tail.text().split("\n") if tail.text() else []
-        self.assertEqual(kept, logged[len(logged) - len(kept):])
+        self.assertEqual(kept, logged[len(logged) - len(kept) :])
 
 
 class StderrInErrors(unittest.TestCase):
-
     def test_a_traceback_before_the_handshake_explains_the_failure(self) -> None:
         transport = ProcessTransport(server("diagnostics", "traceback_before_init"), stderr=CAPTURE)
         client = prepare(transport, OPTIONS)
@@ -158,8 +170,10 @@ class StderrInErrors(unittest.TestCase):
         *_, fatal, last = caught.exception.stderr_tail.split("\n")
         self.assertEqual(last, "exiting")
         said = "FATAL: the index is corrupt; "  # a 300,000-byte line (servers/diagnostics.py)
-        self.assertEqual(fatal, (said + "x" * (LINE_BYTES - len(said))
-                                 + " [%d more bytes]" % (300000 - LINE_BYTES)))
+        self.assertEqual(
+            fatal,
+            (said + "x" * (LINE_BYTES - len(said)) + " [%d more bytes]" % (300000 - LINE_BYTES)),
+        )
         self.assertIn(fatal, str(caught.exception))
 
     def test_lines_reach_the_server_logger(self) -> None:
@@ -245,8 +259,9 @@ class LoggedStderrFlood(unittest.TestCase):
         self.assertTrue(wait_until(lambda: self.handler.count > 10000), "the flood never began")
         for n in range(20):  # each answered by the server, and so read, within LONG
             client.ping(timeout=LONG)
-            self.assertEqual(text_of(client.call_tool("echo", {"n": n}, timeout=LONG)),
-                             '{"n":%d}' % n)
+            self.assertEqual(
+                text_of(client.call_tool("echo", {"n": n}, timeout=LONG)), '{"n":%d}' % n
+            )
         self.assertEqual(text_of(client.call_tool("flooded", {}, timeout=LONG)), "no")
         self.assertEqual(client.shutdown(), Exited(-9))
         # (Its very last line may be cut short: the SIGKILL can land mid-write.)
@@ -254,29 +269,34 @@ class LoggedStderrFlood(unittest.TestCase):
 
 
 class Grace(unittest.TestCase):
-
     def test_a_server_that_flushes_on_eof_is_given_the_time(self) -> None:
         with tempfile.TemporaryDirectory() as folder:
             state = os.path.join(folder, "state")
-            client = start(server("diagnostics", "eof_flush", state),
-                           Options(retire_grace=LONG, retire_timeout=LONG))
+            client = start(
+                server("diagnostics", "eof_flush", state),
+                Options(retire_grace=LONG, retire_timeout=LONG),
+            )
             self.assertEqual(client.shutdown(), Exited(0))
             with open(state) as written:
                 self.assertEqual(written.read(), "flushed")
 
     def test_a_grandchild_left_behind_goes_with_the_group(self) -> None:
         # Issue 17 item 12: the server's own Exited(0), and the grandchild survived.
-        client = start(server("diagnostics", "grandchild_on_eof"),
-                       Options(retire_grace=LONG, retire_timeout=LONG))
+        client = start(
+            server("diagnostics", "grandchild_on_eof"),
+            Options(retire_grace=LONG, retire_timeout=LONG),
+        )
         grandchild = int(text_of(client.call_tool("spawn", {})))
         self.assertTrue(alive(grandchild))
         self.assertEqual(client.shutdown(), Exited(0))
-        self.assertTrue(wait_until(lambda: not alive(grandchild)),
-                        "the grandchild outlived the retirement")
+        self.assertTrue(
+            wait_until(lambda: not alive(grandchild)), "the grandchild outlived the retirement"
+        )
 
     def test_a_server_that_ignores_eof_is_killed_when_the_grace_ends(self) -> None:
-        client = start(server("diagnostics", "ignore_eof"),
-                       Options(retire_grace=0.5, retire_timeout=LONG))
+        client = start(
+            server("diagnostics", "ignore_eof"), Options(retire_grace=0.5, retire_timeout=LONG)
+        )
         begun = time.monotonic()
         self.assertEqual(client.shutdown(), Exited(-9))
         taken = time.monotonic() - begun
@@ -284,8 +304,9 @@ class Grace(unittest.TestCase):
         self.assertLess(taken, LONG)
 
     def test_stop_never_blocks_on_the_grace(self) -> None:
-        client = start(server("diagnostics", "ignore_eof"),
-                       Options(retire_grace=LONG, retire_timeout=LONG))
+        client = start(
+            server("diagnostics", "ignore_eof"), Options(retire_grace=LONG, retire_timeout=LONG)
+        )
         begun = time.monotonic()
         client.stop()
         self.assertLess(time.monotonic() - begun, 0.5 * LONG)

@@ -46,24 +46,30 @@ from cap.mcp import load_generated  # noqa: E402
 from codegen_checks import assert_conforms  # noqa: E402
 
 TOO_OLD = sys.version_info < (3, 10)
-TOO_OLD_REASON = ("mcp-server-time and mcp-server-git need Python >= 3.10; the test extra "
-                  "does not install them on %d.%d" % sys.version_info[:2])
+TOO_OLD_REASON = (
+    "mcp-server-time and mcp-server-git need Python >= 3.10; the test extra "
+    "does not install them on %d.%d" % sys.version_info[:2]
+)
 
 # A commit identity for git, in the server's environment (the client passes the
 # server only a minimal environment plus what it is given), isolated from any
 # user or system git configuration.
 GIT_ENV = {
-    "GIT_AUTHOR_NAME": "E2E Tester", "GIT_AUTHOR_EMAIL": "e2e@example.invalid",
-    "GIT_COMMITTER_NAME": "E2E Tester", "GIT_COMMITTER_EMAIL": "e2e@example.invalid",
-    "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_AUTHOR_NAME": "E2E Tester",
+    "GIT_AUTHOR_EMAIL": "e2e@example.invalid",
+    "GIT_COMMITTER_NAME": "E2E Tester",
+    "GIT_COMMITTER_EMAIL": "e2e@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
 }
 
 
 def require(module: str, distribution: str) -> None:
     """Fail (never skip) when a server the test extra installs is missing."""
     if importlib.util.find_spec(module) is None:
-        raise AssertionError("%s is not installed; `pip install -e '.[test]'` installs it"
-                             % distribution)
+        raise AssertionError(
+            "%s is not installed; `pip install -e '.[test]'` installs it" % distribution
+        )
 
 
 class RealServerCase(unittest.TestCase):
@@ -77,21 +83,27 @@ class RealServerCase(unittest.TestCase):
         tools = client.list_tools()
         generated = codegen.generate(server, tools)
         module = load_generated(generated.module_name, generated.source)
-        recording = seam.recording(lambda name, tool, arguments: self._call(
-            client, server, name, tool, arguments))
+        recording = seam.recording(
+            lambda name, tool, arguments: self._call(client, server, name, tool, arguments)
+        )
         calls = recording.__enter__()
         self.addCleanup(recording.__exit__, None, None, None)
         return module, calls
 
-    def _call(self, client: Client, server: str, name: str, tool: str,
-              arguments: Dict[str, Any]) -> CallToolResult:
+    def _call(
+        self, client: Client, server: str, name: str, tool: str, arguments: Dict[str, Any]
+    ) -> CallToolResult:
         self.assertEqual(name, server)
         return client.call_tool(tool, arguments)
 
     def cli(self, *args: str) -> Dict[str, Any]:
-        done = subprocess.run([sys.executable, "-m", "mcp_client", "--json", *args],
-                              capture_output=True, text=True, timeout=120,
-                              env=dict(os.environ, PYTHONPATH=REPO))
+        done = subprocess.run(
+            [sys.executable, "-m", "mcp_client", "--json", *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=dict(os.environ, PYTHONPATH=REPO),
+        )
         self.assertEqual(done.returncode, 0, done.stderr)
         report: Dict[str, Any] = json.loads(done.stdout)
         return report
@@ -109,23 +121,35 @@ class TimeServer(RealServerCase):
         try:
             self.assertEqual(client.initialize_result.server_info.name, "mcp-time")
             module, calls = self.load(client, "mcp-time")
-            self.check_conversion(module.convert_time(
-                source_timezone="UTC", time="12:00", target_timezone="Asia/Tokyo"), 9 * 60)
-            self.check_conversion(module.convert_time(
-                source_timezone="Asia/Kolkata", time="08:15", target_timezone="UTC"),
-                -(5 * 60 + 30))
+            self.check_conversion(
+                module.convert_time(
+                    source_timezone="UTC", time="12:00", target_timezone="Asia/Tokyo"
+                ),
+                9 * 60,
+            )
+            self.check_conversion(
+                module.convert_time(
+                    source_timezone="Asia/Kolkata", time="08:15", target_timezone="UTC"
+                ),
+                -(5 * 60 + 30),
+            )
             now = module.get_current_time(timezone="UTC")
             self.assertFalse(now.is_error, now)
             stamp = datetime.datetime.fromisoformat(now.structured_content["datetime"])
             self.assertEqual(stamp.utcoffset(), datetime.timedelta(0))
-            refused = module.convert_time(source_timezone="Nowhere/Atlantis", time="12:00",
-                                          target_timezone="UTC")
+            refused = module.convert_time(
+                source_timezone="Nowhere/Atlantis", time="12:00", target_timezone="UTC"
+            )
             self.assertTrue(refused.is_error)
             self.assertIn("Nowhere/Atlantis", text_of(refused))
-            self.assertEqual([call.tool for call in calls],
-                             ["convert_time", "convert_time", "get_current_time", "convert_time"])
-            self.assertEqual(calls[0].arguments, {"source_timezone": "UTC", "time": "12:00",
-                                                  "target_timezone": "Asia/Tokyo"})
+            self.assertEqual(
+                [call.tool for call in calls],
+                ["convert_time", "convert_time", "get_current_time", "convert_time"],
+            )
+            self.assertEqual(
+                calls[0].arguments,
+                {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"},
+            )
         finally:
             evidence = client.shutdown()
         self.assertIsInstance(evidence, Exited)
@@ -140,25 +164,28 @@ class TimeServer(RealServerCase):
             module = load_generated(generated.module_name, generated.source)
             with seam.recording(seam.contract(client.call_tool, generated.tools)) as calls:
                 now = module.get_current_time(timezone="UTC")
-                converted = module.convert_time(source_timezone="UTC", time="23:30",
-                                                target_timezone="Asia/Tokyo")
+                converted = module.convert_time(
+                    source_timezone="UTC", time="23:30", target_timezone="Asia/Tokyo"
+                )
                 with self.assertRaises(seam.ToolFailed) as failed:
-                    module.convert_time(source_timezone="Nowhere/Atlantis", time="12:00",
-                                        target_timezone="UTC")
+                    module.convert_time(
+                        source_timezone="Nowhere/Atlantis", time="12:00", target_timezone="UTC"
+                    )
         finally:
             evidence = client.shutdown()
         self.assertIsInstance(evidence, Exited)
         self.assertEqual(len(calls), 3)
         self.assertTrue(failed.exception.result.is_error)
-        for function, value in ((module.get_current_time, now),
-                                (module.convert_time, converted)):
+        for function, value in ((module.get_current_time, now), (module.convert_time, converted)):
             declared = function.__annotations__["return"]
-            self.assertEqual(declared.__name__, function.__name__.title().replace("_", "")
-                             + "Result")
+            self.assertEqual(
+                declared.__name__, function.__name__.title().replace("_", "") + "Result"
+            )
             self.assertEqual(set(value), set(declared.__annotations__), "the declared keys")
             assert_conforms(self, value, declared)
-        self.assertEqual(set(converted["target"]),
-                         set(module.ConvertTimeResultTarget.__annotations__))
+        self.assertEqual(
+            set(converted["target"]), set(module.ConvertTimeResultTarget.__annotations__)
+        )
         self.assertTrue(converted["target"]["datetime"].endswith("T08:30:00+09:00"))
         stamp = datetime.datetime.fromisoformat(now["datetime"])
         self.assertEqual(stamp.utcoffset(), datetime.timedelta(0))
@@ -178,14 +205,21 @@ class TimeServer(RealServerCase):
         self.assertEqual(data["time_difference"], "%+.1fh" % (minutes / 60))
 
     def test_the_command_line(self) -> None:
-        report = self.cli("--call", "convert_time",
-                          '{"source_timezone": "UTC", "time": "23:30", "target_timezone": '
-                          '"Asia/Tokyo"}', "--", *self.SPAWN.argv())
+        report = self.cli(
+            "--call",
+            "convert_time",
+            '{"source_timezone": "UTC", "time": "23:30", "target_timezone": "Asia/Tokyo"}',
+            "--",
+            *self.SPAWN.argv(),
+        )
         self.assertEqual(report["server"]["name"], "mcp-time")
-        self.assertEqual(sorted(tool["name"] for tool in report["tools"]),
-                         ["convert_time", "get_current_time"])
-        self.assertIn(".convert_time(source_timezone: str, time: str, target_timezone: str)",
-                      report["surface"])
+        self.assertEqual(
+            sorted(tool["name"] for tool in report["tools"]), ["convert_time", "get_current_time"]
+        )
+        self.assertIn(
+            ".convert_time(source_timezone: str, time: str, target_timezone: str)",
+            report["surface"],
+        )
         target = report["call"]["structuredContent"]["target"]["datetime"]
         self.assertTrue(target.endswith("T08:30:00+09:00"), target)
         self.assertEqual(report["retirement"]["evidence"], "Exited")
@@ -208,8 +242,9 @@ class GitServer(RealServerCase):
 
     def git(self, *args: str) -> str:
         env = dict(os.environ, **GIT_ENV)
-        done = subprocess.run(["git", *args], cwd=self.repo, env=env, capture_output=True,
-                              text=True, timeout=60)
+        done = subprocess.run(
+            ["git", *args], cwd=self.repo, env=env, capture_output=True, text=True, timeout=60
+        )
         self.assertEqual(done.returncode, 0, done.stderr)
         return done.stdout
 
@@ -218,8 +253,9 @@ class GitServer(RealServerCase):
             stream.write(text)
 
     def spawn(self) -> Spawn:
-        return Spawn(sys.executable, ("-m", "mcp_server_git", "--repository", self.repo),
-                     env=GIT_ENV)
+        return Spawn(
+            sys.executable, ("-m", "mcp_server_git", "--repository", self.repo), env=GIT_ENV
+        )
 
     def test_generated_functions_call_the_live_server(self) -> None:
         client = start(self.spawn(), OPTIONS)
@@ -234,25 +270,36 @@ class GitServer(RealServerCase):
             self.assertIn("+second line, not yet committed", diff)
             module.git_add(repo_path=self.repo, files=["notes.txt"])
             module.git_commit(repo_path=self.repo, message="Second commit, made through MCP")
-            self.assertIn("Second commit, made through MCP",
-                          text_of(module.git_log(repo_path=self.repo, max_count=1)))
+            self.assertIn(
+                "Second commit, made through MCP",
+                text_of(module.git_log(repo_path=self.repo, max_count=1)),
+            )
             self.assertNotIn("notes.txt", text_of(module.git_status(repo_path=self.repo)))
             self.assertEqual(calls[1].arguments, {"repo_path": self.repo, "max_count": 5})
-            self.assertEqual([call.tool for call in calls][:3],
-                             ["git_status", "git_log", "git_diff_unstaged"])
+            self.assertEqual(
+                [call.tool for call in calls][:3], ["git_status", "git_log", "git_diff_unstaged"]
+            )
         finally:
             evidence = client.shutdown()
         self.assertIsInstance(evidence, Exited)
-        self.assertEqual(self.git("log", "-1", "--format=%an|%s"),
-                         "E2E Tester|Second commit, made through MCP\n",
-                         "the identity came from the Spawn environment")
+        self.assertEqual(
+            self.git("log", "-1", "--format=%an|%s"),
+            "E2E Tester|Second commit, made through MCP\n",
+            "the identity came from the Spawn environment",
+        )
 
     def test_the_command_line(self) -> None:
         env_args: List[str] = []
         for key, value in GIT_ENV.items():
             env_args += ["--env", "%s=%s" % (key, value)]
-        report = self.cli(*env_args, "--call", "git_status", json.dumps({"repo_path": self.repo}),
-                          "--", *self.spawn().argv())
+        report = self.cli(
+            *env_args,
+            "--call",
+            "git_status",
+            json.dumps({"repo_path": self.repo}),
+            "--",
+            *self.spawn().argv(),
+        )
         self.assertEqual(report["server"]["name"], "mcp-git")
         self.assertIn("git_log", [tool["name"] for tool in report["tools"]])
         self.assertRegex(report["call"]["content"][0]["text"], r"modified:\s+notes\.txt")

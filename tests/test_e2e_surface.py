@@ -95,12 +95,18 @@ class SurfaceCase(unittest.TestCase):
             server = client.initialize_result.server_info.name
             generated = codegen.generate(server, tools)
             module = load_generated(generated.module_name, generated.source)
-            self.assertEqual([tool.line for tool in generated.tools],
-                             generated.surface.splitlines(), "in surface order, as shown")
-            self.assertEqual(sorted(tool.wire_name for tool in generated.tools),
-                             sorted(tool.name for tool in tools))
-            live = Live(client, generated, module,
-                        {tool.wire_name: tool for tool in generated.tools})
+            self.assertEqual(
+                [tool.line for tool in generated.tools],
+                generated.surface.splitlines(),
+                "in surface order, as shown",
+            )
+            self.assertEqual(
+                sorted(tool.wire_name for tool in generated.tools),
+                sorted(tool.name for tool in tools),
+            )
+            live = Live(
+                client, generated, module, {tool.wire_name: tool for tool in generated.tools}
+            )
             with seam.recording(live.deliver) as self.calls:
                 yield live
         finally:
@@ -211,22 +217,31 @@ class Filesystem(SurfaceCase):
             self.assert_verbatim(live, "edit_file", "path", "edits", "dryRun")
             self.assertIn('"oldText": str', live.line("edit_file"))
             self.assertIn('"newText": str', live.line("edit_file"))
-            edit = self.assert_record_of(live.hints("edit_file")["edits"],
-                                         {"oldText": str, "newText": str})
+            edit = self.assert_record_of(
+                live.hints("edit_file")["edits"], {"oldText": str, "newText": str}
+            )
             self.assertEqual(edit.__required_keys__, frozenset({"oldText", "newText"}))
             self.assertIs(strip_optional(live.hints("edit_file")["dryRun"]), bool)
             # The keys' own descriptions reach the on-demand detail.
-            self.assertIn('"oldText": Text to search for - must match exactly',
-                          " ".join(live.tools["edit_file"].doc.split()))
+            self.assertIn(
+                '"oldText": Text to search for - must match exactly',
+                " ".join(live.tools["edit_file"].doc.split()),
+            )
             self.assert_verbatim(live, "list_directory_with_sizes", "path", "sortBy")
-            self.assertEqual(literal_members(live.hints("list_directory_with_sizes")["sortBy"]),
-                             ["name", "size"])
-            self.assertIn('sortBy: Literal["name", "size"] = "name"',
-                          live.line("list_directory_with_sizes"))
-            doc = " ".join((inspect.getdoc(live.function("list_directory_with_sizes"))
-                            or "").split())  # as wrapped: one space between words
-            self.assertIn('sortBy: (Literal["name", "size"], optional) Sort entries by name '
-                          'or size. One of: "name", "size". Default: "name"', doc)
+            self.assertEqual(
+                literal_members(live.hints("list_directory_with_sizes")["sortBy"]), ["name", "size"]
+            )
+            self.assertIn(
+                'sortBy: Literal["name", "size"] = "name"', live.line("list_directory_with_sizes")
+            )
+            doc = " ".join(
+                (inspect.getdoc(live.function("list_directory_with_sizes")) or "").split()
+            )  # as wrapped: one space between words
+            self.assertIn(
+                'sortBy: (Literal["name", "size"], optional) Sort entries by name '
+                'or size. One of: "name", "size". Default: "name"',
+                doc,
+            )
             self.assert_verbatim(live, "directory_tree", "excludePatterns")
 
     def test_calls_deliver_the_declared_shapes(self) -> None:
@@ -234,12 +249,16 @@ class Filesystem(SurfaceCase):
         with self.live(self.spawn) as live:
             wrote = live.function("write_file")(path=notes, content="alpha beta\n")
             edited = live.function("edit_file")(
-                path=notes, edits=[{"oldText": "beta", "newText": "gamma"}])
+                path=notes, edits=[{"oldText": "beta", "newText": "gamma"}]
+            )
             listed = live.function("list_directory_with_sizes")(path=self.allowed, sortBy="size")
             with self.assertRaises(ToolFailed) as refused:
                 live.function("read_text_file")(path="/etc/passwd")
-        for wire, value in (("write_file", wrote), ("edit_file", edited),
-                            ("list_directory_with_sizes", listed)):
+        for wire, value in (
+            ("write_file", wrote),
+            ("edit_file", edited),
+            ("list_directory_with_sizes", listed),
+        ):
             self.assertEqual(live.tools[wire].returns, "structured")
             self.assertEqual(set(value), {"content"})
             self.assert_declared(live, wire, value)
@@ -247,9 +266,13 @@ class Filesystem(SurfaceCase):
         self.assertIn("notes.txt", listed["content"])
         with open(notes) as stream:
             self.assertEqual(stream.read(), "alpha gamma\n")
-        self.assertEqual([call.arguments for call in self.calls][1:3], [
-            {"path": notes, "edits": [{"oldText": "beta", "newText": "gamma"}]},
-            {"path": self.allowed, "sortBy": "size"}])
+        self.assertEqual(
+            [call.arguments for call in self.calls][1:3],
+            [
+                {"path": notes, "edits": [{"oldText": "beta", "newText": "gamma"}]},
+                {"path": self.allowed, "sortBy": "size"},
+            ],
+        )
         self.assertTrue(refused.exception.result.is_error)
         self.assertIn("Access denied - path outside allowed directories", str(refused.exception))
 
@@ -267,31 +290,49 @@ class Memory(SurfaceCase):
             line = live.line("add_observations")
             self.assertIn('"entityName": str', line)
             self.assertIn('"contents": list[str]', line)
-            self.assert_record_of(live.hints("add_observations")["observations"],
-                                  {"entityName": str, "contents": List[str]})
-            self.assert_record_of(live.hints("create_entities")["entities"],
-                                  {"name": str, "entityType": str, "observations": List[str]})
+            self.assert_record_of(
+                live.hints("add_observations")["observations"],
+                {"entityName": str, "contents": List[str]},
+            )
+            self.assert_record_of(
+                live.hints("create_entities")["entities"],
+                {"name": str, "entityType": str, "observations": List[str]},
+            )
             self.assert_verbatim(live, "delete_entities", "entityNames")
 
     def test_calls_deliver_the_declared_shapes(self) -> None:
         with self.live(self.spawn) as live:
-            created = live.function("create_entities")(entities=[
-                {"name": "Ada", "entityType": "person", "observations": ["wrote notes"]}])
-            added = live.function("add_observations")(observations=[
-                {"entityName": "Ada", "contents": ["first programmer"]}])
+            created = live.function("create_entities")(
+                entities=[{"name": "Ada", "entityType": "person", "observations": ["wrote notes"]}]
+            )
+            added = live.function("add_observations")(
+                observations=[{"entityName": "Ada", "contents": ["first programmer"]}]
+            )
             with self.assertRaises(ToolFailed) as missing:
-                live.function("add_observations")(observations=[
-                    {"entityName": "Nobody", "contents": ["x"]}])
+                live.function("add_observations")(
+                    observations=[{"entityName": "Nobody", "contents": ["x"]}]
+                )
             graph = live.function("read_graph")()
-        for wire, value in (("create_entities", created), ("add_observations", added),
-                            ("read_graph", graph)):
+        for wire, value in (
+            ("create_entities", created),
+            ("add_observations", added),
+            ("read_graph", graph),
+        ):
             self.assertEqual(live.tools[wire].returns, "structured")
             self.assert_declared(live, wire, value)
-        self.assertEqual(added, {"results": [
-            {"entityName": "Ada", "addedObservations": ["first programmer"]}]})
-        self.assertEqual(graph["entities"], [{"name": "Ada", "entityType": "person",
-                                              "observations": ["wrote notes",
-                                                               "first programmer"]}])
+        self.assertEqual(
+            added, {"results": [{"entityName": "Ada", "addedObservations": ["first programmer"]}]}
+        )
+        self.assertEqual(
+            graph["entities"],
+            [
+                {
+                    "name": "Ada",
+                    "entityType": "person",
+                    "observations": ["wrote notes", "first programmer"],
+                }
+            ],
+        )
         self.assertEqual(graph["relations"], [])
         self.assertTrue(missing.exception.result.is_error)
         self.assertEqual(str(missing.exception), "Entity with name Nobody not found")
@@ -300,9 +341,17 @@ class Memory(SurfaceCase):
 
 
 class SequentialThinking(SurfaceCase):
-    PARAMETERS = ("thought", "nextThoughtNeeded", "thoughtNumber", "totalThoughts",
-                  "isRevision", "revisesThought", "branchFromThought", "branchId",
-                  "needsMoreThoughts")
+    PARAMETERS = (
+        "thought",
+        "nextThoughtNeeded",
+        "thoughtNumber",
+        "totalThoughts",
+        "isRevision",
+        "revisesThought",
+        "branchFromThought",
+        "branchId",
+        "needsMoreThoughts",
+    )
 
     def setUp(self) -> None:
         self.spawn = npm(npm_servers.SEQUENTIAL_THINKING)
@@ -311,24 +360,40 @@ class SequentialThinking(SurfaceCase):
         with self.live(self.spawn) as live:
             self.assertEqual(tuple(live.tools), ("sequentialthinking",))
             self.assert_verbatim(live, "sequentialthinking", *self.PARAMETERS)
-            self.assertEqual(set(inspect.signature(live.function("sequentialthinking"))
-                                 .parameters), set(self.PARAMETERS))
+            self.assertEqual(
+                set(inspect.signature(live.function("sequentialthinking")).parameters),
+                set(self.PARAMETERS),
+            )
             think = live.function("sequentialthinking")
-            first = think(thought="Plan the test", nextThoughtNeeded=True, thoughtNumber=1,
-                          totalThoughts=2)
-            second = think(thought="Run it", nextThoughtNeeded=False, thoughtNumber=2,
-                           totalThoughts=2)
+            first = think(
+                thought="Plan the test", nextThoughtNeeded=True, thoughtNumber=1, totalThoughts=2
+            )
+            second = think(
+                thought="Run it", nextThoughtNeeded=False, thoughtNumber=2, totalThoughts=2
+            )
         self.assertEqual(live.tools["sequentialthinking"].returns, "structured")
         for value in (first, second):
             self.assert_declared(live, "sequentialthinking", value)
-        self.assertEqual(first, {"thoughtNumber": 1, "totalThoughts": 2,
-                                 "nextThoughtNeeded": True, "branches": [],
-                                 "thoughtHistoryLength": 1})
-        self.assertEqual((second["nextThoughtNeeded"], second["thoughtHistoryLength"]),
-                         (False, 2))
-        self.assertEqual(self.calls[0].arguments, {
-            "thought": "Plan the test", "nextThoughtNeeded": True, "thoughtNumber": 1,
-            "totalThoughts": 2})
+        self.assertEqual(
+            first,
+            {
+                "thoughtNumber": 1,
+                "totalThoughts": 2,
+                "nextThoughtNeeded": True,
+                "branches": [],
+                "thoughtHistoryLength": 1,
+            },
+        )
+        self.assertEqual((second["nextThoughtNeeded"], second["thoughtHistoryLength"]), (False, 2))
+        self.assertEqual(
+            self.calls[0].arguments,
+            {
+                "thought": "Plan the test",
+                "nextThoughtNeeded": True,
+                "thoughtNumber": 1,
+                "totalThoughts": 2,
+            },
+        )
 
 
 class Everything(SurfaceCase):
@@ -338,11 +403,11 @@ class Everything(SurfaceCase):
     def test_enums_keep_their_members(self) -> None:
         with self.live(self.spawn) as live:
             for wire, parameter, members in (
-                    ("get-structured-content", "location", ["New York", "Chicago",
-                                                            "Los Angeles"]),
-                    ("get-annotated-message", "messageType", ["error", "success", "debug"]),
-                    ("get-resource-reference", "resourceType", ["Text", "Blob"]),
-                    ("gzip-file-as-resource", "outputType", ["resourceLink", "resource"])):
+                ("get-structured-content", "location", ["New York", "Chicago", "Los Angeles"]),
+                ("get-annotated-message", "messageType", ["error", "success", "debug"]),
+                ("get-resource-reference", "resourceType", ["Text", "Blob"]),
+                ("gzip-file-as-resource", "outputType", ["resourceLink", "resource"]),
+            ):
                 self.assert_verbatim(live, wire, parameter)
                 self.assertEqual(literal_members(live.hints(wire)[parameter]), members)
                 for member in members:
@@ -357,25 +422,27 @@ class Everything(SurfaceCase):
             with self.assertRaises(ToolFailed) as refused:  # a member the schema lacks
                 live.function("get-structured-content")(location="Atlantis")
         self.assert_result_record(live, "echo", echoed)
-        self.assertEqual(echoed, {"text": "Echo: hi",
-                                  "content": [{"type": "text", "text": "Echo: hi"}]})
+        self.assertEqual(
+            echoed, {"text": "Echo: hi", "content": [{"type": "text", "text": "Echo: hi"}]}
+        )
         self.assert_result_record(live, "get-tiny-image", image)
-        self.assertEqual([block["type"] for block in image["content"]],
-                         ["text", "image", "text"])
+        self.assertEqual([block["type"] for block in image["content"]], ["text", "image", "text"])
         picture = image["content"][1]
         self.assertEqual(picture["mimeType"], "image/png")
         self.assertEqual(base64.b64decode(picture["data"])[:8], b"\x89PNG\r\n\x1a\n")
-        self.assertEqual(image["text"], "Here's the image you requested:\n"
-                                        "The image above is the MCP logo.")
+        self.assertEqual(
+            image["text"], "Here's the image you requested:\nThe image above is the MCP logo."
+        )
         self.assertEqual(live.tools["get-structured-content"].returns, "structured")
         self.assert_declared(live, "get-structured-content", weather)
         self.assertEqual(set(weather), {"temperature", "conditions", "humidity"})
-        self.assertIn('expected one of "New York"|"Chicago"|"Los Angeles"',
-                      str(refused.exception))
+        self.assertIn('expected one of "New York"|"Chicago"|"Los Angeles"', str(refused.exception))
 
 
-STUB = ("from typing import Any, Dict\n\n"
-        "def invoke(server: str, tool: str, arguments: Dict[str, Any]) -> Any: ...\n")
+STUB = (
+    "from typing import Any, Dict\n\n"
+    "def invoke(server: str, tool: str, arguments: Dict[str, Any]) -> Any: ...\n"
+)
 
 RIGHT = """from typing import Any, Dict, List
 from cap.mcp import everything, filesystem, memory, thinking
@@ -401,22 +468,34 @@ def main() -> None:
 
 # The guesses issue 19 saw (and their kin), each with the finding mypy must make.
 WRONG: Dict[str, Tuple[str, str]] = {
-    "edits": ('filesystem.edit_file("/tmp/a", [{{"old": "a", "new": "b"}}])',
-              'Missing keys ("oldText", "newText") for TypedDict "EditFileEdits"'),
-    "observations": ('memory.add_observations([{{"entityName": "Ada", "observations": []}}])',
-                     'Extra key "observations" for TypedDict "AddObservationsObservations"'),
-    "sort_by": ('filesystem.list_directory_with_sizes("/tmp", sort_by="size")',
-                'Unexpected keyword argument "sort_by" for "list_directory_with_sizes"; '
-                'did you mean "sortBy"?'),
-    "snake_case": ('thinking.sequentialthinking(thought="t", next_thought_needed=True, '
-                   'thoughtNumber=1, totalThoughts=1)',
-                   'Unexpected keyword argument "next_thought_needed" for '
-                   '"sequentialthinking"; did you mean "nextThoughtNeeded"?'),
-    "member": ('everything.{weather}(location="Atlantis")',
-               'has incompatible type "Literal[\'Atlantis\']"; '
-               'expected "Literal[\'New York\', \'Chicago\', \'Los Angeles\']"'),
-    "result_key": ('print(memory.read_graph()["entities"][0]["entity_type"])',
-                   'has no key "entity_type"'),
+    "edits": (
+        'filesystem.edit_file("/tmp/a", [{{"old": "a", "new": "b"}}])',
+        'Missing keys ("oldText", "newText") for TypedDict "EditFileEdits"',
+    ),
+    "observations": (
+        'memory.add_observations([{{"entityName": "Ada", "observations": []}}])',
+        'Extra key "observations" for TypedDict "AddObservationsObservations"',
+    ),
+    "sort_by": (
+        'filesystem.list_directory_with_sizes("/tmp", sort_by="size")',
+        'Unexpected keyword argument "sort_by" for "list_directory_with_sizes"; '
+        'did you mean "sortBy"?',
+    ),
+    "snake_case": (
+        'thinking.sequentialthinking(thought="t", next_thought_needed=True, '
+        'thoughtNumber=1, totalThoughts=1)',
+        'Unexpected keyword argument "next_thought_needed" for '
+        '"sequentialthinking"; did you mean "nextThoughtNeeded"?',
+    ),
+    "member": (
+        'everything.{weather}(location="Atlantis")',
+        'has incompatible type "Literal[\'Atlantis\']"; '
+        'expected "Literal[\'New York\', \'Chicago\', \'Los Angeles\']"',
+    ),
+    "result_key": (
+        'print(memory.read_graph()["entities"][0]["entity_type"])',
+        'has no key "entity_type"',
+    ),
     "output_key": ('print(everything.echo("hi")["txt"])', 'has no key "txt"'),
 }
 
@@ -424,16 +503,23 @@ WRONG: Dict[str, Tuple[str, str]] = {
 class TypeCheckedPrograms(SurfaceCase):
     """The modules of the live servers, a right program and the wrong guesses, under mypy."""
 
-    SERVERS = (("filesystem", npm_servers.FILESYSTEM), ("memory", npm_servers.MEMORY),
-               ("thinking", npm_servers.SEQUENTIAL_THINKING),
-               ("everything", npm_servers.EVERYTHING))
+    SERVERS = (
+        ("filesystem", npm_servers.FILESYSTEM),
+        ("memory", npm_servers.MEMORY),
+        ("thinking", npm_servers.SEQUENTIAL_THINKING),
+        ("everything", npm_servers.EVERYTHING),
+    )
 
     def test_right_passes_and_each_guess_fails_with_mypys_message(self) -> None:
         scratch = tempfile.TemporaryDirectory()
         self.addCleanup(scratch.cleanup)
         root = Path(scratch.name)
-        for relative, text in (("cap/__init__.py", ""), ("cap/internal/__init__.py", ""),
-                               ("cap/internal/mcp.pyi", STUB), ("cap/mcp/__init__.py", "")):
+        for relative, text in (
+            ("cap/__init__.py", ""),
+            ("cap/internal/__init__.py", ""),
+            ("cap/internal/mcp.pyi", STUB),
+            ("cap/mcp/__init__.py", ""),
+        ):
             write(root / relative, text)
         files: List[str] = []
         tools: Dict[str, codegen.GeneratedTool] = {}
@@ -442,19 +528,25 @@ class TypeCheckedPrograms(SurfaceCase):
         weather = tools["get-structured-content"].function  # hyphens: a digested name
         write(root / "right.py", RIGHT.replace("{weather}", weather))
         for key, (line, _) in WRONG.items():
-            write(root / ("wrong_%s.py" % key),
-                  "from cap.mcp import everything, filesystem, memory, thinking\n%s\n"
-                  % line.format(weather=weather))
+            write(
+                root / ("wrong_%s.py" % key),
+                "from cap.mcp import everything, filesystem, memory, thinking\n%s\n"
+                % line.format(weather=weather),
+            )
         findings = mypy(root, files + ["right.py"] + ["wrong_%s.py" % key for key in WRONG])
-        self.assertEqual({path: said for path, said in findings.items()
-                          if not path.startswith("wrong_")}, {}, "modules and right.py clean")
+        self.assertEqual(
+            {path: said for path, said in findings.items() if not path.startswith("wrong_")},
+            {},
+            "modules and right.py clean",
+        )
         for key, (_, expected) in WRONG.items():
             with self.subTest(key):
                 said = findings.get("wrong_%s.py" % key, [])
                 self.assertTrue(any(expected in finding for finding in said), said)
 
-    def generate_into(self, root: Path, name: str, executable: str,
-                      tools: Dict[str, codegen.GeneratedTool]) -> str:
+    def generate_into(
+        self, root: Path, name: str, executable: str, tools: Dict[str, codegen.GeneratedTool]
+    ) -> str:
         """The live server's module as ``cap.mcp.<name>`` under ``root``, its tools added
         to ``tools``; returns the module's path."""
         with tempfile.TemporaryDirectory() as scratch:
@@ -476,10 +568,24 @@ def write(path: Path, text: str) -> None:
 def mypy(root: Path, files: List[str]) -> Dict[str, List[str]]:
     """``mypy --strict`` over ``files`` in ``root``: each file's errors and notes."""
     done = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir",
-         os.devnull, "--no-error-summary", "--hide-error-context", *files],
-        cwd=root, env=dict(os.environ, MYPYPATH=str(root)), capture_output=True, text=True,
-        timeout=600)
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--no-incremental",
+            "--cache-dir",
+            os.devnull,
+            "--no-error-summary",
+            "--hide-error-context",
+            *files,
+        ],
+        cwd=root,
+        env=dict(os.environ, MYPYPATH=str(root)),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     findings: Dict[str, List[str]] = {}
     for line in done.stdout.splitlines():
         match = re.match(r"([^:]+):\d+: (?:error|note): (.*)", line)

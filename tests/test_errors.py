@@ -57,7 +57,7 @@ def drawn(doc: str) -> Tuple[str, List[Edge], List[Row]]:
             rows.append((depth, entry.group(1), depth - 1))
         elif continued:  # a sibling list cut after a comma goes on here
             text = line.lstrip("| ")
-            rows.append((depth, line[:4 * depth], depth))
+            rows.append((depth, line[: 4 * depth], depth))
         else:
             raise AssertionError("not a diagram line: %r" % line)
         names = re.split(r"\s{2,}", text.strip())[0]  # the description is cut off
@@ -71,7 +71,7 @@ def drawn(doc: str) -> Tuple[str, List[Edge], List[Row]]:
 
 def later_sibling(rows: List[Row], index: int, depth: int) -> bool:
     """Whether an entry at ``depth`` follows row ``index`` under the same parent."""
-    for later, _, slots in rows[index + 1:]:
+    for later, _, slots in rows[index + 1 :]:
         if later < depth:
             return False
         if later == depth and slots == depth - 1:  # an entry, not a continuation
@@ -83,14 +83,17 @@ def class_tree() -> Dict[str, List[str]]:
     """Each error class in ``errors`` by name, with its ``McpClientError`` bases."""
     tree: Dict[str, List[str]] = {}
     for name, value in vars(errors).items():
-        if (isinstance(value, type) and issubclass(value, McpClientError)
-                and name == value.__name__ and not name.startswith("_")):
+        if (
+            isinstance(value, type)
+            and issubclass(value, McpClientError)
+            and name == value.__name__
+            and not name.startswith("_")
+        ):
             tree[name] = [b.__name__ for b in value.__bases__ if issubclass(b, McpClientError)]
     return tree
 
 
 class Diagram(unittest.TestCase):
-
     def setUp(self) -> None:
         assert errors.__doc__ is not None
         self.root, self.edges, self.rows = drawn(errors.__doc__)
@@ -119,8 +122,11 @@ class Diagram(unittest.TestCase):
         for index, (_, prefix, slots) in enumerate(self.rows):
             for level in range(1, slots + 1):
                 expected = "|   " if later_sibling(self.rows, index, level) else "    "
-                self.assertEqual(prefix[4 * (level - 1):4 * level], expected,
-                                 "row %d, level %d" % (index + 1, level))
+                self.assertEqual(
+                    prefix[4 * (level - 1) : 4 * level],
+                    expected,
+                    "row %d, level %d" % (index + 1, level),
+                )
 
     def test_each_class_is_drawn_once(self) -> None:
         children = [child for _, child in self.edges]
@@ -138,12 +144,18 @@ class ErrorsImportedFromOnePlace(unittest.TestCase):
         strays = []
         for path in sorted(tests.rglob("*.py")):
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if (isinstance(node, ast.ImportFrom) and node.module is not None
-                        and node.module.split(".")[0] == "mcp_client"
-                        and node.module != "mcp_client.errors"):
-                    strays += ["%s:%d: from %s import %s" % (
-                        path.relative_to(tests), node.lineno, node.module, alias.name)
-                        for alias in node.names if alias.name in names]
+                if (
+                    isinstance(node, ast.ImportFrom)
+                    and node.module is not None
+                    and node.module.split(".")[0] == "mcp_client"
+                    and node.module != "mcp_client.errors"
+                ):
+                    strays += [
+                        "%s:%d: from %s import %s"
+                        % (path.relative_to(tests), node.lineno, node.module, alias.name)
+                        for alias in node.names
+                        if alias.name in names
+                    ]
         self.assertEqual(strays, [])
 
 
@@ -152,8 +164,13 @@ class Reason(unittest.TestCase):
 
     BASES: Tuple[Type[McpClientError], ...] = (Fault, Unavailable, StartError, ChannelError)
     LEAVES: Tuple[Type[McpClientError], ...] = (
-        CorruptionReport, BadMessage, LineTooLong, ClientBroken, TransportFailed,
-        ToolsNotDeclared, WriteFailed,
+        CorruptionReport,
+        BadMessage,
+        LineTooLong,
+        ClientBroken,
+        TransportFailed,
+        ToolsNotDeclared,
+        WriteFailed,
     )
 
     def test_constructed_from_a_reason(self) -> None:
@@ -184,8 +201,10 @@ class VersionNames(unittest.TestCase):
     def test_start_error_carries_the_fault(self) -> None:
         fault = ForeignVersionFault("1999-01-01", ("2025-06-18",))
         error = VersionUnsupported(fault)
-        self.assertEqual((error.server_version, error.supported, error.reason),
-                         ("1999-01-01", ("2025-06-18",), fault.reason))
+        self.assertEqual(
+            (error.server_version, error.supported, error.reason),
+            ("1999-01-01", ("2025-06-18",), fault.reason),
+        )
 
     def test_old_name_still_works_and_warns(self) -> None:
         for module in (errors, protocol):
@@ -201,7 +220,6 @@ class VersionNames(unittest.TestCase):
 
 
 class VersionModule(unittest.TestCase):
-
     def test_the_package_reexports_it(self) -> None:
         self.assertEqual(mcp_client.__version__, _version.__version__)
 

@@ -30,10 +30,19 @@ def shared_values() -> st.SearchStrategy[Any]:
     """Values both models hold: what must round-trip unchanged."""
     text = st.text(max_size=8)  # hypothesis' text excludes lone surrogates by default
     scalars = st.one_of(
-        st.none(), st.booleans(), st.integers(MIN_MSGPACK_INT, MAX_MSGPACK_INT),
-        st.floats(allow_nan=False, allow_infinity=False), text)
-    return st.recursive(scalars, lambda inner: st.one_of(
-        st.lists(inner, max_size=4), st.dictionaries(text, inner, max_size=4)), max_leaves=30)
+        st.none(),
+        st.booleans(),
+        st.integers(MIN_MSGPACK_INT, MAX_MSGPACK_INT),
+        st.floats(allow_nan=False, allow_infinity=False),
+        text,
+    )
+    return st.recursive(
+        scalars,
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=4), st.dictionaries(text, inner, max_size=4)
+        ),
+        max_leaves=30,
+    )
 
 
 def nested_lists(depth: int) -> List[Any]:
@@ -67,8 +76,9 @@ class RoundTrip(unittest.TestCase):
 
     def test_integer_bounds_are_inclusive(self) -> None:
         for convert in BOTH:
-            self.assertEqual(convert([MIN_MSGPACK_INT, MAX_MSGPACK_INT]),
-                             [MIN_MSGPACK_INT, MAX_MSGPACK_INT])
+            self.assertEqual(
+                convert([MIN_MSGPACK_INT, MAX_MSGPACK_INT]), [MIN_MSGPACK_INT, MAX_MSGPACK_INT]
+            )
         self.assertEqual((MIN_MSGPACK_INT, MAX_MSGPACK_INT), (-(2**63), 2**64 - 1))
 
     def test_max_depth_is_accepted(self) -> None:
@@ -83,8 +93,9 @@ class RoundTrip(unittest.TestCase):
 
 
 class Refusals(unittest.TestCase):
-    def assert_refused(self, convert: Callable[[object], object], value: object,
-                       path: str, reason: str) -> None:
+    def assert_refused(
+        self, convert: Callable[[object], object], value: object, path: str, reason: str
+    ) -> None:
         with self.assertRaises(InterchangeFault) as caught:
             convert(value)
         self.assertEqual((caught.exception.path, caught.exception.detail), (path, reason))
@@ -97,8 +108,9 @@ class Refusals(unittest.TestCase):
     def test_non_string_keys_are_refused_at_the_map(self) -> None:
         for key, kind in ((1, "int"), (None, "NoneType"), (b"k", "bytes"), (True, "bool")):
             for convert in BOTH:
-                self.assert_refused(convert, {"m": {key: 1}}, "$.m",
-                                    "map key of type %s is not a string" % kind)
+                self.assert_refused(
+                    convert, {"m": {key: 1}}, "$.m", "map key of type %s is not a string" % kind
+                )
 
     def test_non_finite_floats_are_refused(self) -> None:
         for number in (math.nan, math.inf, -math.inf):
@@ -108,14 +120,16 @@ class Refusals(unittest.TestCase):
     def test_integers_outside_the_msgpack_range_are_refused(self) -> None:
         for number in (MAX_MSGPACK_INT + 1, MIN_MSGPACK_INT - 1, 10**400):
             for convert in BOTH:
-                self.assert_refused(convert, {"n": number}, "$.n",
-                                    "integer outside [-2**63, 2**64 - 1]")
+                self.assert_refused(
+                    convert, {"n": number}, "$.n", "integer outside [-2**63, 2**64 - 1]"
+                )
 
     def test_nesting_past_max_depth_is_refused(self) -> None:
         too_deep = nested_lists(MAX_DEPTH + 1)
         for convert in BOTH:
-            self.assert_refused(convert, too_deep, "$" + "[0]" * MAX_DEPTH,
-                                "nesting deeper than %d" % MAX_DEPTH)
+            self.assert_refused(
+                convert, too_deep, "$" + "[0]" * MAX_DEPTH, "nesting deeper than %d" % MAX_DEPTH
+            )
 
     def test_very_deep_nesting_does_not_recurse(self) -> None:
         for convert in BOTH:
@@ -128,8 +142,9 @@ class Refusals(unittest.TestCase):
         shared = [1]
         for convert in BOTH:
             self.assert_refused(convert, cycle, "$[0]", "container met twice (shared or cyclic)")
-            self.assert_refused(convert, {"a": shared, "b": shared}, "$.b",
-                                "container met twice (shared or cyclic)")
+            self.assert_refused(
+                convert, {"a": shared, "b": shared}, "$.b", "container met twice (shared or cyclic)"
+            )
 
     def test_lone_surrogates_are_refused(self) -> None:
         for convert in BOTH:
@@ -173,7 +188,8 @@ class Paths(unittest.TestCase):
             to_json({"items": [0, 1, 2, {"key": b""}]})
         self.assertEqual(
             describe(caught.exception),
-            "cannot convert the value at $.items[3].key: binary data has no JSON form")
+            "cannot convert the value at $.items[3].key: binary data has no JSON form",
+        )
 
 
 def steps() -> st.SearchStrategy[List[Any]]:
@@ -187,8 +203,12 @@ def render(path: List[Any]) -> str:
     for step in path:
         if isinstance(step, int):
             out += "[%d]" % step
-        elif step and step.isascii() and (step[0].isalpha() or step[0] == "_") and \
-                all(c.isalnum() or c == "_" for c in step):
+        elif (
+            step
+            and step.isascii()
+            and (step[0].isalpha() or step[0] == "_")
+            and all(c.isalnum() or c == "_" for c in step)
+        ):
             out += "." + step
         else:
             out += "[" + json.dumps(step) + "]"
@@ -210,7 +230,8 @@ class Properties(unittest.TestCase):
     @settings(max_examples=200, deadline=None)
     @given(steps(), st.sampled_from([b"", math.nan, 2**64, (1,), "\ud800", {3: 1}]))
     def test_one_bad_leaf_refuses_the_whole_value_and_names_its_path(
-            self, path: List[Any], leaf: object) -> None:
+        self, path: List[Any], leaf: object
+    ) -> None:
         value = plant(path, leaf)
         for convert in BOTH:
             with self.assertRaises(InterchangeFault) as caught:
@@ -218,13 +239,26 @@ class Properties(unittest.TestCase):
             self.assertEqual(caught.exception.path, render(path))
 
     @settings(max_examples=200, deadline=None)
-    @given(st.recursive(
-        st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(), st.binary(),
-                  st.just(object()), st.complex_numbers()),
-        lambda inner: st.one_of(st.lists(inner, max_size=3), st.tuples(inner),
-                                st.dictionaries(st.one_of(st.text(), st.integers()), inner,
-                                                max_size=3)),
-        max_leaves=20))
+    @given(
+        st.recursive(
+            st.one_of(
+                st.none(),
+                st.booleans(),
+                st.integers(),
+                st.floats(),
+                st.text(),
+                st.binary(),
+                st.just(object()),
+                st.complex_numbers(),
+            ),
+            lambda inner: st.one_of(
+                st.lists(inner, max_size=3),
+                st.tuples(inner),
+                st.dictionaries(st.one_of(st.text(), st.integers()), inner, max_size=3),
+            ),
+            max_leaves=20,
+        )
+    )
     def test_total_on_any_object(self, value: object) -> None:
         for convert in BOTH:
             try:

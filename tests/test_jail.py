@@ -77,9 +77,25 @@ def why_no_jail() -> Optional[str]:
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return "bwrap is not installed (apt-get install bubblewrap; .ci/run installs it)"
-    done = subprocess.run([bwrap, "--unshare-user", "--unshare-pid", "--unshare-net", "--ro-bind",
-                           "/", "/", "--dev", "/dev", "--proc", "/proc", "true"],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [
+            bwrap,
+            "--unshare-user",
+            "--unshare-pid",
+            "--unshare-net",
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "true",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     if done.returncode != 0:
         return "bwrap cannot make namespaces on this machine: %s" % done.stderr.strip()
     return None
@@ -172,8 +188,9 @@ class JailCase(unittest.TestCase):
         return path
 
     def jailed(self, jail: Jail, spawn: Optional[Spawn] = None, **transport: Any) -> Client:
-        client = start(ProcessTransport(spawn or server("jail_probe"), jail=jail, **transport),
-                       OPTIONS)
+        client = start(
+            ProcessTransport(spawn or server("jail_probe"), jail=jail, **transport), OPTIONS
+        )
         self.addCleanup(client.shutdown)
         return client
 
@@ -223,7 +240,8 @@ class Basics(JailCase):
     def test_a_missing_executable_is_transport_failed(self) -> None:
         for executable in ("/nonexistent/server", "no-such-mcp-server-anywhere"):
             with self.assertRaisesRegex(
-                    TransportFailed, "cannot start %s in the jail: .*No such file" % executable):
+                TransportFailed, "cannot start %s in the jail: .*No such file" % executable
+            ):
                 start(ProcessTransport(Spawn(executable), jail=jail_for_tests()), OPTIONS)
 
     def test_started_from_a_thread_that_then_ends(self) -> None:
@@ -264,15 +282,25 @@ class Filesystem(JailCase):
     def test_writes_land_only_inside_writable(self) -> None:
         inside, outside = self.visible_dir(), self.visible_dir()
         client = self.jailed(jail_for_tests(writable=(inside,)))
-        self.assertTrue(self.probe(client, "write", path=os.path.join(inside, "out.txt"),
-                                   text="made in the jail")["ok"])
+        self.assertTrue(
+            self.probe(
+                client, "write", path=os.path.join(inside, "out.txt"), text="made in the jail"
+            )["ok"]
+        )
         with open(os.path.join(inside, "out.txt")) as stream:
             self.assertEqual(stream.read(), "made in the jail")
         refused = self.probe(client, "write", path=os.path.join(outside, "out.txt"), text="x")
         self.assertIn("Read-only file system", refused["error"])
         self.assertFalse(os.path.exists(os.path.join(outside, "out.txt")))
-        self.assertIn("Read-only", self.probe(client, "write", path=os.path.join(
-            os.path.expanduser("~"), "mcp-jail-test.txt"), text="x")["error"])
+        self.assertIn(
+            "Read-only",
+            self.probe(
+                client,
+                "write",
+                path=os.path.join(os.path.expanduser("~"), "mcp-jail-test.txt"),
+                text="x",
+            )["error"],
+        )
 
     def test_tmp_is_private_and_empty(self) -> None:
         name = "/tmp/mcp-jail-test-%d" % os.getpid()
@@ -311,8 +339,15 @@ class StderrFile(JailCase):
             handle.write(b"the caller's handle still works\n")
         with open(path) as log:
             lines = log.read().splitlines()
-        self.assertEqual(lines, ["the harness's earlier line", "written by the server",
-                                 "written by the server", "the caller's handle still works"])
+        self.assertEqual(
+            lines,
+            [
+                "the harness's earlier line",
+                "written by the server",
+                "written by the server",
+                "the caller's handle still works",
+            ],
+        )
 
     def test_an_inherited_stderr_that_is_a_file_is_copied_too(self) -> None:
         path = os.path.join(self.visible_dir(), "harness.log")
@@ -335,8 +370,12 @@ class StderrFile(JailCase):
         for target in (path, CAPTURE):
             with self.subTest(target=target):
                 with self.assertRaisesRegex(TransportFailed, "No such file"):
-                    start(ProcessTransport(Spawn("/nonexistent/server"), stderr=target,
-                                           jail=jail_for_tests()), OPTIONS)
+                    start(
+                        ProcessTransport(
+                            Spawn("/nonexistent/server"), stderr=target, jail=jail_for_tests()
+                        ),
+                        OPTIONS,
+                    )
 
     def test_a_copy_that_fails_is_one_warning_and_the_calls_go_on(self) -> None:
         path = os.path.join(self.visible_dir(), "server.log")
@@ -346,11 +385,13 @@ class StderrFile(JailCase):
 
         with mock.patch("mcp_client._core._reader.write_all", full):
             with self.assertLogs("mcp_client.client", "WARNING") as logs:
-                client = self.jailed(jail_for_tests(), server("diagnostics", "fd2_probe"),
-                                     stderr=path)
+                client = self.jailed(
+                    jail_for_tests(), server("diagnostics", "fd2_probe"), stderr=path
+                )
                 for _ in range(3):
-                    self.assertEqual(json.loads(text_of(client.call_tool("probe", {})))["kind"],
-                                     "fifo")
+                    self.assertEqual(
+                        json.loads(text_of(client.call_tool("probe", {})))["kind"], "fifo"
+                    )
                 self.assertEqual(client.shutdown(), Exited(-9))
         warned = [r.getMessage() for r in logs.records if "stderr file" in r.getMessage()]
         self.assertEqual(len(warned), 1, warned)
@@ -391,8 +432,9 @@ class Network(JailCase):
 
     def test_no_new_user_namespaces(self) -> None:
         client = self.jailed(jail_for_tests(network=True))
-        self.assertEqual(self.probe(client, "userns"),
-                         {"ok": False, "error": "Operation not permitted"})
+        self.assertEqual(
+            self.probe(client, "userns"), {"ok": False, "error": "Operation not permitted"}
+        )
 
 
 # ----------------------------------------------------------------------------- lifetime
@@ -434,8 +476,9 @@ class Lifetime(JailCase):
     def kill_the_harness(self, *how: str) -> Dict[str, Any]:
         """Run ``jail_harness.py``, SIGKILL it, and prove its jail went with it; its report."""
         work = self.visible_dir()
-        harness = subprocess.Popen(server_argv("jail_harness", work, *how),
-                                   stdout=subprocess.PIPE, text=True)
+        harness = subprocess.Popen(
+            server_argv("jail_harness", work, *how), stdout=subprocess.PIPE, text=True
+        )
         namespace = ""
         try:
             assert harness.stdout is not None
@@ -445,8 +488,10 @@ class Lifetime(JailCase):
             self.assertGreaterEqual(len(jail_members(namespace)), 3)  # init, server, daemon
             harness.send_signal(signal.SIGKILL)  # no atexit, no finally: only the kernel acts
             self.assertEqual(harness.wait(LONG), -signal.SIGKILL)
-            self.assertTrue(wait_until(lambda: not jail_members(namespace)),
-                            "jailed processes outlived their harness: %s" % jail_members(namespace))
+            self.assertTrue(
+                wait_until(lambda: not jail_members(namespace)),
+                "jailed processes outlived their harness: %s" % jail_members(namespace),
+            )
             self.assertFalse(alive(daemon))
             return report
         finally:
@@ -465,14 +510,22 @@ class Lifetime(JailCase):
 @skip_without_jail
 class Limits(JailCase):
     def test_the_rlimits_are_set_on_the_server(self) -> None:
-        jail = jail_for_tests(memory_bytes=1 << 30, cpu_seconds=100, max_open_files=64,
-                              file_size_bytes=MIB)
+        jail = jail_for_tests(
+            memory_bytes=1 << 30, cpu_seconds=100, max_open_files=64, file_size_bytes=MIB
+        )
         if self.memory_refused(jail):
             return
         client = self.jailed(jail)
-        self.assertEqual(self.probe(client, "status")["limits"], {
-            "RLIMIT_AS": 1 << 30, "RLIMIT_CPU": 100, "RLIMIT_NOFILE": 64, "RLIMIT_FSIZE": MIB,
-            "RLIMIT_CORE": 0})
+        self.assertEqual(
+            self.probe(client, "status")["limits"],
+            {
+                "RLIMIT_AS": 1 << 30,
+                "RLIMIT_CPU": 100,
+                "RLIMIT_NOFILE": 64,
+                "RLIMIT_FSIZE": MIB,
+                "RLIMIT_CORE": 0,
+            },
+        )
 
     def test_a_memory_hog_dies_and_the_harness_carries_on(self) -> None:
         if self.memory_refused(jail_for_tests(memory_bytes=256 * MIB)):
@@ -491,8 +544,10 @@ class Limits(JailCase):
         try:  # root with a cgroup v1 pids hierarchy (CI), or a delegated cgroup v2 subtree
             jailer.Cgroup.create(2).remove(LONG)
         except TransportFailed as e:
-            self.skipTest("no pids cgroup can be made here, so max_processes is refused "
-                          "(a test below proves that): %s" % e)
+            self.skipTest(
+                "no pids cgroup can be made here, so max_processes is refused "
+                "(a test below proves that): %s" % e
+            )
         client = self.jailed(jail_for_tests(max_processes=8))
         (group,) = our_cgroups()
         with open(os.path.join(group, "pids.max")) as stream:
@@ -514,8 +569,9 @@ class Limits(JailCase):
         client = self.jailed(jail_for_tests(cpu_seconds=1))
         with self.assertRaises(Unavailable):
             client.call_tool("spin", {})
-        self.assertEqual(client.shutdown(), Exited(128 + signal.SIGKILL),
-                         "the hard limit's SIGKILL")
+        self.assertEqual(
+            client.shutdown(), Exited(128 + signal.SIGKILL), "the hard limit's SIGKILL"
+        )
 
     def test_file_size_bytes_stops_a_write_past_it(self) -> None:
         # The init restores SIGXFSZ's default for the server's exec, but Python
@@ -563,8 +619,12 @@ class MemoryBound(JailCase):
         with mock.patch.object(jailer, "_cgroup_mounts", lambda: {}):
             self.assertTrue(NO_MEMORY_CGROUP is None or "memory" in NO_MEMORY_CGROUP)
             with self.assertRaisesRegex(TransportFailed, "memory cgroup.*memory_bytes"):
-                start(ProcessTransport(server("jail_probe"),
-                                       jail=jail_for_tests(memory_bytes=self.LIMIT)), OPTIONS)
+                start(
+                    ProcessTransport(
+                        server("jail_probe"), jail=jail_for_tests(memory_bytes=self.LIMIT)
+                    ),
+                    OPTIONS,
+                )
 
     def assert_stopped(self, tool: str) -> None:
         jail = jail_for_tests(memory_bytes=self.LIMIT)
@@ -577,7 +637,11 @@ class MemoryBound(JailCase):
             self.assertEqual(client.shutdown(), Exited(128 + signal.SIGKILL))
         else:
             held = "%s held %d MiB under a %d MiB limit (%s)" % (
-                tool, answer["written"] // MIB, self.LIMIT // MIB, answer.get("error"))
+                tool,
+                answer["written"] // MIB,
+                self.LIMIT // MIB,
+                answer.get("error"),
+            )
             self.assertFalse(answer["ok"], held)
             self.assertLess(answer["written"], self.LIMIT, held)
         self.assertTrue(self.probe(self.jailed(jail), "thread")["ok"], "the next jail works")
@@ -590,8 +654,7 @@ class CgroupPlaces(unittest.TestCase):
     def fake_machine(self, mounts: str, cgroup: str) -> str:
         root = os.path.realpath(tempfile.mkdtemp(prefix="mcp-cgroupfs-"))
         self.addCleanup(shutil.rmtree, root, True)
-        files = {"/proc/self/mountinfo": mounts.replace("ROOT", root),
-                 "/proc/self/cgroup": cgroup}
+        files = {"/proc/self/mountinfo": mounts.replace("ROOT", root), "/proc/self/cgroup": cgroup}
         read = jailer._read
         patcher = mock.patch.object(jailer, "_read", lambda path: files.get(path) or read(path))
         patcher.start()
@@ -617,8 +680,11 @@ class CgroupPlaces(unittest.TestCase):
         with open(os.path.join(root, "me", "cgroup.controllers"), "w") as stream:
             stream.write("cpu memory pids\n")
         (files,) = self.made(Jail(max_processes=4, memory_bytes=MIB)).values()
-        self.assertEqual(files, {"pids.max": "5", "memory.max": str(MIB)},
-                         "swap.max and oom.group only where the kernel has them")
+        self.assertEqual(
+            files,
+            {"pids.max": "5", "memory.max": str(MIB)},
+            "swap.max and oom.group only where the kernel has them",
+        )
 
     def test_cgroup_v2_without_the_memory_controller_is_refused(self) -> None:
         root = self.fake_machine("41 31 0:38 / ROOT rw - cgroup2 cgroup2 rw\n", "0::/\n")
@@ -634,14 +700,18 @@ class CgroupPlaces(unittest.TestCase):
             "35 31 0:32 / ROOT/memory rw - cgroup cgroup rw,memory\n"
             "39 31 0:36 / ROOT/pids rw - cgroup cgroup rw,pids\n"
             "41 31 0:38 / ROOT/unified rw - cgroup2 cgroup2 rw\n",
-            "8:pids:/\n4:memory:/sandbox/me\n0::/\n")
+            "8:pids:/\n4:memory:/sandbox/me\n0::/\n",
+        )
         for path in ("memory/sandbox/me", "pids", "unified"):
             os.makedirs(os.path.join(root, path))
         made = self.made(Jail(max_processes=4, memory_bytes=MIB))
-        self.assertEqual(sorted(os.path.dirname(path) for path in made),
-                         [os.path.join(root, "memory/sandbox/me"), os.path.join(root, "pids")])
-        self.assertEqual(sorted(made.values(), key=len),
-                         [{"pids.max": "5"}, {"memory.limit_in_bytes": str(MIB)}])
+        self.assertEqual(
+            sorted(os.path.dirname(path) for path in made),
+            [os.path.join(root, "memory/sandbox/me"), os.path.join(root, "pids")],
+        )
+        self.assertEqual(
+            sorted(made.values(), key=len), [{"pids.max": "5"}, {"memory.limit_in_bytes": str(MIB)}]
+        )
 
 
 @skip_without_jail
@@ -651,8 +721,7 @@ class Keyrings(JailCase):
         clients: Dict[str, Client] = {}
         # A session keyring is a thread's credential: a thread of our own joins a
         # new one, keeps a secret there, and starts the servers, which inherit it.
-        opener = threading.Thread(target=self.keep_a_secret_and_start,
-                                  args=(description, clients))
+        opener = threading.Thread(target=self.keep_a_secret_and_start, args=(description, clients))
         opener.start()
         opener.join()
         self.assertEqual(set(clients), {"bare", "jailed"}, "the opener thread failed")
@@ -664,11 +733,22 @@ class Keyrings(JailCase):
     def keep_a_secret_and_start(self, description: str, clients: Dict[str, Client]) -> None:
         libc = ctypes.CDLL(None, use_errno=True)
         add_key, keyctl = SYS_KEYS[platform.machine()]
-        if libc.syscall(ctypes.c_long(keyctl), ctypes.c_long(KEYCTL_JOIN_SESSION_KEYRING),
-                        None) < 0:
+        if (
+            libc.syscall(ctypes.c_long(keyctl), ctypes.c_long(KEYCTL_JOIN_SESSION_KEYRING), None)
+            < 0
+        ):
             raise OSError(ctypes.get_errno(), "keyctl(KEYCTL_JOIN_SESSION_KEYRING)")
-        if libc.syscall(ctypes.c_long(add_key), b"user", description.encode(), b"hunter2",
-                        ctypes.c_size_t(7), ctypes.c_long(KEY_SPEC_SESSION_KEYRING)) < 0:
+        if (
+            libc.syscall(
+                ctypes.c_long(add_key),
+                b"user",
+                description.encode(),
+                b"hunter2",
+                ctypes.c_size_t(7),
+                ctypes.c_long(KEY_SPEC_SESSION_KEYRING),
+            )
+            < 0
+        ):
             raise OSError(ctypes.get_errno(), "add_key")
         clients["bare"] = start(ProcessTransport(server("jail_probe")), OPTIONS)
         self.addCleanup(clients["bare"].shutdown)
@@ -705,8 +785,11 @@ class Sysctls(JailCase):
         value = self.probe(client, "read", path=path)["text"]
         refused = self.probe(client, "write", path=path, text=value)
         self.assertIn("Read-only file system", refused.get("error", "written"))
-        self.assertEqual(self.probe(client, "read", path="/proc/sys/kernel/hostname")["text"],
-                         "jail\n", "each sysctl still answers for the reader's namespaces")
+        self.assertEqual(
+            self.probe(client, "read", path="/proc/sys/kernel/hostname")["text"],
+            "jail\n",
+            "each sysctl still answers for the reader's namespaces",
+        )
 
 
 # ----------------------------------------------------------------------------- no jail to be had
@@ -723,30 +806,57 @@ class NeverSilentlyUnjailed(JailCase):
     def test_a_limit_this_machine_cannot_enforce(self) -> None:
         with mock.patch.object(jailer, "_cgroup_mounts", lambda: {}):
             with self.assertRaisesRegex(TransportFailed, "pids cgroup.*max_processes"):
-                start(ProcessTransport(server("jail_probe"), jail=jail_for_tests(max_processes=4)),
-                      OPTIONS)
+                start(
+                    ProcessTransport(server("jail_probe"), jail=jail_for_tests(max_processes=4)),
+                    OPTIONS,
+                )
 
     def test_user_namespaces_off(self) -> None:
         # A harness inside a sandbox that forbids new user namespaces: its jail
         # cannot be built, and it must say so rather than start the server bare.
         bwrap = shutil.which("bwrap") or "bwrap"
-        if "--disable-userns" not in subprocess.run([bwrap, "--help"], capture_output=True,
-                                                    text=True).stdout:
+        if (
+            "--disable-userns"
+            not in subprocess.run([bwrap, "--help"], capture_output=True, text=True).stdout
+        ):
             self.skipTest("this bwrap has no --disable-userns to take user namespaces away with")
-        script = ("import sys; sys.path.insert(0, %r)\n"
-                  "from mcp_client import Jail, ProcessTransport, Spawn, TransportFailed, start\n"
-                  "try:\n"
-                  "    start(ProcessTransport(%r, jail=Jail(readable=%r)))\n"
-                  "except TransportFailed as e:\n"
-                  "    print('TransportFailed:', e)\n"
-                  % (REPO, server("jail_probe"), JAIL_READABLE))
+        script = (
+            "import sys; sys.path.insert(0, %r)\n"
+            "from mcp_client import Jail, ProcessTransport, Spawn, TransportFailed, start\n"
+            "try:\n"
+            "    start(ProcessTransport(%r, jail=Jail(readable=%r)))\n"
+            "except TransportFailed as e:\n"
+            "    print('TransportFailed:', e)\n" % (REPO, server("jail_probe"), JAIL_READABLE)
+        )
         shown = [arg for path in JAIL_READABLE for arg in ("--ro-bind", path, path)]
-        done = subprocess.run([bwrap, "--unshare-user", "--disable-userns", "--unshare-pid",
-                               "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                               "--tmpfs", "/tmp", *shown, "--", sys.executable, "-c", script],
-                              capture_output=True, text=True, timeout=120)
-        self.assertIn("TransportFailed: bubblewrap could not build the jail", done.stdout,
-                      done.stderr)
+        done = subprocess.run(
+            [
+                bwrap,
+                "--unshare-user",
+                "--disable-userns",
+                "--unshare-pid",
+                "--ro-bind",
+                "/",
+                "/",
+                "--dev",
+                "/dev",
+                "--proc",
+                "/proc",
+                "--tmpfs",
+                "/tmp",
+                *shown,
+                "--",
+                sys.executable,
+                "-c",
+                script,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        self.assertIn(
+            "TransportFailed: bubblewrap could not build the jail", done.stdout, done.stderr
+        )
         self.assertIn("namespace", done.stdout)
 
 
@@ -754,9 +864,12 @@ class NeverSilentlyUnjailed(JailCase):
 
 TOO_OLD = sys.version_info < (3, 10)
 GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Jail Tester", "GIT_AUTHOR_EMAIL": "jail@example.invalid",
-    "GIT_COMMITTER_NAME": "Jail Tester", "GIT_COMMITTER_EMAIL": "jail@example.invalid",
-    "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_AUTHOR_NAME": "Jail Tester",
+    "GIT_AUTHOR_EMAIL": "jail@example.invalid",
+    "GIT_COMMITTER_NAME": "Jail Tester",
+    "GIT_COMMITTER_EMAIL": "jail@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
 }
 
 
@@ -771,8 +884,10 @@ def require(module: str) -> None:
 class RealServers(JailCase):
     def test_mcp_server_time(self) -> None:
         require("mcp_server_time")
-        client = self.jailed(jail_for_tests(), Spawn(sys.executable, ("-m", "mcp_server_time",
-                                                            "--local-timezone", "UTC")))
+        client = self.jailed(
+            jail_for_tests(),
+            Spawn(sys.executable, ("-m", "mcp_server_time", "--local-timezone", "UTC")),
+        )
         self.assertIn("get_current_time", [tool.name for tool in client.list_tools()])
         result = client.call_tool("get_current_time", {"timezone": "Asia/Tokyo"})
         self.assertFalse(result.is_error)
@@ -791,13 +906,20 @@ class RealServers(JailCase):
         reader = self.jailed(jail_for_tests(), spawn)  # read-only: it can look, not commit
         self.assertIn("First, outside", self.call_text(reader, "git_log", repo_path=repo))
         self.assertIn("notes.txt", self.call_text(reader, "git_status", repo_path=repo))
-        self.assertTrue(reader.call_tool("git_add", {"repo_path": repo, "files": ["notes.txt"]})
-                        .is_error)
+        self.assertTrue(
+            reader.call_tool("git_add", {"repo_path": repo, "files": ["notes.txt"]}).is_error
+        )
         writer = self.jailed(jail_for_tests(writable=(repo,)), spawn)
         self.call_text(writer, "git_add", repo_path=repo, files=["notes.txt"])
         self.call_text(writer, "git_commit", repo_path=repo, message="Second, from the jail")
-        log = subprocess.run(["git", "log", "-1", "--format=%an|%s"], cwd=repo, env=env,
-                             capture_output=True, text=True, check=True).stdout
+        log = subprocess.run(
+            ["git", "log", "-1", "--format=%an|%s"],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         self.assertEqual(log, "Jail Tester|Second, from the jail\n")
 
     def call_text(self, client: Client, tool: str, **arguments: Any) -> str:
@@ -812,25 +934,58 @@ class RealServers(JailCase):
 
 class CommandLine(unittest.TestCase):
     def test_the_flags_make_a_jail(self) -> None:
-        settings = cli.parse_arguments([
-            "--jail", "--allow-read", "/srv/r", "--allow-write", "/srv/a", "--allow-write",
-            "/srv/b", "--allow-net",
-            "--hide", "/srv/secret", "--memory", "512M", "--cpu-seconds", "30",
-            "--max-processes", "64", "--", "server"])
-        self.assertEqual(settings.jail, Jail(
-            network=True, readable=("/srv/r",), writable=("/srv/a", "/srv/b"),
-            hidden=DEFAULT_HIDDEN + ("/srv/secret",),
-            memory_bytes=512 * MIB, cpu_seconds=30, max_processes=64))
+        settings = cli.parse_arguments(
+            [
+                "--jail",
+                "--allow-read",
+                "/srv/r",
+                "--allow-write",
+                "/srv/a",
+                "--allow-write",
+                "/srv/b",
+                "--allow-net",
+                "--hide",
+                "/srv/secret",
+                "--memory",
+                "512M",
+                "--cpu-seconds",
+                "30",
+                "--max-processes",
+                "64",
+                "--",
+                "server",
+            ]
+        )
+        self.assertEqual(
+            settings.jail,
+            Jail(
+                network=True,
+                readable=("/srv/r",),
+                writable=("/srv/a", "/srv/b"),
+                hidden=DEFAULT_HIDDEN + ("/srv/secret",),
+                memory_bytes=512 * MIB,
+                cpu_seconds=30,
+                max_processes=64,
+            ),
+        )
         self.assertEqual(cli.parse_arguments(["--jail"]).jail, Jail())
         self.assertIsNone(cli.parse_arguments([]).jail)
 
     def test_a_jail_flag_without_jail_is_a_usage_error(self) -> None:
-        for flags in (["--allow-net"], ["--memory", "1G"], ["--allow-write", "/srv"],
-                      ["--allow-read", "/srv"]):
+        for flags in (
+            ["--allow-net"],
+            ["--memory", "1G"],
+            ["--allow-write", "/srv"],
+            ["--allow-read", "/srv"],
+        ):
             with self.assertRaisesRegex(cli.UsageError, "needs --jail"):
                 cli.parse_arguments(flags)
-        for flags in (["--jail", "--memory", "lots"], ["--jail", "--max-processes", "0"],
-                      ["--jail", "--cpu-seconds", "-1"], ["--jail", "--allow-write", "a\0b"]):
+        for flags in (
+            ["--jail", "--memory", "lots"],
+            ["--jail", "--max-processes", "0"],
+            ["--jail", "--cpu-seconds", "-1"],
+            ["--jail", "--allow-write", "a\0b"],
+        ):
             with self.assertRaises(cli.UsageError, msg=flags):
                 cli.parse_arguments(flags)
         relative = cli.parse_arguments(["--jail", "--allow-write", "out"]).jail
@@ -839,8 +994,11 @@ class CommandLine(unittest.TestCase):
     @skip_without_jail
     def test_the_demo_server_jailed_from_the_command_line(self) -> None:
         out, err = io.StringIO(), io.StringIO()
-        code = cli.run(cli.parse_arguments(["--jail", *jail_read_flags(), "--memory", "1G",
-                                            "--json"]), out, err)
+        code = cli.run(
+            cli.parse_arguments(["--jail", *jail_read_flags(), "--memory", "1G", "--json"]),
+            out,
+            err,
+        )
         if NO_MEMORY_CGROUP is not None:  # --memory is refused, never run unbounded
             self.assertEqual(code, 3, err.getvalue())
             self.assertIn("memory cgroup", err.getvalue())

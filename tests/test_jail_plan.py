@@ -34,24 +34,36 @@ ENV = {"PATH": "/usr/bin", "HOME": "/home/u", "TMPDIR": "/var/scratch"}
 
 def host(paths: Optional[Mapping[str, Tuple[str, str]]] = None, **overrides: object) -> Host:
     fields: Dict[str, object] = dict(
-        system="Linux", machine="x86_64", bwrap="/usr/bin/bwrap", python="/usr/bin/python3.11",
-        python_home="/usr", init_source="# init", homes=("/home/u",), paths=paths or {},
-        cwd=None)
+        system="Linux",
+        machine="x86_64",
+        bwrap="/usr/bin/bwrap",
+        python="/usr/bin/python3.11",
+        python_home="/usr",
+        init_source="# init",
+        homes=("/home/u",),
+        paths=paths or {},
+        cwd=None,
+    )
     fields.update(overrides)
     return Host(**fields)  # type: ignore[arg-type]
 
 
-def make(jail: Jail = Jail(), spawn: Spawn = SPAWN, env: Mapping[str, str] = ENV,
-         machine: Optional[Host] = None, channels: Channels = CHANNELS) -> Plan:
+def make(
+    jail: Jail = Jail(),
+    spawn: Spawn = SPAWN,
+    env: Mapping[str, str] = ENV,
+    machine: Optional[Host] = None,
+    channels: Channels = CHANNELS,
+) -> Plan:
     return plan(jail, spawn, env, machine or host(), channels)
 
 
 def split(argv: Sequence[str]) -> Tuple[List[str], List[str], List[str], List[str]]:
     """(bwrap's options, the init's interpreter argv, the init's arguments, the server's argv)."""
     first = list(argv).index("--")
-    options, rest = list(argv[1:first]), list(argv[first + 1:])
+    options, rest = list(argv[1:first]), list(argv[first + 1 :])
     second = rest.index("--")
-    return options, rest[:6], rest[6:second], rest[second + 1:]
+    return options, rest[:6], rest[6:second], rest[second + 1 :]
 
 
 def pairs(options: Sequence[str], flag: str) -> List[str]:
@@ -61,7 +73,7 @@ def pairs(options: Sequence[str], flag: str) -> List[str]:
 
 def index_of(options: Sequence[str], *sequence: str) -> int:
     for i in range(len(options) - len(sequence) + 1):
-        if tuple(options[i:i + len(sequence)]) == sequence:
+        if tuple(options[i : i + len(sequence)]) == sequence:
             return i
     raise AssertionError("%s not in %s" % (sequence, options))
 
@@ -72,13 +84,28 @@ class TheValue(unittest.TestCase):
         self.assertFalse(jail.network)
         self.assertEqual(jail.writable, ())
         self.assertEqual(jail.hidden, DEFAULT_HIDDEN)
-        for name in ("memory_bytes", "cpu_seconds", "max_processes", "max_open_files",
-                     "file_size_bytes"):
+        for name in (
+            "memory_bytes",
+            "cpu_seconds",
+            "max_processes",
+            "max_open_files",
+            "file_size_bytes",
+        ):
             self.assertIsNone(getattr(jail, name))
 
     def test_the_default_hidden_list_names_the_usual_credential_places(self) -> None:
-        for place in ("~/.ssh", "~/.aws", "~/.gnupg", "~/.config/gcloud", "~/.kube", "~/.docker",
-                      "~/.netrc", "~/.git-credentials", "~/.pypirc", "~/.npmrc"):
+        for place in (
+            "~/.ssh",
+            "~/.aws",
+            "~/.gnupg",
+            "~/.config/gcloud",
+            "~/.kube",
+            "~/.docker",
+            "~/.netrc",
+            "~/.git-credentials",
+            "~/.pypirc",
+            "~/.npmrc",
+        ):
             self.assertIn(place, DEFAULT_HIDDEN)
 
     def test_it_is_frozen_hashable_and_takes_any_sequence(self) -> None:
@@ -93,9 +120,15 @@ class TheValue(unittest.TestCase):
         for bad in ({"writable": "/one/string"}, {"hidden": b"/bytes"}):
             with self.assertRaises(TypeError):
                 Jail(**bad)  # type: ignore[arg-type]
-        for bad in ({"writable": ("relative/path",)}, {"hidden": ("",)},
-                    {"memory_bytes": 0}, {"cpu_seconds": -1}, {"max_processes": True},
-                    {"max_open_files": 1.5}, {"file_size_bytes": "10"}):
+        for bad in (
+            {"writable": ("relative/path",)},
+            {"hidden": ("",)},
+            {"memory_bytes": 0},
+            {"cpu_seconds": -1},
+            {"max_processes": True},
+            {"max_open_files": 1.5},
+            {"file_size_bytes": "10"},
+        ):
             with self.assertRaises(ValueError, msg=bad):
                 Jail(**bad)  # type: ignore[arg-type]
         with self.assertRaises(TypeError):
@@ -109,8 +142,14 @@ class TheValue(unittest.TestCase):
 class Namespaces(unittest.TestCase):
     def test_every_namespace_and_no_capability(self) -> None:
         options, _, _, _ = split(make().argv)
-        for flag in ("--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-                     "--unshare-net", "--as-pid-1"):
+        for flag in (
+            "--unshare-user",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-net",
+            "--as-pid-1",
+        ):
             self.assertIn(flag, options)
         self.assertEqual(pairs(options, "--cap-drop"), ["ALL"])
         self.assertEqual(pairs(options, "--seccomp"), ["14"])
@@ -131,12 +170,17 @@ class Namespaces(unittest.TestCase):
 class Filesystem(unittest.TestCase):
     def test_read_only_root_private_tmp_and_minimal_dev(self) -> None:
         options, _, _, _ = split(make().argv)
-        self.assertEqual(options[index_of(options, "--ro-bind", "/", "/") - 1], "--as-pid-1",
-                         "the host's root comes first: every later mount covers part of it")
-        self.assertLess(index_of(options, "--ro-bind", "/", "/"),
-                        index_of(options, "--tmpfs", "/tmp"))
-        self.assertLess(index_of(options, "--dev", "/dev"),
-                        index_of(options, "--remount-ro", "/dev"))
+        self.assertEqual(
+            options[index_of(options, "--ro-bind", "/", "/") - 1],
+            "--as-pid-1",
+            "the host's root comes first: every later mount covers part of it",
+        )
+        self.assertLess(
+            index_of(options, "--ro-bind", "/", "/"), index_of(options, "--tmpfs", "/tmp")
+        )
+        self.assertLess(
+            index_of(options, "--dev", "/dev"), index_of(options, "--remount-ro", "/dev")
+        )
         index_of(options, "--tmpfs", "/dev/shm")
         self.assertNotIn("--bind", options)
 
@@ -144,21 +188,26 @@ class Filesystem(unittest.TestCase):
         # bwrap leaves the new /proc's sys writable (its directory is not, so bwrap's
         # own check passes it by); with a root harness, that is the host's sysctls.
         options, _, _, _ = split(make().argv)
-        self.assertEqual(index_of(options, "--proc", "/proc") + 2,
-                         index_of(options, "--ro-bind", "/proc/sys", "/proc/sys"))
+        self.assertEqual(
+            index_of(options, "--proc", "/proc") + 2,
+            index_of(options, "--ro-bind", "/proc/sys", "/proc/sys"),
+        )
         self.assertNotIn("--size", options)
 
     def test_memory_bytes_caps_every_tmpfs_the_server_can_write(self) -> None:
         options, _, _, _ = split(make(Jail(memory_bytes=1 << 20)).argv)
-        self.assertEqual(options[index_of(options, "--tmpfs", "/tmp") - 2:][:2],
-                         ["--size", "1048576"])
-        self.assertEqual(options[index_of(options, "--tmpfs", "/dev/shm") - 2:][:2],
-                         ["--size", "1048576"])
+        self.assertEqual(
+            options[index_of(options, "--tmpfs", "/tmp") - 2 :][:2], ["--size", "1048576"]
+        )
+        self.assertEqual(
+            options[index_of(options, "--tmpfs", "/dev/shm") - 2 :][:2], ["--size", "1048576"]
+        )
 
     def test_writable_paths_are_bound_after_tmp(self) -> None:
         paths = {"/srv/out": ("/srv/out", DIR), "/tmp/work": ("/tmp/work", DIR)}
-        options, _, _, _ = split(make(Jail(writable=("/srv/out", "/tmp/work"), hidden=()),
-                                      machine=host(paths)).argv)
+        options, _, _, _ = split(
+            make(Jail(writable=("/srv/out", "/tmp/work"), hidden=()), machine=host(paths)).argv
+        )
         tmp = index_of(options, "--tmpfs", "/tmp")
         self.assertGreater(index_of(options, "--bind", "/srv/out", "/srv/out"), tmp)
         self.assertGreater(index_of(options, "--bind", "/tmp/work", "/tmp/work"), tmp)
@@ -179,8 +228,10 @@ class Filesystem(unittest.TestCase):
         paths = {"/srv/app": ("/srv/app", DIR), "/srv/app/keys": ("/srv/app/keys", DIR)}
         jail = Jail(readable=("/srv/app",), hidden=("/srv/app/keys",))
         options, _, _, _ = split(make(jail, machine=host(paths)).argv)
-        self.assertGreater(index_of(options, "--tmpfs", "/srv/app/keys"),
-                           index_of(options, "--ro-bind", "/srv/app", "/srv/app"))
+        self.assertGreater(
+            index_of(options, "--tmpfs", "/srv/app/keys"),
+            index_of(options, "--ro-bind", "/srv/app", "/srv/app"),
+        )
 
     def test_a_missing_readable_path_is_refused(self) -> None:
         with self.assertRaisesRegex(TransportFailed, "cannot bind /srv/none readable"):
@@ -189,8 +240,9 @@ class Filesystem(unittest.TestCase):
     def test_a_writable_tilde_path_is_the_servers_home(self) -> None:
         paths = {"/home/u/work": ("/home/u/work", DIR), "/root/work": ("/root/work", DIR)}
         machine = host(paths, homes=("/home/u", "/root"))
-        self.assertEqual(paths_to_probe(Jail(writable=("~/work",), hidden=()), machine.homes),
-                         ("/home/u/work",))
+        self.assertEqual(
+            paths_to_probe(Jail(writable=("~/work",), hidden=()), machine.homes), ("/home/u/work",)
+        )
         options, _, _, _ = split(make(Jail(writable=("~/work",), hidden=()), machine=machine).argv)
         self.assertEqual(pairs(options, "--bind"), ["/home/u/work"])
 
@@ -199,28 +251,37 @@ class Filesystem(unittest.TestCase):
             make(Jail(writable=("/srv/none",)), machine=host({"/srv/none": ("/srv/none", MISSING)}))
 
     def test_hidden_directories_files_and_absences(self) -> None:
-        paths = {"/home/u/.ssh": ("/home/u/.ssh", DIR), "/home/u/.netrc": ("/home/u/.netrc", FILE),
-                 "/home/u/.aws": ("/home/u/.aws", MISSING),
-                 "/home/u/.kube": ("/tmp/kube-real", DIR)}  # a symlink into /tmp
+        paths = {
+            "/home/u/.ssh": ("/home/u/.ssh", DIR),
+            "/home/u/.netrc": ("/home/u/.netrc", FILE),
+            "/home/u/.aws": ("/home/u/.aws", MISSING),
+            "/home/u/.kube": ("/tmp/kube-real", DIR),
+        }  # a symlink into /tmp
         jail = Jail(hidden=("~/.ssh", "~/.netrc", "~/.aws", "~/.kube"))
         options, _, _, _ = split(make(jail, machine=host(paths)).argv)
         ssh = index_of(options, "--tmpfs", "/home/u/.ssh")
-        self.assertEqual(options[ssh + 2:ssh + 4], ["--remount-ro", "/home/u/.ssh"])
+        self.assertEqual(options[ssh + 2 : ssh + 4], ["--remount-ro", "/home/u/.ssh"])
         index_of(options, "--dev-bind", "/dev/null", "/home/u/.netrc")
         self.assertNotIn("/home/u/.aws", options)  # nothing there: no mount point to make
         self.assertNotIn("/tmp/kube-real", options)  # under the private /tmp already
 
     def test_hidden_covers_every_home_and_wins_over_writable(self) -> None:
-        paths = {"/home/u/.ssh": ("/home/u/.ssh", DIR), "/root/.ssh": ("/root/.ssh", DIR),
-                 "/srv/out": ("/srv/out", DIR), "/srv/out/keys": ("/srv/out/keys", DIR)}
+        paths = {
+            "/home/u/.ssh": ("/home/u/.ssh", DIR),
+            "/root/.ssh": ("/root/.ssh", DIR),
+            "/srv/out": ("/srv/out", DIR),
+            "/srv/out/keys": ("/srv/out/keys", DIR),
+        }
         machine = host(paths, homes=("/home/u", "/root"))
         jail = Jail(writable=("/srv/out",), hidden=("~/.ssh", "/srv/out/keys"))
         self.assertEqual(set(paths_to_probe(jail, machine.homes)), set(paths))
         options, _, _, _ = split(make(jail, machine=machine).argv)
         for path in ("/home/u/.ssh", "/root/.ssh"):
             index_of(options, "--tmpfs", path)
-        self.assertGreater(index_of(options, "--tmpfs", "/srv/out/keys"),
-                           index_of(options, "--bind", "/srv/out", "/srv/out"))
+        self.assertGreater(
+            index_of(options, "--tmpfs", "/srv/out/keys"),
+            index_of(options, "--bind", "/srv/out", "/srv/out"),
+        )
 
     def test_the_working_directory(self) -> None:
         options, _, _, _ = split(make(machine=host(cwd="/srv/project")).argv)
@@ -235,8 +296,9 @@ class Refusals(unittest.TestCase):
             make(machine=host(system="Darwin"))
 
     def test_no_bwrap_says_how_to_get_it(self) -> None:
-        with self.assertRaisesRegex(TransportFailed,
-                                    "bwrap.*not on PATH.*apt-get install bubblewrap"):
+        with self.assertRaisesRegex(
+            TransportFailed, "bwrap.*not on PATH.*apt-get install bubblewrap"
+        ):
             make(machine=host(bwrap=None))
 
     def test_an_unknown_machine(self) -> None:
@@ -249,8 +311,11 @@ class Refusals(unittest.TestCase):
             (host(python_home="/tmp/py"), SPAWN, "standard library"),
             (host(cwd="/tmp/project"), SPAWN, "working directory, /tmp/project"),
             (host(), Spawn("/tmp/bin/server"), "executable, /tmp/bin/server"),
-            (host({"/home/u/.pyenv": ("/home/u/.pyenv", DIR)}, python="/home/u/.pyenv/bin/py"),
-             SPAWN, "/home/u/.pyenv/bin/py"),
+            (
+                host({"/home/u/.pyenv": ("/home/u/.pyenv", DIR)}, python="/home/u/.pyenv/bin/py"),
+                SPAWN,
+                "/home/u/.pyenv/bin/py",
+            ),
         ]
         for machine, spawn, message in cases:
             jail = Jail(hidden=("~/.pyenv",))
@@ -270,29 +335,49 @@ class TheInit(unittest.TestCase):
         self.assertEqual(config, ["12", "13", "-", "RLIMIT_CORE=0"])
 
     def test_limits_become_rlimits_and_core_dumps_are_off(self) -> None:
-        jail = Jail(memory_bytes=1 << 28, cpu_seconds=5, max_open_files=64, file_size_bytes=4096,
-                    max_processes=10)
+        jail = Jail(
+            memory_bytes=1 << 28,
+            cpu_seconds=5,
+            max_open_files=64,
+            file_size_bytes=4096,
+            max_processes=10,
+        )
         channels = Channels(lifeline=12, status=13, seccomp=14, cgroups=(15, 16))
         _, _, config, _ = split(make(jail, channels=channels).argv)
-        self.assertEqual(config, ["12", "13", "15,16", "RLIMIT_CORE=0", "RLIMIT_AS=%d" % (1 << 28),
-                                  "RLIMIT_CPU=5", "RLIMIT_NOFILE=64", "RLIMIT_FSIZE=4096"])
+        self.assertEqual(
+            config,
+            [
+                "12",
+                "13",
+                "15,16",
+                "RLIMIT_CORE=0",
+                "RLIMIT_AS=%d" % (1 << 28),
+                "RLIMIT_CPU=5",
+                "RLIMIT_NOFILE=64",
+                "RLIMIT_FSIZE=4096",
+            ],
+        )
         _, _, config, _ = split(make().argv)
         self.assertEqual(config[3:], ["RLIMIT_CORE=0"])
 
     def test_the_server_gets_its_environment_and_a_private_tmpdir(self) -> None:
         self.assertEqual(dict(make().env), dict(ENV, TMPDIR="/tmp"))
         told = Spawn("/usr/bin/server", env={"TMPDIR": "/srv/scratch"})
-        self.assertEqual(make(spawn=told, env=dict(ENV, TMPDIR="/srv/scratch")).env["TMPDIR"],
-                         "/srv/scratch")
+        self.assertEqual(
+            make(spawn=told, env=dict(ENV, TMPDIR="/srv/scratch")).env["TMPDIR"], "/srv/scratch"
+        )
 
     def test_the_probe_is_the_same_jail_without_descriptors(self) -> None:
         the_plan = make(machine=host(cwd="/srv/project"))
         options, _, _, _ = split(the_plan.argv)
         self.assertNotIn("--seccomp", the_plan.probe)
-        self.assertEqual(list(the_plan.probe[-7:]),
-                         ["--", "/usr/bin/python3.11", "-I", "-S", "-B", "-c", "pass"])
-        self.assertEqual([a for a in options if a not in ("--seccomp", "14")],
-                         list(the_plan.probe[1:the_plan.probe.index("--")]))
+        self.assertEqual(
+            list(the_plan.probe[-7:]), ["--", "/usr/bin/python3.11", "-I", "-S", "-B", "-c", "pass"]
+        )
+        self.assertEqual(
+            [a for a in options if a not in ("--seccomp", "14")],
+            list(the_plan.probe[1 : the_plan.probe.index("--")]),
+        )
 
 
 # ----------------------------------------------------------------------------- seccomp
@@ -326,37 +411,56 @@ class Seccomp(unittest.TestCase):
         program = seccomp_filter("x86_64", allow_unix=False)
         self.assertEqual(len(program) % 8, 0)
         cases = [
-            (0, 0, ALLOW),                          # read
-            (41, AF_INET, ALLOW), (41, AF_UNIX, EPERM),  # socket
-            (53, AF_UNIX, ALLOW),                   # socketpair: no address to reach
-            (56, SIGCHLD, ALLOW), (56, CLONE_NEWUSER | SIGCHLD, EPERM),  # clone
-            (272, 0x00020000, ALLOW), (272, CLONE_NEWUSER, EPERM),  # unshare(NEWNS) / NEWUSER
-            (435, 0, ENOSYS), (425, 0, ENOSYS), (426, 0, ENOSYS), (427, 0, ENOSYS),
-            (0x40000000 | 41, AF_UNIX, ENOSYS),     # x32
+            (0, 0, ALLOW),  # read
+            (41, AF_INET, ALLOW),
+            (41, AF_UNIX, EPERM),  # socket
+            (53, AF_UNIX, ALLOW),  # socketpair: no address to reach
+            (56, SIGCHLD, ALLOW),
+            (56, CLONE_NEWUSER | SIGCHLD, EPERM),  # clone
+            (272, 0x00020000, ALLOW),
+            (272, CLONE_NEWUSER, EPERM),  # unshare(NEWNS) / NEWUSER
+            (435, 0, ENOSYS),
+            (425, 0, ENOSYS),
+            (426, 0, ENOSYS),
+            (427, 0, ENOSYS),
+            (0x40000000 | 41, AF_UNIX, ENOSYS),  # x32
         ]
         for nr, arg0, verdict in cases:
             self.assertEqual(run_filter(program, X86_64, nr, arg0), verdict, (nr, arg0))
 
     def test_i386_on_x86_64(self) -> None:
         program = seccomp_filter("x86_64", allow_unix=False)
-        for nr, arg0, verdict in [(359, AF_UNIX, EPERM), (359, AF_INET, ALLOW), (102, 1, EPERM),
-                                  (120, CLONE_NEWUSER, EPERM), (310, CLONE_NEWUSER, EPERM),
-                                  (435, 0, ENOSYS), (3, 0, ALLOW)]:
+        for nr, arg0, verdict in [
+            (359, AF_UNIX, EPERM),
+            (359, AF_INET, ALLOW),
+            (102, 1, EPERM),
+            (120, CLONE_NEWUSER, EPERM),
+            (310, CLONE_NEWUSER, EPERM),
+            (435, 0, ENOSYS),
+            (3, 0, ALLOW),
+        ]:
             self.assertEqual(run_filter(program, I386, nr, arg0), verdict, (nr, arg0))
 
     def test_aarch64(self) -> None:
         program = seccomp_filter("aarch64", allow_unix=False)
-        for nr, arg0, verdict in [(198, AF_UNIX, EPERM), (198, AF_INET, ALLOW),
-                                  (220, CLONE_NEWUSER, EPERM), (97, CLONE_NEWUSER, EPERM),
-                                  (435, 0, ENOSYS), (63, 0, ALLOW)]:
+        for nr, arg0, verdict in [
+            (198, AF_UNIX, EPERM),
+            (198, AF_INET, ALLOW),
+            (220, CLONE_NEWUSER, EPERM),
+            (97, CLONE_NEWUSER, EPERM),
+            (435, 0, ENOSYS),
+            (63, 0, ALLOW),
+        ]:
             self.assertEqual(run_filter(program, AARCH64, nr, arg0), verdict, (nr, arg0))
         self.assertEqual(run_filter(program, ARM, 281, AF_UNIX), KILL)
 
     def test_keyrings_and_other_processes_are_refused_on_every_abi(self) -> None:
         # keyctl, add_key, request_key; ptrace, process_vm_readv/writev; pidfd_getfd
-        refused = {X86_64: (250, 248, 249, 101, 310, 311, 438),
-                   I386: (288, 286, 287, 26, 347, 348, 438),
-                   AARCH64: (219, 217, 218, 117, 270, 271, 438)}
+        refused = {
+            X86_64: (250, 248, 249, 101, 310, 311, 438),
+            I386: (288, 286, 287, 26, 347, 348, 438),
+            AARCH64: (219, 217, 218, 117, 270, 271, 438),
+        }
         for allow_unix in (False, True):
             for machine, abis in (("x86_64", (X86_64, I386)), ("aarch64", (AARCH64,))):
                 program = seccomp_filter(machine, allow_unix)
@@ -371,13 +475,18 @@ class Seccomp(unittest.TestCase):
             for arch in abis:
                 nr = ioctl[arch]
                 for request in (TIOCSTI, TIOCLINUX, TIOCSTI | 1 << 32, TIOCLINUX | 0xFFFF << 48):
-                    self.assertEqual(run_filter(program, arch, nr, 2, request), EPERM,
-                                     (arch, hex(request)))
+                    self.assertEqual(
+                        run_filter(program, arch, nr, 2, request), EPERM, (arch, hex(request))
+                    )
                 for request in (TCGETS, TIOCSCTTY, TIOCSTI + 1, 0):
-                    self.assertEqual(run_filter(program, arch, nr, 2, request), ALLOW,
-                                     (arch, hex(request)))
-                self.assertEqual(run_filter(program, arch, nr, TIOCSTI, TCGETS), ALLOW,
-                                 "the descriptor is not the request")
+                    self.assertEqual(
+                        run_filter(program, arch, nr, 2, request), ALLOW, (arch, hex(request))
+                    )
+                self.assertEqual(
+                    run_filter(program, arch, nr, TIOCSTI, TCGETS),
+                    ALLOW,
+                    "the descriptor is not the request",
+                )
 
     def test_an_unknown_abi_is_killed(self) -> None:
         self.assertEqual(run_filter(seccomp_filter("x86_64", False), AARCH64, 0), KILL)
@@ -392,5 +501,6 @@ class Seccomp(unittest.TestCase):
 
     def test_the_plan_carries_the_program_for_this_machine(self) -> None:
         self.assertEqual(make().seccomp, seccomp_filter("x86_64", allow_unix=False))
-        self.assertEqual(make(Jail(network=True)).seccomp,
-                         seccomp_filter("x86_64", allow_unix=True))
+        self.assertEqual(
+            make(Jail(network=True)).seccomp, seccomp_filter("x86_64", allow_unix=True)
+        )

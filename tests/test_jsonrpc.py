@@ -34,11 +34,16 @@ JSON_VALUES = json_values(12, width=3, text=8, keys=5)
 
 VALID_ERRORS = st.fixed_dictionaries(
     {"code": st.integers(-33000, 33000), "message": st.text(max_size=10)},
-    optional={"data": JSON_VALUES})
-WILD_ERRORS = st.fixed_dictionaries({}, optional={
-    "code": st.sampled_from([1.0, -32601.0, True, False, "x", None]) | JSON_VALUES,
-    "message": st.integers() | JSON_VALUES,
-    "data": JSON_VALUES})
+    optional={"data": JSON_VALUES},
+)
+WILD_ERRORS = st.fixed_dictionaries(
+    {},
+    optional={
+        "code": st.sampled_from([1.0, -32601.0, True, False, "x", None]) | JSON_VALUES,
+        "message": st.integers() | JSON_VALUES,
+        "data": JSON_VALUES,
+    },
+)
 WILD = {
     "jsonrpc": st.sampled_from(["1.0", "2", "2.0 ", 2.0, 2, None]) | JSON_VALUES,
     "id": st.sampled_from([1.0, 0.0, True, False, None]) | JSON_VALUES,
@@ -71,14 +76,15 @@ def envelopes(draw: Any) -> Dict[str, Any]:
             message.pop(key, None)
         elif fate == "wild":
             message[key] = draw(WILD[key])
-    extras = draw(st.dictionaries(st.text(max_size=6).filter(lambda k: k not in KNOWN),
-                                  JSON_VALUES, max_size=2))
+    extras = draw(
+        st.dictionaries(
+            st.text(max_size=6).filter(lambda k: k not in KNOWN), JSON_VALUES, max_size=2
+        )
+    )
     return {**extras, **message}
 
 
 ENVELOPES = envelopes()
-
-
 
 
 def is_id(value: Any) -> bool:
@@ -102,11 +108,15 @@ def model(message: Dict[str, Any]) -> Optional[Any]:
     if "result" in message:
         return Response(message["id"], message["result"])
     error = message["error"]
-    if type(error) is not dict or type(error.get("code")) is not int \
-            or type(error.get("message")) is not str:
+    if (
+        type(error) is not dict
+        or type(error.get("code")) is not int
+        or type(error.get("message")) is not str
+    ):
         return None
-    return Response(message["id"], None, RpcError(error["code"], error["message"],
-                                                  error.get("data")))
+    return Response(
+        message["id"], None, RpcError(error["code"], error["message"], error.get("data"))
+    )
 
 
 def same_inbound(a: Any, b: Any) -> bool:
@@ -125,7 +135,7 @@ class DecodesEachKind(unittest.TestCase):
         self.assertIsNone(got.error)  # type: ignore[union-attr]
 
     def test_string_and_extreme_int_ids(self) -> None:
-        for ident in ("abc", "", 0, -1, 2 ** 63, -(2 ** 64)):
+        for ident in ("abc", "", 0, -1, 2**63, -(2**64)):
             with self.subTest(id=ident):
                 got = decode(dump({"jsonrpc": "2.0", "id": ident, "result": None}))
                 self.assertTrue(same_inbound(got, Response(ident, None)))
@@ -139,10 +149,12 @@ class DecodesEachKind(unittest.TestCase):
     def test_server_request_and_notification(self) -> None:
         got = decode('{"jsonrpc":"2.0","id":"s1","method":"ping"}')
         self.assertTrue(same_inbound(got, ServerRequest("s1", "ping", None)))
-        got = decode('{"jsonrpc":"2.0","method":"notifications/tools/list_changed",'
-                     '"params":{"x":1}}')
-        self.assertTrue(same_inbound(got, Notification("notifications/tools/list_changed",
-                                                       {"x": 1})))
+        got = decode(
+            '{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"x":1}}'
+        )
+        self.assertTrue(
+            same_inbound(got, Notification("notifications/tools/list_changed", {"x": 1}))
+        )
 
     def test_str_and_bytes_lines_agree(self) -> None:
         line = '{"jsonrpc":"2.0","id":1,"result":"\u00e9"}'
@@ -151,23 +163,36 @@ class DecodesEachKind(unittest.TestCase):
 
 class Encoders(unittest.TestCase):
     def test_exact_shapes(self) -> None:
-        self.assertEqual(jsonrpc.request(1, "tools/list"),
-                         {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
-        self.assertEqual(jsonrpc.request(2, "tools/call", {"name": "x"}),
-                         {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                          "params": {"name": "x"}})
-        self.assertEqual(jsonrpc.notification("notifications/initialized"),
-                         {"jsonrpc": "2.0", "method": "notifications/initialized"})
-        self.assertEqual(jsonrpc.result_response("s", {}),
-                         {"jsonrpc": "2.0", "id": "s", "result": {}})
-        self.assertEqual(jsonrpc.error_response(3, jsonrpc.METHOD_NOT_FOUND, "no"),
-                         {"jsonrpc": "2.0", "id": 3,
-                          "error": {"code": -32601, "message": "no"}})
+        self.assertEqual(
+            jsonrpc.request(1, "tools/list"), {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        )
+        self.assertEqual(
+            jsonrpc.request(2, "tools/call", {"name": "x"}),
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "x"}},
+        )
+        self.assertEqual(
+            jsonrpc.notification("notifications/initialized"),
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        )
+        self.assertEqual(
+            jsonrpc.result_response("s", {}), {"jsonrpc": "2.0", "id": "s", "result": {}}
+        )
+        self.assertEqual(
+            jsonrpc.error_response(3, jsonrpc.METHOD_NOT_FOUND, "no"),
+            {"jsonrpc": "2.0", "id": 3, "error": {"code": -32601, "message": "no"}},
+        )
 
     def test_standard_codes(self) -> None:
-        self.assertEqual((jsonrpc.PARSE_ERROR, jsonrpc.INVALID_REQUEST, jsonrpc.METHOD_NOT_FOUND,
-                          jsonrpc.INVALID_PARAMS, jsonrpc.INTERNAL_ERROR),
-                         (-32700, -32600, -32601, -32602, -32603))
+        self.assertEqual(
+            (
+                jsonrpc.PARSE_ERROR,
+                jsonrpc.INVALID_REQUEST,
+                jsonrpc.METHOD_NOT_FOUND,
+                jsonrpc.INVALID_PARAMS,
+                jsonrpc.INTERNAL_ERROR,
+            ),
+            (-32700, -32600, -32601, -32602, -32603),
+        )
 
     def test_what_we_send_decodes_as_what_it_is(self) -> None:
         sent = decode(encode(jsonrpc.request(9, "tools/call", {"a": [1]})))

@@ -46,12 +46,49 @@ PROPERTY = property_settings(300)
 JSON_VALUES = json_values(25)
 # Any code point at all, lone surrogates included.
 ANY_TEXT = st.lists(st.integers(0, sys.maxunicode), max_size=40).map(
-    lambda points: "".join(map(chr, points)))
+    lambda points: "".join(map(chr, points))
+)
 # Fragments that steer random text into the parser's interesting states.
-TOKENS = ["{", "}", "[", "]", ",", ":", " ", "\n", "\r", "\t", '"a"', '"\\u00e9"', '"\\ud800"',
-          '"\\udc00"', '"\\ud83d\\ude00"', '"\\', '"', "0", "-", "1", "12", ".5", "e3", "E-2",
-          "1e400", "-1e400", "true", "false", "null", "NaN", "Infinity", "-Infinity", "\ufeff",
-          "\x00", "\u00e9", "/", '"\\n"', "9" * 30]
+TOKENS = [
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
+    ":",
+    " ",
+    "\n",
+    "\r",
+    "\t",
+    '"a"',
+    '"\\u00e9"',
+    '"\\ud800"',
+    '"\\udc00"',
+    '"\\ud83d\\ude00"',
+    '"\\',
+    '"',
+    "0",
+    "-",
+    "1",
+    "12",
+    ".5",
+    "e3",
+    "E-2",
+    "1e400",
+    "-1e400",
+    "true",
+    "false",
+    "null",
+    "NaN",
+    "Infinity",
+    "-Infinity",
+    "\ufeff",
+    "\x00",
+    "\u00e9",
+    "/",
+    '"\\n"',
+    "9" * 30,
+]
 TOKEN_SOUP = st.lists(st.sampled_from(TOKENS), max_size=30).map("".join)
 
 
@@ -69,7 +106,7 @@ def nested_value(levels: int) -> Any:
     return value
 
 
-TOO_MANY_DIGITS = 10 ** MAX_INT_DIGITS
+TOO_MANY_DIGITS = 10**MAX_INT_DIGITS
 
 
 def within_bounds(value: Any) -> bool:
@@ -103,8 +140,16 @@ def int_digit_limit(limit: int) -> Iterator[None]:
 class ParseAccepts(unittest.TestCase):
     def test_every_kind_of_value(self) -> None:
         text = '{"n":null,"t":true,"f":false,"i":-12,"x":1.5,"s":"\\u00e9\\n","a":[1,[]],"o":{}}'
-        expected = {"n": None, "t": True, "f": False, "i": -12, "x": 1.5, "s": "\u00e9\n",
-                    "a": [1, []], "o": {}}
+        expected = {
+            "n": None,
+            "t": True,
+            "f": False,
+            "i": -12,
+            "x": 1.5,
+            "s": "\u00e9\n",
+            "a": [1, []],
+            "o": {},
+        }
         self.assertTrue(same(parse(text), expected))
 
     def test_bytes_bytearray_and_str_agree(self) -> None:
@@ -221,8 +266,9 @@ class Bounds(unittest.TestCase):
                     parse(sign + "9" * (MAX_INT_DIGITS + 1))
                 self.assertIn("%d digits" % (MAX_INT_DIGITS + 1), caught.exception.reason)
 
-    @unittest.skipUnless(hasattr(sys, "set_int_max_str_digits"),
-                         "this interpreter has no int digit limit to lift")
+    @unittest.skipUnless(
+        hasattr(sys, "set_int_max_str_digits"), "this interpreter has no int digit limit to lift"
+    )
     def test_int_digits_verdict_ignores_the_interpreter_limit(self) -> None:
         # With the interpreter's own limit lifted (0 = unlimited, as on a Python
         # that predates the limit), the verdict must stay the same: the limit is ours.
@@ -240,8 +286,9 @@ class Bounds(unittest.TestCase):
 
 class DumpShape(unittest.TestCase):
     def test_compact_and_order_preserving(self) -> None:
-        self.assertEqual(dump({"b": [1, 2.5, None], "a": {"t": True}}),
-                         '{"b":[1,2.5,null],"a":{"t":true}}')
+        self.assertEqual(
+            dump({"b": [1, 2.5, None], "a": {"t": True}}), '{"b":[1,2.5,null],"a":{"t":true}}'
+        )
 
     def test_non_ascii_stays_raw_and_encode_is_its_utf8(self) -> None:
         value = {"k": "\u00e9\u4e2d\U0001f600"}
@@ -281,10 +328,16 @@ class DumpRefuses(unittest.TestCase):
         self._refused(parse('["\\ud800"]'), "lone surrogate")  # what parse let through
 
     def test_things_that_are_not_json_values(self) -> None:
-        cases = [("tuple", (1, 2), "tuple"), ("set", {1}, "set"), ("bytes", b"x", "bytes"),
-                 ("object", object(), "object"), ("int key", {1: "a"}, "key 1"),
-                 ("None key", {None: 1}, "key None"), ("bool key", {True: 1}, "key True"),
-                 ("str subclass", type("S", (str,), {})("x"), "S")]
+        cases = [
+            ("tuple", (1, 2), "tuple"),
+            ("set", {1}, "set"),
+            ("bytes", b"x", "bytes"),
+            ("object", object(), "object"),
+            ("int key", {1: "a"}, "key 1"),
+            ("None key", {None: 1}, "key None"),
+            ("bool key", {True: 1}, "key True"),
+            ("str subclass", type("S", (str,), {})("x"), "S"),
+        ]
         for name, value, reason in cases:
             with self.subTest(name):
                 self._refused([value], reason)
@@ -298,7 +351,7 @@ class DumpRefuses(unittest.TestCase):
 
     def test_an_int_too_long_to_print(self) -> None:
         with self.assertRaises(EncodeRefused):
-            dump(10 ** 5000)
+            dump(10**5000)
 
 
 class Properties(unittest.TestCase):
@@ -377,15 +430,19 @@ class Depth(unittest.TestCase):
                         self._agrees(chain(levels, leaf, kinds))
 
     def test_after_a_collection_untracks_what_it_can(self) -> None:
-        values = [chain(levels, {"a": 1, "b": "c"}, kinds)
-                  for levels in (MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1) for kinds in ("d", "ld")]
+        values = [
+            chain(levels, {"a": 1, "b": "c"}, kinds)
+            for levels in (MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1)
+            for kinds in ("d", "ld")
+        ]
         gc.collect()
         for value in values:
             self._agrees(value)
 
     def test_wide_and_shallow(self) -> None:
-        self._agrees({"tools": [{"name": str(i), "schema": {"p": {"type": "x"}}}
-                                for i in range(1000)]})
+        self._agrees(
+            {"tools": [{"name": str(i), "schema": {"p": {"type": "x"}}} for i in range(1000)]}
+        )
 
     @PROPERTY
     @given(FAST_PATH_VALUES, st.integers(0, MAX_DEPTH + 2), st.sampled_from(["l", "d", "ld"]))
@@ -410,8 +467,9 @@ def fast(text: str) -> Any:
 
 class Parsing(unittest.TestCase):
     @PROPERTY
-    @given(st.lists(st.sampled_from(TOKENS + ["9" * (MAX_INT_DIGITS + 1)]), max_size=30)
-           .map("".join))
+    @given(
+        st.lists(st.sampled_from(TOKENS + ["9" * (MAX_INT_DIGITS + 1)]), max_size=30).map("".join)
+    )
     def test_the_fast_path_says_what_the_strict_one_says(self, text: str) -> None:
         self.assertEqual(repr(fast(text)), repr(strict(text)))
 

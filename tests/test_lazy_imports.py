@@ -28,8 +28,13 @@ def fresh(code: str) -> Any:
     """Run ``code`` in an isolated interpreter with the checkout first on the path;
     ``code`` prints one JSON value, returned here."""
     prelude = "import json, sys\nsys.path.insert(0, %r)\n" % REPO
-    done = subprocess.run([sys.executable, "-I", "-c", prelude + code],
-                          capture_output=True, text=True, timeout=60, cwd="/")
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", prelude + code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd="/",
+    )
     if done.returncode != 0:
         raise AssertionError("child failed (%d): %s" % (done.returncode, done.stderr[-2000:]))
     return json.loads(done.stdout)
@@ -37,8 +42,10 @@ def fresh(code: str) -> Any:
 
 def loaded_after(statement: str) -> List[str]:
     """The ``mcp_client`` modules in ``sys.modules`` after ``statement``."""
-    loaded: List[str] = fresh(statement + "\nprint(json.dumps(sorted(m for m in sys.modules"
-                              " if m.startswith('mcp_client'))))")
+    loaded: List[str] = fresh(
+        statement + "\nprint(json.dumps(sorted(m for m in sys.modules"
+        " if m.startswith('mcp_client'))))"
+    )
     return loaded
 
 
@@ -63,10 +70,20 @@ class ImportMcpClient(unittest.TestCase):
             "    'schema': mcp_client.schema.plan.__module__,\n"
             "    'listed': all(hasattr(mcp_client, name) for name in mcp_client.__all__),\n"
             "    'dir': 'codegen' in dir(mcp_client),\n"
-            "}))")
-        self.assertEqual(got, {"generate": "mcp_client.codegen", "jail": True, "hidden": True,
-                               "jailer": "mcp_client.jailer", "schema": "mcp_client.schema",
-                               "listed": True, "dir": True})
+            "}))"
+        )
+        self.assertEqual(
+            got,
+            {
+                "generate": "mcp_client.codegen",
+                "jail": True,
+                "hidden": True,
+                "jailer": "mcp_client.jailer",
+                "schema": "mcp_client.schema",
+                "listed": True,
+                "dir": True,
+            },
+        )
 
     def test_an_unknown_name_is_still_an_attribute_error(self) -> None:
         with self.assertRaises(AttributeError):

@@ -55,16 +55,26 @@ class Sha256Digest(unittest.TestCase):
 
 class MangleExamples(unittest.TestCase):
     def test_legal_short_identifiers_are_kept_verbatim(self) -> None:
-        for text in ("create_issue", "git_status", "a", "read_file2", "a" * 32,
-                     "createIssue", "HTTPServer", "getURL", "v2Api", "ReadFile", "a__b",
-                     "sortBy_"):
+        for text in (
+            "create_issue",
+            "git_status",
+            "a",
+            "read_file2",
+            "a" * 32,
+            "createIssue",
+            "HTTPServer",
+            "getURL",
+            "v2Api",
+            "ReadFile",
+            "a__b",
+            "sortBy_",
+        ):
             self.assertEqual(mangle(text, sha256_digest), text)
 
     def test_create_issue_and_createissue_stay_distinct(self) -> None:
         self.assertEqual(mangle("create_issue", sha256_digest), "create_issue")
         self.assertEqual(mangle("createIssue", sha256_digest), "createIssue")
-        self.assertEqual(mangle("create-issue", sha256_digest),
-                         "create_issue_" + h("create-issue"))
+        self.assertEqual(mangle("create-issue", sha256_digest), "create_issue_" + h("create-issue"))
 
     def test_illegal_characters_are_mangled_with_the_digest(self) -> None:
         cases = {
@@ -78,15 +88,32 @@ class MangleExamples(unittest.TestCase):
             self.assertEqual(mangle(text, sha256_digest), stem + "_" + h(text))
 
     def test_keywords_soft_keywords_and_builtins_are_digested(self) -> None:
-        for text in ("class", "import", "None", "True", "match", "case", "type", "list",
-                     "print", "dict", "id", "Ellipsis"):
+        for text in (
+            "class",
+            "import",
+            "None",
+            "True",
+            "match",
+            "case",
+            "type",
+            "list",
+            "print",
+            "dict",
+            "id",
+            "Ellipsis",
+        ):
             self.assertEqual(mangle(text, sha256_digest), text.lower() + "_" + h(text))
 
     def test_names_the_module_binds_are_digested(self) -> None:
         for text in ("internal", "arguments", "cap", "mcp"):
             self.assertEqual(mangle(text, sha256_digest), text + "_" + h(text))
-        for text, stem in (("Any", "any"), ("Dict", "dict"), ("Literal", "literal"),
-                           ("TypedDict", "typed_dict"), ("ToolOutput", "tool_output")):
+        for text, stem in (
+            ("Any", "any"),
+            ("Dict", "dict"),
+            ("Literal", "literal"),
+            ("TypedDict", "typed_dict"),
+            ("ToolOutput", "tool_output"),
+        ):
             self.assertEqual(mangle(text, sha256_digest), stem + "_" + h(text))
 
     def test_empty_after_mangling_gets_the_stem(self) -> None:
@@ -124,14 +151,40 @@ class MangleExamples(unittest.TestCase):
 
 class MangleLabelExamples(unittest.TestCase):
     def test_the_servers_own_names_are_kept(self) -> None:
-        for text in ("sortBy", "dryRun", "excludePatterns", "nextThoughtNeeded", "dashboardUid",
-                     "oldText", "_private", "__dunder__", "x" * 32):
+        for text in (
+            "sortBy",
+            "dryRun",
+            "excludePatterns",
+            "nextThoughtNeeded",
+            "dashboardUid",
+            "oldText",
+            "_private",
+            "__dunder__",
+            "x" * 32,
+        ):
             self.assertEqual(mangle_label(text, sha256_digest), text)
         self.assertEqual(mangle_label("x" * 33, sha256_digest), "x" * 32 + "_" + h("x" * 33))
 
     def test_builtins_and_soft_keywords_are_fine_as_parameters(self) -> None:
-        for text in ("type", "id", "format", "range", "filter", "str", "dict", "list",
-                     "match", "case", "_", "cast", "Dict", "Any", "Optional", "cap", "mcp"):
+        for text in (
+            "type",
+            "id",
+            "format",
+            "range",
+            "filter",
+            "str",
+            "dict",
+            "list",
+            "match",
+            "case",
+            "_",
+            "cast",
+            "Dict",
+            "Any",
+            "Optional",
+            "cap",
+            "mcp",
+        ):
             self.assertEqual(mangle_label(text, sha256_digest), text)
 
     def test_hard_keywords_are_digested(self) -> None:
@@ -139,9 +192,13 @@ class MangleLabelExamples(unittest.TestCase):
             self.assertEqual(mangle_label(text, sha256_digest), text.lower() + "_" + h(text))
 
     def test_names_the_body_uses_are_digested(self) -> None:
-        for text, stem in (("internal", "internal"), ("arguments", "arguments"),
-                           ("_typing", "typing"), ("ToolOutput", "tool_output"),
-                           ("__debug__", "debug")):
+        for text, stem in (
+            ("internal", "internal"),
+            ("arguments", "arguments"),
+            ("_typing", "typing"),
+            ("ToolOutput", "tool_output"),
+            ("__debug__", "debug"),
+        ):
             self.assertEqual(mangle_label(text, sha256_digest), stem + "_" + h(text))
 
     def test_illegal_labels_are_mangled(self) -> None:
@@ -208,11 +265,15 @@ class MangleProperties(unittest.TestCase):
     @settings(max_examples=300, deadline=None)
     @given(st.one_of(st.text(max_size=40), st.from_regex(IDENTIFIER, fullmatch=True)))
     def test_unchanged_exactly_when_legal_short_and_free(self, text: str) -> None:
-        keep = (bool(re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", text)) and len(text) <= 32
-                and text not in RESERVED)
+        keep = (
+            bool(re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", text))
+            and len(text) <= 32
+            and text not in RESERVED
+        )
         self.assertEqual(mangle(text, sha256_digest) == text, keep)
-        keep_label = (bool(IDENTIFIER.fullmatch(text)) and len(text) <= 32
-                      and text not in LABEL_RESERVED)
+        keep_label = (
+            bool(IDENTIFIER.fullmatch(text)) and len(text) <= 32 and text not in LABEL_RESERVED
+        )
         self.assertEqual(mangle_label(text, sha256_digest) == text, keep_label)
 
     @settings(max_examples=300, deadline=None)

@@ -59,8 +59,13 @@ SESSION_NOISE = 2 + 3
 
 
 def tolerant(lines: int, **more: Any) -> Options:
-    return Options(handshake_timeout=LONG, request_timeout=LONG, retire_timeout=LONG,
-                   tolerated_noise_lines=lines, **more)
+    return Options(
+        handshake_timeout=LONG,
+        request_timeout=LONG,
+        retire_timeout=LONG,
+        tolerated_noise_lines=lines,
+        **more,
+    )
 
 
 STRICT = tolerant(0)
@@ -68,7 +73,8 @@ STRICT = tolerant(0)
 
 def load_replay_tool() -> ModuleType:
     spec = importlib.util.spec_from_file_location(
-        "replay_tool_for_noise", os.path.join(REPO, "tools", "replay.py"))
+        "replay_tool_for_noise", os.path.join(REPO, "tools", "replay.py")
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -115,9 +121,16 @@ class Show(unittest.TestCase):
         self.assertTrue(shown.isprintable(), shown)
 
     @PROPERTY
-    @given(st.text(st.characters(blacklist_categories=("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp",
-                                                       "Zs"), blacklist_characters="\\")
-                   | st.just(" "), max_size=200))
+    @given(
+        st.text(
+            st.characters(
+                blacklist_categories=("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"),
+                blacklist_characters="\\",
+            )
+            | st.just(" "),
+            max_size=200,
+        )
+    )
     def test_printable_text_within_the_limit_is_shown_as_is(self, text: str) -> None:
         self.assertEqual(noise.show(text.encode("utf-8")), text)
 
@@ -165,8 +178,10 @@ class Refusal(unittest.TestCase):
 
     def test_a_spent_tolerance_says_how_many_were_skipped(self) -> None:
         line = b"one log line too many"
-        self.assertIn("; 1 such line was skipped before it, as many as tolerated",
-                      noise.refusal(malformed(line), line, 1))
+        self.assertIn(
+            "; 1 such line was skipped before it, as many as tolerated",
+            noise.refusal(malformed(line), line, 1),
+        )
         reason = noise.refusal(malformed(line), line, 3)
         self.assertIn("; 3 such lines were skipped before it, as many as tolerated", reason)
         self.assertNotIn("Options(", reason)
@@ -224,8 +239,9 @@ def recorded(entry: Dict[str, Any]) -> bytes:
     return str(entry["text"]).encode("utf-8")
 
 
-def refused(case: unittest.TestCase, behaviour: str, *args: str,
-            options: Options = STRICT) -> HandshakeFailed:
+def refused(
+    case: unittest.TestCase, behaviour: str, *args: str, options: Options = STRICT
+) -> HandshakeFailed:
     """The handshake with ``behaviour`` fails, nothing was skipped, the server is reaped."""
     client = prepare(server(behaviour, *args), options)
     with case.assertRaises(HandshakeFailed) as caught:
@@ -276,8 +292,10 @@ class Tolerant(unittest.TestCase):
         records = self.session(tolerant(SESSION_NOISE))
         self.assertEqual([record.levelno for record in records], [logging.WARNING] * SESSION_NOISE)
         messages = [record.getMessage() for record in records]
-        self.assertIn("skipped stdout line 1 of %d tolerated, not JSON: %s"
-                      % (SESSION_NOISE, BANNER_SHOWN), messages[0])
+        self.assertIn(
+            "skipped stdout line 1 of %d tolerated, not JSON: %s" % (SESSION_NOISE, BANNER_SHOWN),
+            messages[0],
+        )
         self.assertIn("[Mock SDK Server] Executing tools/call with id ", messages[3])
         for message in messages:
             self.assertTrue(message.isprintable(), message)
@@ -294,8 +312,11 @@ class Tolerant(unittest.TestCase):
         self.assertFalse(script.ends_in_death)
         outcomes, divergences = REPLAY_TOOL.drive(script, LONG)
         self.assertEqual(divergences, [])
-        self.assertEqual([line.split(" ok")[0] for line in outcomes],
-                         ["initialize", "tools/list", "tools/call echo", "ping"], outcomes)
+        self.assertEqual(
+            [line.split(" ok")[0] for line in outcomes],
+            ["initialize", "tools/list", "tools/call echo", "ping"],
+            outcomes,
+        )
 
     def test_the_strict_capture_replays_its_death(self) -> None:
         client = prepare(server("noisy"), tolerant(0, capture=self.log))
@@ -324,8 +345,9 @@ class Tolerant(unittest.TestCase):
         with self.assertRaises(ClientBroken) as caught:
             client.call_tool("echo", {})
         self.assertEqual(client.shutdown(), Exited(-9))
-        self.assertIn("server sent an invalid line: jsonrpc member is None",
-                      caught.exception.reason)
+        self.assertIn(
+            "server sent an invalid line: jsonrpc member is None", caught.exception.reason
+        )
         self.assertEqual(client.noise_skipped, 0)
 
     def test_binary_garbage_at_the_cap_is_skipped(self) -> None:
@@ -350,16 +372,26 @@ class Tolerant(unittest.TestCase):
 class Command(unittest.TestCase):
     def cli(self, *args: str) -> "subprocess.CompletedProcess[str]":
         env = dict(os.environ, PYTHONPATH=REPO)
-        return subprocess.run([sys.executable, "-m", "mcp_client", *args], capture_output=True,
-                              text=True, timeout=60, env=env, cwd=tempfile.gettempdir())
+        return subprocess.run(
+            [sys.executable, "-m", "mcp_client", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+            cwd=tempfile.gettempdir(),
+        )
 
     def test_noise_is_tolerated_with_one_warning_line(self) -> None:
         done = self.cli("--call", "echo", "{}", "--", *server_argv("noisy"))
         self.assertEqual(done.returncode, cli.EXIT_OK, done.stderr)
-        self.assertEqual(done.stderr.splitlines(), [
-            'mcp_client: warning: skipped 4 lines the server wrote to stdout '
-            'that are not JSON, the first: "%s"; the MCP spec forbids them '
-            '(--strict refuses them)' % BANNER_SHOWN])
+        self.assertEqual(
+            done.stderr.splitlines(),
+            [
+                'mcp_client: warning: skipped 4 lines the server wrote to stdout '
+                'that are not JSON, the first: "%s"; the MCP spec forbids them '
+                '(--strict refuses them)' % BANNER_SHOWN
+            ],
+        )
         self.assertIn("call echo: isError=false", done.stdout)
 
     def test_strict_refuses_the_first_line(self) -> None:
@@ -371,7 +403,8 @@ class Command(unittest.TestCase):
         self.assertIn(BANNER_SHOWN, lines[0])
 
     def test_strict_refuses_a_log_line_before_an_answer(self) -> None:
-        done = self.cli("--strict", "--call", "echo", "{}", "--",
-                        *server_argv("noisy", "--banner", "0"))
+        done = self.cli(
+            "--strict", "--call", "echo", "{}", "--", *server_argv("noisy", "--banner", "0")
+        )
         self.assertEqual(done.returncode, cli.EXIT_LISTING, done.stderr)
         self.assertIn("[Mock SDK Server] Executing tools/list", done.stderr)

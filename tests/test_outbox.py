@@ -181,6 +181,7 @@ class Combining(unittest.TestCase):
     def test_every_caller_gets_its_own_answer(self) -> None:
         failures: List[str] = []
         with start(channel(), OPTIONS) as client:
+
             def caller(n: int) -> None:
                 for k in range(40):
                     arguments = {"caller": n, "call": k}
@@ -200,6 +201,7 @@ class Combining(unittest.TestCase):
         transport = StallingTransport(channel())
         outcomes: Dict[str, Any] = {}
         with start(transport, OPTIONS) as client:
+
             def caller(who: str, timeout: float) -> None:
                 try:
                     outcomes[who] = client.call_tool("echo", {"who": who}, timeout=timeout)
@@ -239,6 +241,7 @@ class RealStalls(unittest.TestCase):
 
         outcomes: Dict[int, Any] = {}
         with start(channel({"tools/call": sleepy}), OPTIONS) as client:
+
             def caller(n: int) -> None:
                 timeout = SHORT if n % 2 == 0 else LONG
                 started = time.monotonic()

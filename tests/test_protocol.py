@@ -51,13 +51,17 @@ Path = Tuple[Any, ...]
 
 # ------------------------------------------------------------------ realistic samples
 
-CAPABILITIES = {"tools": {"listChanged": True}, "prompts": {}, "resources": {"subscribe": True},
-                "logging": {}, "experimental": {"x-trace": {}}}
+CAPABILITIES = {
+    "tools": {"listChanged": True},
+    "prompts": {},
+    "resources": {"subscribe": True},
+    "logging": {},
+    "experimental": {"x-trace": {}},
+}
 INIT = {
     "protocolVersion": "2025-06-18",
     "capabilities": CAPABILITIES,
-    "serverInfo": {"name": "example-servers/everything", "version": "1.0.0",
-                   "title": "Everything"},
+    "serverInfo": {"name": "example-servers/everything", "version": "1.0.0", "title": "Everything"},
     "instructions": "Call get-sum to add two numbers.",
 }
 INIT_DECODED = InitializeResult(
@@ -68,32 +72,53 @@ INIT_DECODED = InitializeResult(
     instructions="Call get-sum to add two numbers.",
 )
 
-SUM_SCHEMA = {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
-              "required": ["a", "b"], "$schema": "http://json-schema.org/draft-07/schema#"}
+SUM_SCHEMA = {
+    "type": "object",
+    "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+    "required": ["a", "b"],
+    "$schema": "http://json-schema.org/draft-07/schema#",
+}
 PYDANTIC_SCHEMA = {
-    "$defs": {"Item": {"properties": {"id": {"type": "integer", "minimum": 0}},
-                       "required": ["id"], "type": "object"}},
-    "properties": {"items": {"items": {"$ref": "#/$defs/Item"}, "type": "array"},
-                   "mode": {"anyOf": [{"enum": ["fast", "slow"]}, {"type": "null"}],
-                            "default": None}},
-    "required": ["items"], "type": "object",
+    "$defs": {
+        "Item": {
+            "properties": {"id": {"type": "integer", "minimum": 0}},
+            "required": ["id"],
+            "type": "object",
+        }
+    },
+    "properties": {
+        "items": {"items": {"$ref": "#/$defs/Item"}, "type": "array"},
+        "mode": {"anyOf": [{"enum": ["fast", "slow"]}, {"type": "null"}], "default": None},
+    },
+    "required": ["items"],
+    "type": "object",
 }
 OUTPUT_SCHEMA = {"type": "object", "properties": {"sum": {"type": "number"}}}
 TOOLS = {
     "tools": [
-        {"name": "get-sum", "description": "Adds two numbers", "inputSchema": SUM_SCHEMA,
-         "outputSchema": OUTPUT_SCHEMA, "annotations": {"readOnlyHint": True},
-         "execution": {"taskSupport": "forbidden"}},
-        {"name": "git_status", "title": "Git status", "inputSchema": {"type": "object"},
-         "_meta": {"vendor": 1}},
+        {
+            "name": "get-sum",
+            "description": "Adds two numbers",
+            "inputSchema": SUM_SCHEMA,
+            "outputSchema": OUTPUT_SCHEMA,
+            "annotations": {"readOnlyHint": True},
+            "execution": {"taskSupport": "forbidden"},
+        },
+        {
+            "name": "git_status",
+            "title": "Git status",
+            "inputSchema": {"type": "object"},
+            "_meta": {"vendor": 1},
+        },
         {"name": "process_items", "inputSchema": PYDANTIC_SCHEMA},
     ],
     "nextCursor": "page-2",
 }
 TOOLS_DECODED = ToolsPage(
     tools=(
-        ToolDescriptor("get-sum", SUM_SCHEMA, None, "Adds two numbers", OUTPUT_SCHEMA,
-                       {"readOnlyHint": True}),
+        ToolDescriptor(
+            "get-sum", SUM_SCHEMA, None, "Adds two numbers", OUTPUT_SCHEMA, {"readOnlyHint": True}
+        ),
         ToolDescriptor("git_status", {"type": "object"}, "Git status"),
         ToolDescriptor("process_items", PYDANTIC_SCHEMA),
     ),
@@ -112,11 +137,12 @@ CALL = {
     "isError": False,
 }
 CALL_DECODED = CallToolResult(
-    content=(Text("The sum of 2 and 3 is 5."),
-             Other("image", {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}),
-             Other("resource_link", {"type": "resource_link", "uri": "file:///tmp/x",
-                                     "name": "x"}),
-             Text("")),
+    content=(
+        Text("The sum of 2 and 3 is 5."),
+        Other("image", {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}),
+        Other("resource_link", {"type": "resource_link", "uri": "file:///tmp/x", "name": "x"}),
+        Text(""),
+    ),
     is_error=False,
     structured_content=STRUCTURED,
 )
@@ -175,36 +201,51 @@ ANY_INDEX = object()
 
 def matches(path: Path, pattern: Path) -> bool:
     return len(path) == len(pattern) and all(
-        p == q or (q is ANY_INDEX and type(p) is int) for p, q in zip(path, pattern))
+        p == q or (q is ANY_INDEX and type(p) is int) for p, q in zip(path, pattern)
+    )
 
 
 def under(path: Path, prefix: Path) -> bool:
-    return len(path) >= len(prefix) and matches(path[:len(prefix)], prefix)
+    return len(path) >= len(prefix) and matches(path[: len(prefix)], prefix)
 
 
 ENVELOPE_REQUIRED = [("jsonrpc",), ("id",), ("result",)]
 REQUIRED: Dict[str, List[Path]] = {
-    "initialize": [("result", "protocolVersion"), ("result", "capabilities"),
-                   ("result", "serverInfo"), ("result", "serverInfo", "name")],
-    "tools/list": [("result", "tools"), ("result", "tools", ANY_INDEX, "name"),
-                   ("result", "tools", ANY_INDEX, "inputSchema")],
+    "initialize": [
+        ("result", "protocolVersion"),
+        ("result", "capabilities"),
+        ("result", "serverInfo"),
+        ("result", "serverInfo", "name"),
+    ],
+    "tools/list": [
+        ("result", "tools"),
+        ("result", "tools", ANY_INDEX, "name"),
+        ("result", "tools", ANY_INDEX, "inputSchema"),
+    ],
     "tools/call": [("result", "content"), ("result", "content", ANY_INDEX, "type")]
-    + [("result", "content", i, "text") for i, block in enumerate(CALL["content"])
-       if block["type"] == "text"],
+    + [
+        ("result", "content", i, "text")
+        for i, block in enumerate(CALL["content"])
+        if block["type"] == "text"
+    ],
 }
 # Raw content: anything at or under these crosses uninterpreted.
 RAW: Dict[str, List[Path]] = {
     "initialize": [("result", "capabilities", key) for key in CAPABILITIES if key != "tools"],
-    "tools/list": [("result", "tools", ANY_INDEX, "inputSchema"),
-                   ("result", "tools", ANY_INDEX, "outputSchema"),
-                   ("result", "tools", ANY_INDEX, "annotations", "readOnlyHint"),
-                   ("result", "tools", ANY_INDEX, "execution"),
-                   ("result", "tools", ANY_INDEX, "_meta")],
-    "tools/call": [("result", "structuredContent"),
-                   ("result", "content", ANY_INDEX, "data"),
-                   ("result", "content", ANY_INDEX, "mimeType"),
-                   ("result", "content", ANY_INDEX, "uri"),
-                   ("result", "content", ANY_INDEX, "annotations")],
+    "tools/list": [
+        ("result", "tools", ANY_INDEX, "inputSchema"),
+        ("result", "tools", ANY_INDEX, "outputSchema"),
+        ("result", "tools", ANY_INDEX, "annotations", "readOnlyHint"),
+        ("result", "tools", ANY_INDEX, "execution"),
+        ("result", "tools", ANY_INDEX, "_meta"),
+    ],
+    "tools/call": [
+        ("result", "structuredContent"),
+        ("result", "content", ANY_INDEX, "data"),
+        ("result", "content", ANY_INDEX, "mimeType"),
+        ("result", "content", ANY_INDEX, "uri"),
+        ("result", "content", ANY_INDEX, "annotations"),
+    ],
 }
 # The objects whose unknown members the decoders must ignore (not raw ones).
 ENVELOPE_OBJECTS: Dict[str, List[Path]] = {
@@ -213,11 +254,33 @@ ENVELOPE_OBJECTS: Dict[str, List[Path]] = {
     # Blocks 1 and 2 are not text: an Other keeps its block raw, unknown members too.
     "tools/call": [(), ("result",), ("result", "content", 0), ("result", "content", 3)],
 }
-KNOWN_NAMES = {"jsonrpc", "id", "method", "result", "error", "params", "protocolVersion",
-               "capabilities", "serverInfo", "instructions", "name", "version", "title",
-               "tools", "nextCursor", "inputSchema", "description", "outputSchema",
-               "annotations", "content", "isError", "structuredContent", "type", "text",
-               "listChanged"}
+KNOWN_NAMES = {
+    "jsonrpc",
+    "id",
+    "method",
+    "result",
+    "error",
+    "params",
+    "protocolVersion",
+    "capabilities",
+    "serverInfo",
+    "instructions",
+    "name",
+    "version",
+    "title",
+    "tools",
+    "nextCursor",
+    "inputSchema",
+    "description",
+    "outputSchema",
+    "annotations",
+    "content",
+    "isError",
+    "structuredContent",
+    "type",
+    "text",
+    "listChanged",
+}
 
 
 def paths(value: Any, prefix: Path = ()) -> Iterator[Path]:
@@ -275,11 +338,14 @@ class InitializeParams(unittest.TestCase):
         self.assertEqual(params["capabilities"], {})  # type: ignore[index]
 
     def test_exact_shape(self) -> None:
-        self.assertEqual(protocol.initialize_params(ClientInfo("harness", "9.9")), {
-            "protocolVersion": REQUESTED_VERSION,
-            "capabilities": {},
-            "clientInfo": {"name": "harness", "version": "9.9"},
-        })
+        self.assertEqual(
+            protocol.initialize_params(ClientInfo("harness", "9.9")),
+            {
+                "protocolVersion": REQUESTED_VERSION,
+                "capabilities": {},
+                "clientInfo": {"name": "harness", "version": "9.9"},
+            },
+        )
 
     def test_each_call_gets_its_own_capabilities(self) -> None:
         first = protocol.initialize_params(ClientInfo())
@@ -289,14 +355,18 @@ class InitializeParams(unittest.TestCase):
     def test_versions(self) -> None:
         self.assertEqual(REQUESTED_VERSION, "2025-06-18")
         self.assertEqual(SUPPORTED_VERSIONS, ("2025-06-18", "2025-03-26", "2024-11-05"))
-        self.assertEqual(protocol.initialize_params(ClientInfo())["protocolVersion"],  # type: ignore[index]
-                         REQUESTED_VERSION)
+        self.assertEqual(
+            protocol.initialize_params(ClientInfo())["protocolVersion"],  # type: ignore[index]
+            REQUESTED_VERSION,
+        )
 
     def test_other_params_builders(self) -> None:
         self.assertIsNone(protocol.tools_list_params(None))
         self.assertEqual(protocol.tools_list_params("c2"), {"cursor": "c2"})
-        self.assertEqual(protocol.call_tool_params("get-sum", {"a": 1}),
-                         {"name": "get-sum", "arguments": {"a": 1}})
+        self.assertEqual(
+            protocol.call_tool_params("get-sum", {"a": 1}),
+            {"name": "get-sum", "arguments": {"a": 1}},
+        )
 
 
 class DecodesRealisticResults(unittest.TestCase):
@@ -310,13 +380,18 @@ class DecodesRealisticResults(unittest.TestCase):
                 self.assertEqual(got.protocol_version, version)
 
     def test_initialize_minimal_server(self) -> None:
-        got = protocol.decode_initialize({"protocolVersion": "2024-11-05", "capabilities": {},
-                                          "serverInfo": {"name": "m"}})
+        got = protocol.decode_initialize(
+            {"protocolVersion": "2024-11-05", "capabilities": {}, "serverInfo": {"name": "m"}}
+        )
         self.assertEqual(got, InitializeResult("2024-11-05", ServerInfo("m", ""), {}, None, None))
 
     def test_tools_capability_forms(self) -> None:
-        cases = [({"tools": {}}, ToolsCapability(False)), ({"tools": None}, None),
-                 ({"tools": {"listChanged": False}}, ToolsCapability(False)), ({}, None)]
+        cases = [
+            ({"tools": {}}, ToolsCapability(False)),
+            ({"tools": None}, None),
+            ({"tools": {"listChanged": False}}, ToolsCapability(False)),
+            ({}, None),
+        ]
         for capabilities, expected in cases:
             with self.subTest(capabilities=capabilities):
                 got = protocol.decode_initialize(dict(INIT, capabilities=capabilities))
@@ -337,10 +412,12 @@ class DecodesRealisticResults(unittest.TestCase):
     def test_last_and_empty_pages(self) -> None:
         self.assertEqual(protocol.decode_tools_page({"tools": []}), ToolsPage((), None))
         # The empty cursor ends the listing, as the module documents.
-        self.assertEqual(protocol.decode_tools_page({"tools": [], "nextCursor": ""}),
-                         ToolsPage((), None))
-        self.assertEqual(protocol.decode_tools_page({"tools": [], "nextCursor": None}),
-                         ToolsPage((), None))
+        self.assertEqual(
+            protocol.decode_tools_page({"tools": [], "nextCursor": ""}), ToolsPage((), None)
+        )
+        self.assertEqual(
+            protocol.decode_tools_page({"tools": [], "nextCursor": None}), ToolsPage((), None)
+        )
 
     def test_call(self) -> None:
         self.assertEqual(protocol.decode_call_tool(copy.deepcopy(CALL)), CALL_DECODED)
@@ -356,16 +433,20 @@ class DecodesRealisticResults(unittest.TestCase):
         self.assertIn("annotations", got.content[3].raw)  # type: ignore[operator]
 
     def test_call_failure_is_a_result(self) -> None:
-        got = protocol.decode_call_tool({"content": [{"type": "text", "text": "boom"}],
-                                         "isError": True})
+        got = protocol.decode_call_tool(
+            {"content": [{"type": "text", "text": "boom"}], "isError": True}
+        )
         self.assertEqual(got, CallToolResult((Text("boom"),), True, None))
 
     def test_call_is_error_defaults_to_false(self) -> None:
         self.assertIs(protocol.decode_call_tool({"content": []}).is_error, False)
 
     def test_the_samples_survive_the_wire(self) -> None:
-        for kind, expected in (("initialize", INIT_DECODED), ("tools/list", TOOLS_DECODED),
-                               ("tools/call", CALL_DECODED)):
+        for kind, expected in (
+            ("initialize", INIT_DECODED),
+            ("tools/list", TOOLS_DECODED),
+            ("tools/call", CALL_DECODED),
+        ):
             with self.subTest(kind):
                 buffer = stdio.Buffer()
                 [line] = buffer.push(stdio.frame(message_for(kind)))
@@ -403,7 +484,8 @@ class MutatedMessages(unittest.TestCase):
     @PROPERTY
     @given(st.data(), st.sampled_from(sorted(DECODERS)))
     def test_deleting_a_member_faults_exactly_when_it_is_required(
-            self, data: st.DataObject, kind: str) -> None:
+        self, data: st.DataObject, kind: str
+    ) -> None:
         message = message_for(kind)
         deletable = [p for p in paths(message) if p and type(at(message, p[:-1])) is dict]
         path = data.draw(st.sampled_from(deletable))
@@ -424,7 +506,8 @@ class MutatedMessages(unittest.TestCase):
     @PROPERTY
     @given(st.data(), st.sampled_from(sorted(DECODERS)), JSON_VALUES)
     def test_raw_content_takes_any_value_and_crosses_unchanged(
-            self, data: st.DataObject, kind: str, value: Any) -> None:
+        self, data: st.DataObject, kind: str, value: Any
+    ) -> None:
         message = message_for(kind)
         raw = [p for p in paths(message) if any(under(p, prefix) for prefix in RAW[kind])]
         path = data.draw(st.sampled_from(raw))
@@ -441,7 +524,8 @@ class MutatedMessages(unittest.TestCase):
     @PROPERTY
     @given(st.data(), st.sampled_from(sorted(DECODERS)), JSON_VALUES)
     def test_unknown_members_change_nothing(
-            self, data: st.DataObject, kind: str, value: Any) -> None:
+        self, data: st.DataObject, kind: str, value: Any
+    ) -> None:
         message = message_for(kind)
         where = data.draw(st.sampled_from(ENVELOPE_OBJECTS[kind]))
         key = data.draw(st.text(min_size=1, max_size=8).filter(lambda k: k not in KNOWN_NAMES))

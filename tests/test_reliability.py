@@ -71,8 +71,9 @@ class Fork(unittest.TestCase):
 
     def test_child_exits_at_once_and_the_parent_keeps_serving(self) -> None:
         harness = os.path.join(HERE, "harnesses", "fork_child.py")
-        done = subprocess.run([sys.executable, harness], capture_output=True, text=True,
-                              timeout=4 * LONG)
+        done = subprocess.run(
+            [sys.executable, harness], capture_output=True, text=True, timeout=4 * LONG
+        )
         self.assertEqual(done.returncode, 0, done.stderr)
         report: Dict[str, Any] = json.loads(done.stdout)
         child = report["child"]
@@ -140,8 +141,9 @@ class InterruptStorm(SignalCase):
         # whole, an exception every millisecond leaves it as it was.
         client = start(server("good"), OPTIONS)
         self.assertGreater(self.storm(client, seconds=1.5, large_every=0), 100)
-        self.assertEqual(text_of(client.call_tool("echo", {"after": "storm"}, timeout=LONG)),
-                         '{"after":"storm"}')
+        self.assertEqual(
+            text_of(client.call_tool("echo", {"after": "storm"}, timeout=LONG)), '{"after":"storm"}'
+        )
         self.assertIs(client.state, State.READY)
         # An interrupted call leaves the table at once, or -- if the storm hits its
         # handler too -- at its deadline (2 s), when the timer collects it.
@@ -168,7 +170,7 @@ class InterruptStorm(SignalCase):
         sys.unraisablehook = unraisable.append
         signal.setitimer(signal.ITIMER_REAL, 0.001, 0.001)
         try:
-            for turn in range(10 ** 9):
+            for turn in range(10**9):
                 if time.monotonic() > stop_at:
                     break
                 large = large_every and turn % large_every == 0
@@ -190,8 +192,9 @@ class InterruptStorm(SignalCase):
             sys.unraisablehook = previous_hook
         for args in unraisable:
             if not isinstance(args.exc_value, Interrupted):
-                raise AssertionError("unraisable during the storm: %r in %r"
-                                     % (args.exc_value, args.object)) from args.exc_value
+                raise AssertionError(
+                    "unraisable during the storm: %r in %r" % (args.exc_value, args.object)
+                ) from args.exc_value
         return interrupted
 
 
@@ -213,8 +216,9 @@ class ServerPingDuringUpload(unittest.TestCase):
             stall = threading.Thread(target=call, args=("stall", "stall", {}, LONG))
             stall.start()
             time.sleep(0.1)  # the stall is under way: the server reads nothing now
-            upload = threading.Thread(target=call, args=(
-                "upload", "size", {"blob": "z" * (8 * MIB)}, LONG))
+            upload = threading.Thread(
+                target=call, args=("upload", "size", {"blob": "z" * (8 * MIB)}, LONG)
+            )
             upload.start()
             for thread in (later, stall, upload):
                 thread.join(2 * LONG)
@@ -355,9 +359,9 @@ class SignalRouting(unittest.TestCase):
             "try:\n"
             "    client.call_tool('echo', {})\n"
             "finally:\n"
-            "    client.shutdown()\n" % HERE)
-        harness = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
-                                   text=True)
+            "    client.shutdown()\n" % HERE
+        )
+        harness = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
         try:
             assert harness.stdout is not None
             self.assertEqual(harness.stdout.readline(), "waiting\n")

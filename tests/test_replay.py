@@ -64,8 +64,14 @@ def capture(name: str) -> str:
 
 def run_replay(*args: str) -> "subprocess.CompletedProcess[str]":
     env = dict(os.environ, PYTHONPATH=REPO)
-    return subprocess.run([sys.executable, REPLAY, *args], capture_output=True, text=True,
-                          timeout=60, env=env, cwd=tempfile.gettempdir())
+    return subprocess.run(
+        [sys.executable, REPLAY, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        cwd=tempfile.gettempdir(),
+    )
 
 
 def entries(name: str) -> List[Entry]:
@@ -85,8 +91,9 @@ def write_log(directory: str, items: Sequence[Entry]) -> str:
     return path
 
 
-def rewrite(items: List[Entry], where: Callable[[Entry], bool],
-            change: Callable[[Any], Any]) -> List[Entry]:
+def rewrite(
+    items: List[Entry], where: Callable[[Entry], bool], change: Callable[[Any], Any]
+) -> List[Entry]:
     """``items`` with every wire line matching ``where`` re-encoded after ``change``."""
     done = []
     for item in items:
@@ -101,6 +108,7 @@ def is_send(method: Optional[str] = None) -> Callable[[Entry], bool]:
         if item.get("dir") != "send":
             return False
         return method is None or message(item).get("method") == method
+
     return where
 
 
@@ -156,8 +164,9 @@ EXPECTED: Dict[str, List[str]] = {
 
 class ShippedCaptures(unittest.TestCase):
     def test_every_shipped_capture_is_expected(self) -> None:
-        shipped = sorted(name[:-len(".jsonl")] for name in os.listdir(CAPTURES)
-                         if name.endswith(".jsonl"))
+        shipped = sorted(
+            name[: -len(".jsonl")] for name in os.listdir(CAPTURES) if name.endswith(".jsonl")
+        )
         self.assertEqual(shipped, sorted(EXPECTED))
 
     def test_in_process_replays_reproduce_every_outcome(self) -> None:
@@ -181,8 +190,13 @@ class ShippedCaptures(unittest.TestCase):
     def test_the_command_replays_a_hostile_capture_to_the_same_death(self) -> None:
         done = run_replay(capture("invalid_utf8"))
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
-        self.assertRegex(done.stdout, re.escape("tools/call echo failed ClientBroken: server sent "
-                                                "an invalid line: not JSON: not UTF-8"))
+        self.assertRegex(
+            done.stdout,
+            re.escape(
+                "tools/call echo failed ClientBroken: server sent "
+                "an invalid line: not JSON: not UTF-8"
+            ),
+        )
 
     def test_the_hostile_capture_holds_the_exact_invalid_bytes(self) -> None:
         packed = [item["base64"] for item in entries("invalid_utf8") if "base64" in item]
@@ -191,8 +205,11 @@ class ShippedCaptures(unittest.TestCase):
         self.assertEqual(base64.b64decode(packed[0]), hostile.INVALID_UTF8.answer(4))
 
     def test_the_client_answers_to_server_requests_are_in_the_log(self) -> None:
-        answers = [message(item) for item in entries("server_requests")
-                   if item.get("dir") == "send" and "method" not in message(item)]
+        answers = [
+            message(item)
+            for item in entries("server_requests")
+            if item.get("dir") == "send" and "method" not in message(item)
+        ]
         self.assertEqual([answer["id"] for answer in answers], [1, "sampling-1"])
         self.assertEqual(answers[0]["result"], {})
         self.assertEqual(answers[1]["error"]["code"], -32601)
@@ -212,8 +229,12 @@ class FreshCaptures(unittest.TestCase):
     def test_concurrent_calls_answered_out_of_order(self) -> None:
         def two_at_once(client: Any) -> None:
             results: List[Any] = []
-            threads = [threading.Thread(target=lambda n=n: results.append(
-                client.call_tool("echo", {"n": n}))) for n in (1, 2)]
+            threads = [
+                threading.Thread(
+                    target=lambda n=n: results.append(client.call_tool("echo", {"n": n}))
+                )
+                for n in (1, 2)
+            ]
             for thread in threads:
                 thread.start()
             for thread in threads:
@@ -233,13 +254,18 @@ class FreshCaptures(unittest.TestCase):
                 client.call_tool("echo", {}, timeout=SHORT)
             client.ping()
 
-        outcomes, divergences = drive(load(self.record("never_answer", impatient)),
-                                           LONG, unanswered=SHORT)
+        outcomes, divergences = drive(
+            load(self.record("never_answer", impatient)), LONG, unanswered=SHORT
+        )
         self.assertEqual(divergences, [])
-        self.assertEqual(outcomes, ["initialize ok 2025-06-18 (scripted 1.0)",
-                                    "tools/call echo failed CallTimedOut: tools/call got no "
-                                    "answer within 0.3s", "ping ok"])
-
+        self.assertEqual(
+            outcomes,
+            [
+                "initialize ok 2025-06-18 (scripted 1.0)",
+                "tools/call echo failed CallTimedOut: tools/call got no answer within 0.3s",
+                "ping ok",
+            ],
+        )
 
     def test_a_timed_out_session_shut_down_replays_as_a_timeout(self) -> None:
         def impatient(client: Any) -> None:
@@ -251,14 +277,21 @@ class FreshCaptures(unittest.TestCase):
         self.assertFalse(script.ends_in_death, "the log says the client was shut down")
         outcomes, divergences = drive(script, LONG, unanswered=SHORT)
         self.assertEqual(divergences, [])
-        self.assertEqual(outcomes, ["initialize ok 2025-06-18 (scripted 1.0)",
-                                    "tools/call echo failed CallTimedOut: tools/call got no "
-                                    "answer within 0.3s"])
+        self.assertEqual(
+            outcomes,
+            [
+                "initialize ok 2025-06-18 (scripted 1.0)",
+                "tools/call echo failed CallTimedOut: tools/call got no answer within 0.3s",
+            ],
+        )
         # Without the end events (a log of an older version) the unanswered last
         # request can only be taken for the server's death, as before.
         with open(log, encoding="utf-8") as stream:
-            old = [line for line in stream if '"event": "' not in line
-                   or json.loads(line)["event"] in ("open", "retired")]
+            old = [
+                line
+                for line in stream
+                if '"event": "' not in line or json.loads(line)["event"] in ("open", "retired")
+            ]
         outcomes, _ = drive(parse_log(old), LONG, unanswered=SHORT)
         self.assertRegex(outcomes[1], r"\Atools/call echo failed ClientBroken: ")
 
@@ -275,8 +308,13 @@ class FreshCaptures(unittest.TestCase):
         self.assertEqual([step.ident for step in late], [2, 3], "the late answer, then ping's")
         outcomes, divergences = drive(script, LONG, unanswered=SHORT)
         self.assertEqual(divergences, [])
-        self.assertEqual(outcomes[1:], ["tools/call echo failed CallTimedOut: tools/call got "
-                                        "no answer within 0.3s", "ping ok"])
+        self.assertEqual(
+            outcomes[1:],
+            [
+                "tools/call echo failed CallTimedOut: tools/call got no answer within 0.3s",
+                "ping ok",
+            ],
+        )
 
 
 class Divergences(unittest.TestCase):
@@ -301,33 +339,47 @@ class Divergences(unittest.TestCase):
             return initialize
 
         items = rewrite(entries("demo"), is_send("initialize"), widen)
-        self.assert_diverged(items, r"DIVERGED seq 2 differs: the client sent "
-                                    r".*\"capabilities\":\{\}")
+        self.assert_diverged(
+            items,
+            r"DIVERGED seq 2 differs: the client sent "
+            r".*\"capabilities\":\{\}",
+        )
 
     def test_a_different_answer_to_the_servers_ping_diverges(self) -> None:
         def answer(item: Entry) -> bool:
-            return item.get("dir") == "send" and message(item).get("id") == 1 \
+            return (
+                item.get("dir") == "send"
+                and message(item).get("id") == 1
                 and "result" in message(item)
+            )
 
-        items = rewrite(entries("server_requests"), answer,
-                        lambda reply: dict(reply, result={"pong": True}))
+        items = rewrite(
+            entries("server_requests"), answer, lambda reply: dict(reply, result={"pong": True})
+        )
         self.assert_diverged(items, r"DIVERGED seq 7 differs")
 
     def test_a_line_the_recording_lacks_diverges(self) -> None:
         items = [item for item in entries("demo") if not is_send("notifications/initialized")(item)]
-        self.assert_diverged(items, r"DIVERGED the client sent notification "
-                                    r"notifications/initialized that the recording does not have")
+        self.assert_diverged(
+            items,
+            r"DIVERGED the client sent notification "
+            r"notifications/initialized that the recording does not have",
+        )
 
     def test_a_recorded_line_never_sent_diverges(self) -> None:
         items = entries("demo")
-        extra = {"dir": "send", "seq": items[-1]["seq"] + 1,
-                 "text": '{"jsonrpc":"2.0","method":"notifications/cancelled"}'}
+        extra = {
+            "dir": "send",
+            "seq": items[-1]["seq"] + 1,
+            "text": '{"jsonrpc":"2.0","method":"notifications/cancelled"}',
+        }
         self.assert_diverged(items + [extra], r"DIVERGED the client never sent recorded line seq")
 
     def test_other_request_ids_are_remapped(self) -> None:
         def shift(item: Any) -> Any:
-            if isinstance(item.get("id"), int) and ("method" in item or "result" in item
-                                                    or "error" in item):
+            if isinstance(item.get("id"), int) and (
+                "method" in item or "result" in item or "error" in item
+            ):
                 item["id"] += 100
             return item
 
@@ -343,8 +395,10 @@ class Divergences(unittest.TestCase):
             stream.write('{"seq": 1, "event": "open", "detail": "x"}\nnot json\n')
         done = run_replay(path)
         self.assertEqual(done.returncode, 2)
-        self.assertEqual(done.stderr.strip(), "replay: line 2: not JSON (Expecting value: line 1 "
-                                              "column 1 (char 0))")
+        self.assertEqual(
+            done.stderr.strip(),
+            "replay: line 2: not JSON (Expecting value: line 1 column 1 (char 0))",
+        )
 
     def test_a_missing_log_is_a_usage_error(self) -> None:
         done = run_replay(os.path.join(self.dir, "absent.jsonl"))
@@ -381,8 +435,13 @@ class Scripts(unittest.TestCase):
     def test_recorded_bytes_go_out_exactly_when_ids_agree(self) -> None:
         responder = Responder(parse_log(self.LOG))
         actions = responder.answer(b'{"id":1,"method":"ping","jsonrpc":"2.0"}')
-        self.assertEqual(actions, [Write(b'{"jsonrpc":"2.0","method":"note"}\n'),
-                                   Write(b'{"jsonrpc": "2.0", "id": 1, "result": {}}\n')])
+        self.assertEqual(
+            actions,
+            [
+                Write(b'{"jsonrpc":"2.0","method":"note"}\n'),
+                Write(b'{"jsonrpc": "2.0", "id": 1, "result": {}}\n'),
+            ],
+        )
         self.assertEqual(responder.divergences, [])
 
     def test_a_response_takes_the_live_request_id(self) -> None:
@@ -414,11 +473,19 @@ class Scripts(unittest.TestCase):
         self.assertFalse(same(3, 3.0))
         self.assertFalse(same(1, True))
         self.assertFalse(same({"a": 1}, {"a": 1, "b": 2}))
-        log = [wire(1, "send", '{"jsonrpc":"2.0","id":1,"method":"tools/call",'
-                               '"params":{"name":"t","arguments":{"b":3.0}}}')]
+        log = [
+            wire(
+                1,
+                "send",
+                '{"jsonrpc":"2.0","id":1,"method":"tools/call",'
+                '"params":{"name":"t","arguments":{"b":3.0}}}',
+            )
+        ]
         responder = Responder(parse_log(log))
-        responder.answer(b'{"jsonrpc":"2.0","id":1,"method":"tools/call",'
-                         b'"params":{"arguments":{"b":3},"name":"t"}}')
+        responder.answer(
+            b'{"jsonrpc":"2.0","id":1,"method":"tools/call",'
+            b'"params":{"arguments":{"b":3},"name":"t"}}'
+        )
         self.assertEqual(len(responder.divergences), 1)
         self.assertIn("seq 1 differs", responder.divergences[0])
 
@@ -434,9 +501,17 @@ class Scripts(unittest.TestCase):
         with open(capture("demo"), encoding="utf-8") as stream:
             calls, notes = plan(parse_log(stream))
         self.assertEqual(notes, [])
-        self.assertEqual([call.label() for call in calls],
-                         ["initialize", "tools/list", "tools/call add", "tools/call divide",
-                          "tools/call no_such_tool", "ping"])
+        self.assertEqual(
+            [call.label() for call in calls],
+            [
+                "initialize",
+                "tools/list",
+                "tools/call add",
+                "tools/call divide",
+                "tools/call no_such_tool",
+                "ping",
+            ],
+        )
         self.assertEqual(calls[1].pages, 3)
         self.assertFalse(calls[1].capped)
         self.assertFalse(any(call.overlaps for call in calls))
@@ -463,14 +538,20 @@ class Scripts(unittest.TestCase):
     PONG = '{"jsonrpc":"2.0","id":%d,"result":{}}'
 
     def test_an_eof_closes_where_it_was_recorded(self) -> None:
-        log = [wire(1, "send", self.PING % 1), wire(2, "recv", self.PONG % 1),
-               wire(3, "send", self.PING % 2), event(4, "eof"), event(5, "died"),
-               event(6, "retired")]
+        log = [
+            wire(1, "send", self.PING % 1),
+            wire(2, "recv", self.PONG % 1),
+            wire(3, "send", self.PING % 2),
+            event(4, "eof"),
+            event(5, "died"),
+            event(6, "retired"),
+        ]
         script = parse_log(log)
         self.assertFalse(script.ends_in_death)
         responder = Responder(script)
-        self.assertEqual(responder.answer((self.PING % 1).encode()),
-                         [Write((self.PONG % 1).encode() + b"\n")])
+        self.assertEqual(
+            responder.answer((self.PING % 1).encode()), [Write((self.PONG % 1).encode() + b"\n")]
+        )
         self.assertEqual(responder.answer((self.PING % 2).encode()), [Close()])
 
     def test_a_log_that_records_its_end_is_not_second_guessed(self) -> None:
@@ -480,8 +561,13 @@ class Scripts(unittest.TestCase):
 
     def test_a_timed_out_request_is_planned_unanswered(self) -> None:
         timed_out = json.dumps({"seq": 2, "event": "timed-out", "id": 1, "method": "ping"})
-        log = [wire(1, "send", self.PING % 1), timed_out, wire(3, "recv", self.PONG % 1),
-               wire(4, "send", self.PING % 2), wire(5, "recv", self.PONG % 2)]
+        log = [
+            wire(1, "send", self.PING % 1),
+            timed_out,
+            wire(3, "recv", self.PONG % 1),
+            wire(4, "send", self.PING % 2),
+            wire(5, "recv", self.PONG % 2),
+        ]
         script = parse_log(log)
         self.assertEqual(script.timed_out, frozenset([0]))
         calls, _ = plan(script)
@@ -493,29 +579,40 @@ class Scripts(unittest.TestCase):
     def test_a_capture_that_dropped_entries_is_a_divergence(self) -> None:
         dropped = json.dumps({"seq": 5, "event": "dropped", "detail": "3 entries", "entries": 3})
         _, notes = plan(parse_log([wire(1, "send", self.PING % 1), dropped]))
-        self.assertEqual(notes, ["the capture lost entries before seq 5 (3 entries): the "
-                                 "recording is incomplete"])
+        self.assertEqual(
+            notes,
+            ["the capture lost entries before seq 5 (3 entries): the recording is incomplete"],
+        )
 
 
 def handshake_entries() -> List[Entry]:
     """The shipped demo capture up to ``notifications/initialized``: a handshake
     the replaying client reproduces."""
     items = entries("demo")
-    last = next(number for number, item in enumerate(items)
-                if item.get("dir") == "send" and "notifications/initialized" in item["text"])
-    return items[:last + 1]
+    last = next(
+        number
+        for number, item in enumerate(items)
+        if item.get("dir") == "send" and "notifications/initialized" in item["text"]
+    )
+    return items[: last + 1]
 
 
 def pings(count: int, overlapping: bool = False, timed_out: bool = False) -> List[Entry]:
     """A handshake, then ``count`` pings: each answered before the next (or
     all sent before any answer); with ``timed_out``, each timing out first."""
     items = handshake_entries()
-    sent = [{"dir": "send", "text": '{"jsonrpc":"2.0","id":%d,"method":"ping"}' % ident}
-            for ident in range(100, 100 + count)]
-    answers = [{"dir": "recv", "text": '{"jsonrpc":"2.0","id":%d,"result":{}}' % ident}
-               for ident in range(100, 100 + count)]
-    late = [{"event": "timed-out", "detail": "ping", "id": ident, "method": "ping"}
-            for ident in range(100, 100 + count)]
+    sent = [
+        {"dir": "send", "text": '{"jsonrpc":"2.0","id":%d,"method":"ping"}' % ident}
+        for ident in range(100, 100 + count)
+    ]
+    answers = [
+        {"dir": "recv", "text": '{"jsonrpc":"2.0","id":%d,"result":{}}' % ident}
+        for ident in range(100, 100 + count)
+    ]
+    late = [
+        {"event": "timed-out", "detail": "ping", "id": ident, "method": "ping"}
+        for ident in range(100, 100 + count)
+    ]
     if overlapping:
         items += sent + answers
     else:
@@ -551,8 +648,9 @@ class HostileLogs(unittest.TestCase):
     def growth(self, work: Callable[[List[str]], Any], **shape: bool) -> float:
         """How much the calls of ``work(log lines)`` grow when the log doubles:
         2 when the work is linear in the log, 4 when it is quadratic."""
-        small, large = ([json.dumps(item) for item in pings(count, **shape)]
-                        for count in (300, 600))
+        small, large = (
+            [json.dumps(item) for item in pings(count, **shape)] for count in (300, 600)
+        )
         return python_calls(lambda: work(large)) / python_calls(lambda: work(small))
 
     def test_planning_and_matching_are_linear(self) -> None:
@@ -591,8 +689,9 @@ class HostileLogs(unittest.TestCase):
 
     def test_as_many_calls_in_flight_as_the_bound_replay(self) -> None:
         bound = replay_module.MAX_CONCURRENT_CALLS
-        outcomes, divergences = drive(load(write_log(self.dir, pings(bound, overlapping=True))),
-                                      LONG)
+        outcomes, divergences = drive(
+            load(write_log(self.dir, pings(bound, overlapping=True))), LONG
+        )
         self.assertEqual(divergences, [])
         self.assertEqual(outcomes[1:], ["ping ok"] * bound)
 
@@ -608,8 +707,10 @@ class HostileLogs(unittest.TestCase):
                 live = [t for t in threading.enumerate() if t.name.startswith("replay-call-")]
                 peak[0] = max(peak[0], len(live))
 
-        with mock.patch.object(replay_run, "MAX_CONCURRENT_CALLS", 3), \
-                mock.patch.object(replay_run, "_Running", Counted):
+        with (
+            mock.patch.object(replay_run, "MAX_CONCURRENT_CALLS", 3),
+            mock.patch.object(replay_run, "_Running", Counted),
+        ):
             outcomes, _ = drive(load(write_log(self.dir, pings(10, overlapping=True))), SHORT)
         self.assertEqual(len(outcomes), 11, outcomes)
         self.assertEqual(peak[0], 3)
@@ -619,8 +720,9 @@ class HostileLogs(unittest.TestCase):
         hostile_text = "\x1b[2J\x1b]0;title\x07\u009b31m\u202eRLO\rback\nFORGED"
         items.insert(-2, {"dir": "send", "text": "not json " + hostile_text})  # never sent again
         items.append({"event": "dropped", "detail": hostile_text, "entries": 1, "bytes": 1})
-        done = run_replay(write_log(self.dir, [dict(item, seq=seq)
-                                               for seq, item in enumerate(items, 1)]))
+        done = run_replay(
+            write_log(self.dir, [dict(item, seq=seq) for seq, item in enumerate(items, 1)])
+        )
         self.assertEqual(done.returncode, 1, done.stdout + done.stderr)
         diverged = [line for line in done.stdout.splitlines() if line.startswith("DIVERGED")]
         self.assertEqual(len(diverged), 3, done.stdout)  # lost, out of order, never sent
@@ -629,17 +731,28 @@ class HostileLogs(unittest.TestCase):
 
     def test_serve_escapes_what_it_reports_on_stderr(self) -> None:
         items = handshake_entries()
-        recorded = {"jsonrpc": "2.0", "id": 100, "method": "tools/call",
-                    "params": {"name": "echo", "arguments": {"x": "\u009b2J\u202eRLO\u2028"}}}
-        items += [{"dir": "send", "text": json.dumps(recorded, ensure_ascii=False)},
-                  {"dir": "recv", "text": '{"jsonrpc":"2.0","id":100,"result":{"content":[]}}'}]
+        recorded = {
+            "jsonrpc": "2.0",
+            "id": 100,
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"x": "\u009b2J\u202eRLO\u2028"}},
+        }
+        items += [
+            {"dir": "send", "text": json.dumps(recorded, ensure_ascii=False)},
+            {"dir": "recv", "text": '{"jsonrpc":"2.0","id":100,"result":{"content":[]}}'},
+        ]
         path = write_log(self.dir, [dict(item, seq=seq) for seq, item in enumerate(items, 1)])
         asked = [message(item) for item in items if item.get("dir") == "send"]
         asked[-1]["params"]["arguments"] = {"x": "\x1b[2J\u202e"}  # differs, hostile too
         feed = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in asked)
-        done = subprocess.run([sys.executable, REPLAY, "--serve", path], input=feed,
-                              capture_output=True, text=True, timeout=60,
-                              env=dict(os.environ, PYTHONPATH=REPO))
+        done = subprocess.run(
+            [sys.executable, REPLAY, "--serve", path],
+            input=feed,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=dict(os.environ, PYTHONPATH=REPO),
+        )
         self.assertEqual(done.returncode, 1, done.stderr)
         self.assertIn("differs", done.stderr)
         self.assertIn("\\u202e", done.stderr)
@@ -653,8 +766,11 @@ class EntryPoints(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:
         cls.site = tempfile.mkdtemp()  # the package alone, as pip installs it
-        shutil.copytree(os.path.join(REPO, "mcp_client"), os.path.join(cls.site, "mcp_client"),
-                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(
+            os.path.join(REPO, "mcp_client"),
+            os.path.join(cls.site, "mcp_client"),
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
 
     @classmethod
     def tearDownClass(cls) -> None:
@@ -662,9 +778,14 @@ class EntryPoints(unittest.TestCase):
 
     def module(self, *args: str) -> "subprocess.CompletedProcess[str]":
         env = dict(os.environ, PYTHONPATH=self.site)
-        return subprocess.run([sys.executable, "-m", "mcp_client", "replay", *args],
-                              capture_output=True, text=True, timeout=60, env=env,
-                              cwd=self.site)
+        return subprocess.run(
+            [sys.executable, "-m", "mcp_client", "replay", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+            cwd=self.site,
+        )
 
     def test_the_installed_package_replays_a_capture(self) -> None:
         done = self.module(capture("time"))
@@ -673,8 +794,12 @@ class EntryPoints(unittest.TestCase):
         self.assertIn("the client matched the recording", done.stdout)
 
     def test_the_installed_package_serves_a_capture(self) -> None:
-        spawn = Spawn(sys.executable, ("-m", "mcp_client", "replay", "--serve", capture("demo")),
-                      env={"PYTHONPATH": self.site}, cwd=self.site)
+        spawn = Spawn(
+            sys.executable,
+            ("-m", "mcp_client", "replay", "--serve", capture("demo")),
+            env={"PYTHONPATH": self.site},
+            cwd=self.site,
+        )
         with start(spawn, OPTIONS) as client:
             self.assertEqual(client.initialize_result.server_info.name, "mcp-client-demo")
             added = client.call_tool("add", {"a": 2, "b": 3})
@@ -691,8 +816,10 @@ class EntryPoints(unittest.TestCase):
             stream.write('{"seq": 1, "dir": "send"}\n')
         done = self.module(bad)
         self.assertEqual(done.returncode, 2)
-        self.assertEqual(done.stderr, "replay: line 1: a wire line needs exactly one of text "
-                                      "and base64 (strings)\n")
+        self.assertEqual(
+            done.stderr,
+            "replay: line 1: a wire line needs exactly one of text and base64 (strings)\n",
+        )
         helped = self.module("--help")
         self.assertEqual(helped.returncode, 0)
         self.assertIn("python -m mcp_client replay", helped.stdout)
@@ -719,8 +846,10 @@ class Serve(unittest.TestCase):
             now = client.call_tool("get_current_time", {"timezone": "Europe/Warsaw"})
             recorded = self.recorded_result("time", 3)["structuredContent"]
             self.assertEqual(now.structured_content, recorded)
-            converted = client.call_tool("convert_time", {"source_timezone": "UTC", "time": "12:00",
-                                                          "target_timezone": "Asia/Tokyo"})
+            converted = client.call_tool(
+                "convert_time",
+                {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"},
+            )
             self.assertEqual(converted.structured_content["time_difference"], "+9.0h")
             client.ping()
         finally:
@@ -769,10 +898,25 @@ class Serve(unittest.TestCase):
         answer = pipe.read_message()
         self.assertEqual(answer["id"], "first")
         self.assertEqual(answer["result"]["serverInfo"]["name"], "mcp-client-demo")
-        pipe.send({"jsonrpc": "2.0", "id": 0, "method": "tools/call",
-                   "params": {"name": "add", "arguments": {"a": 2, "b": 3}}})
-        self.assertEqual(pipe.read_message(), {"jsonrpc": "2.0", "id": 0, "result": {
-            "content": [{"type": "text", "text": "5"}], "structuredContent": {"sum": 5}}})
+        pipe.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "tools/call",
+                "params": {"name": "add", "arguments": {"a": 2, "b": 3}},
+            }
+        )
+        self.assertEqual(
+            pipe.read_message(),
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "result": {
+                    "content": [{"type": "text", "text": "5"}],
+                    "structuredContent": {"sum": 5},
+                },
+            },
+        )
         pipe.send({"jsonrpc": "2.0", "id": 77, "method": "ping"})
         self.assertEqual(pipe.read_message(), {"jsonrpc": "2.0", "id": 77, "result": {}})
         pipe.send({"jsonrpc": "2.0", "id": 78, "method": "ping"})  # beyond the recording
@@ -784,9 +928,16 @@ class Serve(unittest.TestCase):
         import io
 
         from mcp_client.replay_run import serve_main
-        lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}},
-                 {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                  "params": {"name": "add", "arguments": {"a": 20, "b": 30}}}]
+
+        lines = [
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}},
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "add", "arguments": {"a": 20, "b": 30}},
+            },
+        ]
         stdin = io.BytesIO(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
         stdout, err = io.BytesIO(), io.StringIO()
         self.assertEqual(serve_main(capture("demo"), stdin, stdout, err), 1)
@@ -794,9 +945,12 @@ class Serve(unittest.TestCase):
         self.assertEqual(answers[-1]["result"]["structuredContent"], {"sum": 5})  # as recorded
         warnings = [line for line in err.getvalue().splitlines() if "tools/call" in line]
         self.assertEqual(len(warnings), 1, err.getvalue())
-        self.assertRegex(warnings[0], r'\Areplay --serve: seq \d+ differs: tools/call "add" with '
-                                      r'other arguments than recorded, answered with the '
-                                      r'recorded answer: the client sent ')
+        self.assertRegex(
+            warnings[0],
+            r'\Areplay --serve: seq \d+ differs: tools/call "add" with '
+            r'other arguments than recorded, answered with the '
+            r'recorded answer: the client sent ',
+        )
         self.assertIn('"arguments":{"a":20,"b":30}', warnings[0])
 
 

@@ -132,8 +132,9 @@ class HandshakeOddities(ScriptedCase):
     def test_notify_before_init(self) -> None:
         pipe = self.start("notify_before_init")
         ident = pipe.request("initialize", {"protocolVersion": "2025-06-18"})
-        self.assertEqual(pipe.read_message(),
-                         {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        self.assertEqual(
+            pipe.read_message(), {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+        )
         ping = pipe.read_message()
         self.assertEqual((ping["method"], ping["id"]), ("ping", "early-ping"))
         self.assertEqual(pipe.read_message()["id"], ident)
@@ -212,16 +213,14 @@ class OddResponses(ScriptedCase):
         idents = [self.send_call(pipe, {"n": n}) for n in range(3)]
         answers = [pipe.read_message() for _ in range(3)]
         self.assertEqual([answer["id"] for answer in answers], idents[::-1])
-        self.assertEqual([text_of(answer) for answer in answers],
-                         ['{"n":2}', '{"n":1}', '{"n":0}'])
+        self.assertEqual([text_of(answer) for answer in answers], ['{"n":2}', '{"n":1}', '{"n":0}'])
 
     def test_slow_answers_fast_calls_first(self) -> None:
         pipe = self.handshaken("slow", "60")
         self.send_call(pipe, {"tag": "slow"})  # the default delay: far past this test
         fast = self.send_call(pipe, {"tag": "fast", "delay": 0})
         response = pipe.read_message()
-        self.assertEqual((response["id"], text_of(response)),
-                         (fast, '{"delay":0,"tag":"fast"}'))
+        self.assertEqual((response["id"], text_of(response)), (fast, '{"delay":0,"tag":"fast"}'))
         self.assertStillServing(pipe)
 
     def test_slow_default_delay(self) -> None:
@@ -241,8 +240,10 @@ class OddResponses(ScriptedCase):
         pipe.send({"jsonrpc": "2.0", "id": ping["id"], "result": {}})
         response = pipe.read_message()
         self.assertEqual(response["id"], ident)
-        self.assertEqual(json.loads(text_of(response)),
-                         {"ping": {"result": {}}, "sampling/createMessage": {"error": error}})
+        self.assertEqual(
+            json.loads(text_of(response)),
+            {"ping": {"result": {}}, "sampling/createMessage": {"error": error}},
+        )
 
     def test_loop_cursor(self) -> None:
         pipe = self.handshaken("loop_cursor")

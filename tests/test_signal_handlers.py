@@ -34,14 +34,19 @@ print(client.shutdown())
 
 
 class StopFromASignalHandler(unittest.TestCase):
-
     def test_stop_inside_the_clients_own_lock(self) -> None:
-        done = subprocess.run([sys.executable, "-c", HARNESS], capture_output=True, text=True,
-                              timeout=4 * LONG)
+        done = subprocess.run(
+            [sys.executable, "-c", HARNESS], capture_output=True, text=True, timeout=4 * LONG
+        )
         self.assertEqual(done.returncode, 0, done.stderr)
-        self.assertEqual(done.stdout.splitlines(), [
-            "closed", "ClientClosed: client was stopped (server scripted)",
-            "Exited(returncode=-9)"])
+        self.assertEqual(
+            done.stdout.splitlines(),
+            [
+                "closed",
+                "ClientClosed: client was stopped (server scripted)",
+                "Exited(returncode=-9)",
+            ],
+        )
 
 
 if __name__ == "__main__":

@@ -72,11 +72,12 @@ def feed(buffer: Buffer, stream: bytes, cuts: Iterable[int]) -> List[bytes]:
 
 
 def chunks_of(data: bytes, size: int = CHUNK) -> List[bytes]:
-    return [data[i:i + size] for i in range(0, len(data), size)]
+    return [data[i : i + size] for i in range(0, len(data), size)]
 
 
-def refuses(test: unittest.TestCase, buffer: Buffer, chunks: Iterable[bytes],
-            limit: int) -> LineTooLong:
+def refuses(
+    test: unittest.TestCase, buffer: Buffer, chunks: Iterable[bytes], limit: int
+) -> LineTooLong:
     """Push ``chunks`` and insist on LineTooLong naming ``limit``."""
     with test.assertRaises(LineTooLong) as caught:
         for chunk in chunks:
@@ -93,9 +94,9 @@ def traceback_length(error: BaseException) -> int:
     return count
 
 
-
-def against_the_reference(case: unittest.TestCase, buffer: Buffer, chunks: List[bytes],
-                          limit: int = 8) -> None:
+def against_the_reference(
+    case: unittest.TestCase, buffer: Buffer, chunks: List[bytes], limit: int = 8
+) -> None:
     """Push ``chunks``; after each, every completed line (its ``\\r`` off) must
     fit the cap, and the unfinished tail may hold one byte of slack."""
     pending = b""
@@ -112,8 +113,10 @@ def against_the_reference(case: unittest.TestCase, buffer: Buffer, chunks: List[
 
 class Frame(unittest.TestCase):
     def test_compact_json_and_one_newline(self) -> None:
-        self.assertEqual(frame({"jsonrpc": "2.0", "id": 1, "method": "ping"}),
-                         b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
+        self.assertEqual(
+            frame({"jsonrpc": "2.0", "id": 1, "method": "ping"}),
+            b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n',
+        )
 
     def test_newlines_inside_strings_are_escaped(self) -> None:
         out = frame({"a\nb": "c\r\nd\u2028e"})
@@ -184,19 +187,30 @@ class Reassembly(unittest.TestCase):
 
     @PROPERTY
     @given(st.binary(max_size=200), st.lists(st.integers(0, 200), max_size=8))
-    def test_any_stream_any_cuts_matches_the_reference(self, stream: bytes,
-                                                       cuts: List[int]) -> None:
+    def test_any_stream_any_cuts_matches_the_reference(
+        self, stream: bytes, cuts: List[int]
+    ) -> None:
         buffer = Buffer()
-        self.assertEqual(feed(buffer, stream, [c for c in cuts if c <= len(stream)]),
-                         reference(stream))
+        self.assertEqual(
+            feed(buffer, stream, [c for c in cuts if c <= len(stream)]), reference(stream)
+        )
         self.assertEqual(buffer.pending_bytes, len(stream) - (stream.rfind(b"\n") + 1))
 
     @PROPERTY
-    @given(st.lists(st.tuples(JSON_VALUES, st.sampled_from([b"\n", b"\r\n"]),
-                              st.sampled_from([b"", b"\n", b" \r\n"])), max_size=6),
-           st.data())
-    def test_a_stream_of_frames_comes_back_line_for_line(self, messages: List[Any],
-                                                         data: st.DataObject) -> None:
+    @given(
+        st.lists(
+            st.tuples(
+                JSON_VALUES,
+                st.sampled_from([b"\n", b"\r\n"]),
+                st.sampled_from([b"", b"\n", b" \r\n"]),
+            ),
+            max_size=6,
+        ),
+        st.data(),
+    )
+    def test_a_stream_of_frames_comes_back_line_for_line(
+        self, messages: List[Any], data: st.DataObject
+    ) -> None:
         stream = b"".join(encode(value) + end + blank for value, end, blank in messages)
         cuts = data.draw(st.lists(st.integers(0, len(stream)), max_size=10))
         lines = feed(Buffer(), stream, cuts)
@@ -255,13 +269,15 @@ class Cap(unittest.TestCase):
         self.assertEqual(buffer.pending_bytes, 0)
 
     @PROPERTY
-    @given(st.lists(st.binary(max_size=12).map(lambda b: bytes(b"ab \r\n"[x % 5] for x in b)),
-                    max_size=10))
+    @given(
+        st.lists(
+            st.binary(max_size=12).map(lambda b: bytes(b"ab \r\n"[x % 5] for x in b)), max_size=10
+        )
+    )
     def test_any_chunks_against_a_capped_reference(self, chunks: List[bytes]) -> None:
         # The reference: after each chunk, every completed line (its "\r" off)
         # must fit the cap, and the unfinished tail may hold one byte of slack.
         against_the_reference(self, Buffer(8), chunks)
-
 
     def test_refusing_again_does_not_grow_the_traceback(self) -> None:
         buffer = Buffer(self.LIMIT)
@@ -274,7 +290,6 @@ class Cap(unittest.TestCase):
                 lengths.append(traceback_length(fault))
         self.assertEqual(len(lengths), 5)
         self.assertEqual(len(set(lengths)), 1, lengths)
-
 
 
 class Pieces(unittest.TestCase):
@@ -290,22 +305,34 @@ class Pieces(unittest.TestCase):
         for keep in (1, 2, 3, 7, 1000):
             for first in range(0, len(stream) + 1, 3):
                 for second in range(first, len(stream) + 1):
-                    self.assertEqual(feed(Buffer(keep_from=keep), stream, [first, second]),
-                                     expected, (keep, first, second))
+                    self.assertEqual(
+                        feed(Buffer(keep_from=keep), stream, [first, second]),
+                        expected,
+                        (keep, first, second),
+                    )
 
     @PROPERTY
-    @given(st.binary(max_size=120).map(lambda b: bytes(b"ab \r\n"[x % 5] for x in b)),
-           st.lists(st.integers(0, 120), max_size=30), st.integers(1, 9))
-    def test_any_keep_threshold_matches_the_reference(self, stream: bytes, cuts: List[int],
-                                                      keep: int) -> None:
+    @given(
+        st.binary(max_size=120).map(lambda b: bytes(b"ab \r\n"[x % 5] for x in b)),
+        st.lists(st.integers(0, 120), max_size=30),
+        st.integers(1, 9),
+    )
+    def test_any_keep_threshold_matches_the_reference(
+        self, stream: bytes, cuts: List[int], keep: int
+    ) -> None:
         buffer = Buffer(keep_from=keep)
-        self.assertEqual(feed(buffer, stream, [c for c in cuts if c <= len(stream)]),
-                         reference(stream))
+        self.assertEqual(
+            feed(buffer, stream, [c for c in cuts if c <= len(stream)]), reference(stream)
+        )
         self.assertEqual(buffer.pending_bytes, len(stream) - (stream.rfind(b"\n") + 1))
 
     @PROPERTY
-    @given(st.lists(st.binary(max_size=12).map(lambda b: bytes(b"ab \r\n"[x % 5] for x in b)),
-                    max_size=10), st.integers(1, 9))
+    @given(
+        st.lists(
+            st.binary(max_size=12).map(lambda b: bytes(b"ab \r\n"[x % 5] for x in b)), max_size=10
+        ),
+        st.integers(1, 9),
+    )
     def test_the_cap_holds_for_any_keep_threshold(self, chunks: List[bytes], keep: int) -> None:
         against_the_reference(self, Buffer(8, keep_from=keep), chunks)
 

@@ -24,8 +24,13 @@ import unittest
 from typing import Any, Dict
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CODEC_MODULES = {"mcp_client.errors", "mcp_client.jsonvalue", "mcp_client.jsonrpc",
-                 "mcp_client.protocol", "mcp_client.stdio"}
+CODEC_MODULES = {
+    "mcp_client.errors",
+    "mcp_client.jsonvalue",
+    "mcp_client.jsonrpc",
+    "mcp_client.protocol",
+    "mcp_client.stdio",
+}
 
 CHILD = r"""
 import ast, importlib, json, pkgutil, sys
@@ -72,8 +77,13 @@ print(json.dumps(report))
 
 
 def run_child() -> Dict[str, Any]:
-    done = subprocess.run([sys.executable, "-I", "-S", "-c", CHILD, REPO],
-                          capture_output=True, text=True, timeout=120, cwd="/")
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", CHILD, REPO],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd="/",
+    )
     if done.returncode != 0:
         raise AssertionError("child failed (%d): %s" % (done.returncode, done.stderr[-2000:]))
     report: Dict[str, Any] = json.loads(done.stdout)
@@ -94,21 +104,29 @@ class StdlibOnly(unittest.TestCase):
         self.assertLessEqual(CODEC_MODULES, imported)
 
     def test_every_module_imports_without_site_packages(self) -> None:
-        self.assertEqual(self.report["failed"], {},
-                         "modules that do not import under python -I -S (a third-party "
-                         "import, or a module that is broken)")
+        self.assertEqual(
+            self.report["failed"],
+            {},
+            "modules that do not import under python -I -S (a third-party "
+            "import, or a module that is broken)",
+        )
 
     def test_only_stdlib_modules_are_loaded(self) -> None:
         if not self.report["stdlib"]:
-            self.skipTest("sys.stdlib_module_names needs Python 3.10+; imports were "
-                          "still checked under -S by the test above")
-        allowed = set(self.report["stdlib"]) | set(self.report["builtin"]) | {"__main__",
-                                                                              "mcp_client"}
-        foreign = sorted(name for name in self.report["modules"]
-                         if name.split(".")[0] not in allowed)
+            self.skipTest(
+                "sys.stdlib_module_names needs Python 3.10+; imports were "
+                "still checked under -S by the test above"
+            )
+        allowed = (
+            set(self.report["stdlib"]) | set(self.report["builtin"]) | {"__main__", "mcp_client"}
+        )
+        foreign = sorted(
+            name for name in self.report["modules"] if name.split(".")[0] not in allowed
+        )
         for module, names in self.report["main_imports"].items():
-            foreign.extend("%s (imported by %s)" % (name, module)
-                           for name in names if name not in allowed)
+            foreign.extend(
+                "%s (imported by %s)" % (name, module) for name in names if name not in allowed
+            )
         self.assertEqual(foreign, [])
 
 

@@ -43,7 +43,7 @@ MIB = 1024 * 1024
 
 def seed() -> int:
     chosen = os.environ.get("MCP_STRESS_SEED")
-    return int(chosen) if chosen else random.SystemRandom().randrange(2 ** 32)
+    return int(chosen) if chosen else random.SystemRandom().randrange(2**32)
 
 
 def thread_names() -> List[str]:
@@ -77,9 +77,17 @@ class ConcurrentCalls(unittest.TestCase):
         chosen = seed()
         rng = random.Random(chosen)
         # (token, delay, timeout) per call, planned up front so a seed replays it.
-        plans = [[("t%02d-%02d-%08x" % (worker, turn, rng.getrandbits(32)),
-                   round(rng.uniform(0.0, 0.2), 3), rng.uniform(0.05, 0.4))
-                  for turn in range(self.CALLS_EACH)] for worker in range(self.THREADS)]
+        plans = [
+            [
+                (
+                    "t%02d-%02d-%08x" % (worker, turn, rng.getrandbits(32)),
+                    round(rng.uniform(0.0, 0.2), 3),
+                    rng.uniform(0.05, 0.4),
+                )
+                for turn in range(self.CALLS_EACH)
+            ]
+            for worker in range(self.THREADS)
+        ]
         outcomes: List[Tuple[str, float, float, float, Any]] = []
         record = threading.Lock()
         gate = threading.Barrier(self.THREADS + 1)
@@ -90,7 +98,8 @@ class ConcurrentCalls(unittest.TestCase):
                 began = time.monotonic()
                 try:
                     outcome: Any = client.call_tool(
-                        "echo", {"token": token, "delay": delay}, timeout=timeout)
+                        "echo", {"token": token, "delay": delay}, timeout=timeout
+                    )
                 except BaseException as e:  # every outcome is judged below
                     outcome = e
                 with record:
@@ -98,8 +107,10 @@ class ConcurrentCalls(unittest.TestCase):
 
         client = start(server("slow"), OPTIONS)
         try:
-            threads = [threading.Thread(target=caller, args=(plan,), name="caller-%d" % n,
-                                        daemon=True) for n, plan in enumerate(plans)]
+            threads = [
+                threading.Thread(target=caller, args=(plan,), name="caller-%d" % n, daemon=True)
+                for n, plan in enumerate(plans)
+            ]
             for thread in threads:
                 thread.start()
             gate.wait(LONG)
@@ -163,8 +174,10 @@ class DeathWithCallsInFlight(unittest.TestCase):
         client = start(server("stress", "hold"), OPTIONS)
         evidence: Optional[object] = None
         try:
-            threads = [threading.Thread(target=caller, args=(n,), name="held-%d" % n,
-                                        daemon=True) for n in range(self.CALLS)]
+            threads = [
+                threading.Thread(target=caller, args=(n,), name="held-%d" % n, daemon=True)
+                for n in range(self.CALLS)
+            ]
             for thread in threads:
                 thread.start()
             # In flight means the server holds it: wait until it holds all 50.
@@ -263,9 +276,15 @@ class ManyClientsAtOnce(unittest.TestCase):
 
         evidence: List[object] = []
         try:
-            threads = [threading.Thread(target=starter, args=(self.CLIENTS // self.STARTERS,),
-                                        name="starter-%d" % n, daemon=True)
-                       for n in range(self.STARTERS)]
+            threads = [
+                threading.Thread(
+                    target=starter,
+                    args=(self.CLIENTS // self.STARTERS,),
+                    name="starter-%d" % n,
+                    daemon=True,
+                )
+                for n in range(self.STARTERS)
+            ]
             for thread in threads:
                 thread.start()
             self.assertEqual(join_all(threads, time.monotonic() + 4 * LONG), [])

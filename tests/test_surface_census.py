@@ -64,7 +64,9 @@ Edit = TypedDict("Edit", {"oldText": str, "mode": Any})
 '''
 
 # One function per rule family; each sends its parameters as today's generator does.
-SOURCE = HEADER + '''
+SOURCE = (
+    HEADER
+    + '''
 def list_dir(path: str, *, sortBy: Optional[SortBy] = None) -> Any:
     arguments: Dict[str, Any] = {"path": path}
     if sortBy is not None:
@@ -95,33 +97,49 @@ def enums(mode: Literal["a b", "b"], flag: Literal[1], kinds: List[Literal["x", 
 def whole(arguments: Dict[str, Any]) -> Any:
     return internal.invoke("s", "whole", arguments)
 '''
+)
 
-SURFACE = "\n".join([
-    '  cap.mcp.s.list_dir(path: str, *, sortBy: "name" | "size" | None = None) -> Any',
-    "  cap.mcp.s.edit_0123abcd(edits: list[Edit], class_89abcdef: str, dry_run_01234567: bool)",
-    "  cap.mcp.s.type_0123abcd(a: Any, b: Any | None, ...)",
-    # "size" is missing from level's members here: in the source only, so lost.
-    '  cap.mcp.s.enums(mode: "a b" | "b", flag: 1, kinds: list["x" | "y"], level: "name", '
-    'fixed: "only", either: int | "auto", maybe: "on" | None, ratio: float)',
-    "  cap.mcp.s.whole(arguments: dict[str, Any]) -> Any",
-])
+SURFACE = "\n".join(
+    [
+        '  cap.mcp.s.list_dir(path: str, *, sortBy: "name" | "size" | None = None) -> Any',
+        "  cap.mcp.s.edit_0123abcd(edits: list[Edit], class_89abcdef: str, dry_run_01234567: bool)",
+        "  cap.mcp.s.type_0123abcd(a: Any, b: Any | None, ...)",
+        # "size" is missing from level's members here: in the source only, so lost.
+        '  cap.mcp.s.enums(mode: "a b" | "b", flag: 1, kinds: list["x" | "y"], level: "name", '
+        'fixed: "only", either: int | "auto", maybe: "on" | None, ratio: float)',
+        "  cap.mcp.s.whole(arguments: dict[str, Any]) -> Any",
+    ]
+)
 
 TOOLS_LISTED = [
-    tool("list-dir", {"path": {"type": "string"},
-                      "sortBy": {"type": "string", "enum": ["name", "size"]}}, required=["path"]),
-    tool("edit", {"edits": {"type": "array", "items": {"type": "object"}},
-                  "class": {"type": "string"}, "dryRun": {"type": "boolean"}}),
+    tool(
+        "list-dir",
+        {"path": {"type": "string"}, "sortBy": {"type": "string", "enum": ["name", "size"]}},
+        required=["path"],
+    ),
+    tool(
+        "edit",
+        {
+            "edits": {"type": "array", "items": {"type": "object"}},
+            "class": {"type": "string"},
+            "dryRun": {"type": "boolean"},
+        },
+    ),
     tool("type", {name: {} for name in "abcdefg"}),
-    tool("enums", {
-        "mode": {"enum": ["a b", "b"]},  # Literal's strings are members, not annotations
-        "flag": {"enum": [True]},  # annotated Literal[1]: True is not 1
-        "kinds": {"type": "array", "items": {"enum": ["x", "y"]}},
-        "level": {"$ref": "#/$defs/Level"},
-        "fixed": {"const": "only"},
-        "either": {"anyOf": [{"type": "integer"}, {"enum": ["auto"]}]},
-        "maybe": {"enum": ["on", None]},
-        "ratio": {"enum": [0.5, 1.5]},  # a float: no Literal holds it
-    }, **{"$defs": {"Level": {"enum": ["name", "size"]}}}),
+    tool(
+        "enums",
+        {
+            "mode": {"enum": ["a b", "b"]},  # Literal's strings are members, not annotations
+            "flag": {"enum": [True]},  # annotated Literal[1]: True is not 1
+            "kinds": {"type": "array", "items": {"enum": ["x", "y"]}},
+            "level": {"$ref": "#/$defs/Level"},
+            "fixed": {"const": "only"},
+            "either": {"anyOf": [{"type": "integer"}, {"enum": ["auto"]}]},
+            "maybe": {"enum": ["on", None]},
+            "ratio": {"enum": [0.5, 1.5]},  # a float: no Literal holds it
+        },
+        **{"$defs": {"Level": {"enum": ["name", "size"]}}},
+    ),
     tool("whole", {"p": {"type": "string"}, "q": {"enum": [1, 2]}}, additionalProperties=True),
 ]
 
@@ -134,24 +152,31 @@ class CensusDefinitions(unittest.TestCase):
         c = self.counted
         self.assertEqual((c.tools, c.tools_renamed, c.tools_renamed_needlessly), (5, 3, 2))
         # list-dir has a hyphen: renaming it is needed. edit and type are legal.
-        self.assertEqual(c.needless_tool_renames, [
-            "s: edit -> edit_0123abcd (no rule needs it)",
-            "s: type -> type_0123abcd (soft keyword, builtin)"])
+        self.assertEqual(
+            c.needless_tool_renames,
+            [
+                "s: edit -> edit_0123abcd (no rule needs it)",
+                "s: type -> type_0123abcd (soft keyword, builtin)",
+            ],
+        )
 
     def test_parameters_and_their_renames(self) -> None:
         c = self.counted
         self.assertEqual(c.parameters, 2 + 3 + 7 + 8 + 2)
         # class is a hard keyword (needed); dryRun is legal (needless).
         self.assertEqual((c.parameters_renamed, c.parameters_renamed_needlessly), (2, 1))
-        self.assertEqual(c.needless_parameter_renames,
-                         ["s.edit.dryRun -> dry_run_01234567 (no rule needs it)"])
+        self.assertEqual(
+            c.needless_parameter_renames, ["s.edit.dryRun -> dry_run_01234567 (no rule needs it)"]
+        )
 
     def test_any_counts_optional_any_aliases_and_whole_values_not_list_any(self) -> None:
         c = self.counted
         self.assertEqual(c.whole_value_parameters, 2)
         self.assertEqual(c.any_parameters, 6 + 2)  # type's a, b, d, e, f, g; whole's p, q
-        self.assertEqual([item.split(":")[0] for item in c.any_list],
-                         ["s.type." + name for name in "abdefg"] + ["s.whole.p", "s.whole.q"])
+        self.assertEqual(
+            [item.split(":")[0] for item in c.any_list],
+            ["s.type." + name for name in "abdefg"] + ["s.whole.p", "s.whole.q"],
+        )
         self.assertIn("s.type.g: Optional[Loose]", c.any_list)
         # List[Any] is loose, not Any; a TypedDict's Any field is not looked into.
         self.assertEqual((c.loose_parameters, c.loose_list), (1, ["s.type.c: List[Any]"]))
@@ -162,8 +187,15 @@ class CensusDefinitions(unittest.TestCase):
         # maybe (null left out) are kept; flag (True vs 1), level (surface lacks
         # "size"), ratio (floats) and whole's q (untyped) are lost.
         self.assertEqual((c.enum_parameters, c.enums_kept), (10, 6))
-        self.assertEqual(c.enums_lost, ["s.enums.flag: True", "s.enums.level: 'size'",
-                                        "s.enums.ratio: 0.5, 1.5", "s.whole.q: 1, 2"])
+        self.assertEqual(
+            c.enums_lost,
+            [
+                "s.enums.flag: True",
+                "s.enums.level: 'size'",
+                "s.enums.ratio: 0.5, 1.5",
+                "s.whole.q: 1, 2",
+            ],
+        )
 
     def test_total_adds_every_figure(self) -> None:
         summed = total([self.counted, self.counted])
@@ -198,12 +230,14 @@ class CensusRefusals(unittest.TestCase):
         self.check_refused(SENDS_X_AS_Y, [tool("f", {"x": {}})], r"sends \['y'\]")
 
     def test_a_wire_parameter_no_label_carries(self) -> None:
-        self.check_refused(SENDS_X, [tool("f", {"x": {}, "z": {}})],
-                           "s.f.z reaches the wire under no label")
+        self.check_refused(
+            SENDS_X, [tool("f", {"x": {}, "z": {}})], "s.f.z reaches the wire under no label"
+        )
 
     def test_a_tool_no_function_invokes(self) -> None:
-        self.check_refused(SENDS_X, [tool("f", {"x": {}}), tool("g", {})],
-                           "1 functions for 2 tools")
+        self.check_refused(
+            SENDS_X, [tool("f", {"x": {}}), tool("g", {})], "1 functions for 2 tools"
+        )
 
     def test_a_function_that_does_not_invoke_once(self) -> None:
         self.check_refused("None", [tool("f", {"x": {}})], "no single internal.invoke")
@@ -220,11 +254,19 @@ class GoldenCensus(unittest.TestCase):
                 tools = protocol.decode_tools_page(raw).tools
                 counted = census(server, tools, codegen.generate(server, tools))
                 self.assertEqual(counted.tools, len(raw["tools"]))
-                self.assertEqual(counted.parameters, sum(
-                    len(set(t["inputSchema"].get("properties", {}))
-                        | set(t["inputSchema"].get("required", []))) for t in raw["tools"]))
-                self.assertLessEqual(counted.parameters_renamed_needlessly,
-                                     counted.parameters_renamed)
+                self.assertEqual(
+                    counted.parameters,
+                    sum(
+                        len(
+                            set(t["inputSchema"].get("properties", {}))
+                            | set(t["inputSchema"].get("required", []))
+                        )
+                        for t in raw["tools"]
+                    ),
+                )
+                self.assertLessEqual(
+                    counted.parameters_renamed_needlessly, counted.parameters_renamed
+                )
                 self.assertLessEqual(counted.enums_kept, counted.enum_parameters)
 
 
@@ -235,13 +277,20 @@ class DemoCensus(unittest.TestCase):
         demo = str(Path(surface_census.REPO) / "mcp_client" / "demo_server.py")
         counted = measure(Target("demo", Spawn(sys.executable, (demo,))))
         # Five tools; only reverse-text is renamed, for its hyphen (not legal).
-        self.assertEqual((counted.tools, counted.tools_renamed,
-                          counted.tools_renamed_needlessly), (5, 1, 0))
+        self.assertEqual(
+            (counted.tools, counted.tools_renamed, counted.tools_renamed_needlessly), (5, 1, 0)
+        )
         # add a, b; divide a, b; join_words words, separator, limit; reverse-text
         # text, upper; count_by records, key, missing: twelve, all snake case already.
         self.assertEqual(counted.parameters, 12)
-        self.assertEqual((counted.parameters_renamed, counted.parameters_renamed_needlessly,
-                          counted.whole_value_parameters), (0, 0, 0))
+        self.assertEqual(
+            (
+                counted.parameters_renamed,
+                counted.parameters_renamed_needlessly,
+                counted.whole_value_parameters,
+            ),
+            (0, 0, 0),
+        )
         # No schema of the demo states an enum or a const.
         self.assertEqual((counted.enum_parameters, counted.enums_kept), (0, 0))
         # count_by's records is an array of objects that name no key: a list
@@ -249,8 +298,9 @@ class DemoCensus(unittest.TestCase):
         # missing's anyOf [string, null] is Optional[str]; everything else is a
         # primitive or a list of strings.
         self.assertEqual((counted.any_parameters, counted.any_list), (0, []))
-        self.assertEqual([item.split(":")[0] for item in counted.loose_list],
-                         ["demo.count_by.records"])
+        self.assertEqual(
+            [item.split(":")[0] for item in counted.loose_list], ["demo.count_by.records"]
+        )
 
 
 class RealServersCensus(unittest.TestCase):
@@ -258,18 +308,30 @@ class RealServersCensus(unittest.TestCase):
 
     def test_the_goals_and_nothing_listed(self) -> None:
         with tempfile.TemporaryDirectory() as scratch:
-            chosen = [target for target in targets(scratch)
-                      if sys.version_info >= (3, 10) or target.name not in ("time", "git")]
+            chosen = [
+                target
+                for target in targets(scratch)
+                if sys.version_info >= (3, 10) or target.name not in ("time", "git")
+            ]
             censuses = [measure(target) for target in chosen]  # time, git: Python >= 3.10
         summed = total(censuses)
-        self.assertEqual((summed.needless_tool_renames, summed.needless_parameter_renames,
-                          summed.any_list, summed.enums_lost), ([], [], [], []))
+        self.assertEqual(
+            (
+                summed.needless_tool_renames,
+                summed.needless_parameter_renames,
+                summed.any_list,
+                summed.enums_lost,
+            ),
+            ([], [], [], []),
+        )
         self.assertGreaterEqual(summed.enum_parameters, 5)  # everything's 4, filesystem's sortBy
         measured = figures(summed)
         for metric, sense, bound in GOALS:
             value = measured[metric]
-            self.assertTrue(value <= bound if sense == "<=" else value >= bound,
-                            "%s: %.3f, goal %s %.2f" % (metric, value, sense, bound))
+            self.assertTrue(
+                value <= bound if sense == "<=" else value >= bound,
+                "%s: %.3f, goal %s %.2f" % (metric, value, sense, bound),
+            )
 
 
 if __name__ == "__main__":

@@ -35,8 +35,10 @@ for raw in sys.stdin:
 
 # Forks a grandchild that outlives nothing: it must die with its group.
 _FORKING = _INTROSPECTIVE.replace(
-    'facts = {', 'child = os.fork()\n        if child == 0:\n            os.execv("/bin/sleep", '
-    '["sleep", "300"])\n        facts = {"grandchild": child, ')
+    'facts = {',
+    'child = os.fork()\n        if child == 0:\n            os.execv("/bin/sleep", '
+    '["sleep", "300"])\n        facts = {"grandchild": child, ',
+)
 
 
 def _facts(spawn: Spawn, transport: ProcessTransport = None):  # type: ignore[assignment]
@@ -110,8 +112,10 @@ class ProcessGroups(unittest.TestCase):
         grandchild = json.loads(text_of(client.call_tool("facts", {})))["grandchild"]
         self.assertTrue(alive(grandchild))
         self.assertEqual(client.shutdown(), Exited(-9))
-        self.assertTrue(wait_until(lambda: not alive(grandchild)),
-                        "the grandchild survived its group's retirement")
+        self.assertTrue(
+            wait_until(lambda: not alive(grandchild)),
+            "the grandchild survived its group's retirement",
+        )
 
 
 class Failures(unittest.TestCase):

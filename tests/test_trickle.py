@@ -64,8 +64,11 @@ class Trickle(unittest.TestCase):
             evidence = client.shutdown()
         self.assertEqual(evidence, Exited(-9))
         self.assertGreater(trickled, MIN_TRICKLED)
-        self.assertLess(peaks[0] - rss, RSS_GROWTH_LIMIT,
-                        "RSS grew %.1f MiB for %d bytes" % ((peaks[0] - rss) / MIB, trickled))
+        self.assertLess(
+            peaks[0] - rss,
+            RSS_GROWTH_LIMIT,
+            "RSS grew %.1f MiB for %d bytes" % ((peaks[0] - rss) / MIB, trickled),
+        )
         self.assertLess(peaks[1] - maps, MAPPINGS_GROWTH_LIMIT)
 
     def watch(self, seconds: float) -> List[int]:

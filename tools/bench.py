@@ -53,11 +53,11 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 MIB = 1024 * 1024
-BLOB = 8 * MIB        # measurement 3
-BIG = 15 * MIB        # measurement 6
+BLOB = 8 * MIB  # measurement 3
+BIG = 15 * MIB  # measurement 6
 TOOLS, PAGES = 1000, 20
-WINDOW = 64           # calls in flight
-IDLE = 2.0            # seconds of idleness measured
+WINDOW = 64  # calls in flight
+IDLE = 2.0  # seconds of idleness measured
 CLIENTS = ("floor", "threaded", "client", "capture", "sdk")
 
 Figures = Dict[str, float]
@@ -92,21 +92,26 @@ class Floor:
     """No library: a child, a line written, a line read, json both ways."""
 
     def __init__(self) -> None:
-        self.proc = subprocess.Popen(server_argv(), stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE)
+        self.proc = subprocess.Popen(server_argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.fd = self.proc.stdin.fileno()
         self.readline = self.proc.stdout.readline
         self.next_id = 0
-        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                    "clientInfo": {"name": "floor", "version": "0"}})
+        self.request(
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "floor", "version": "0"},
+            },
+        )
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
     def send(self, message: Dict[str, Any]) -> None:
         data = json.dumps(message, separators=(",", ":")).encode() + b"\n"
         view = memoryview(data)
         while view:
-            view = view[os.write(self.fd, view):]
+            view = view[os.write(self.fd, view) :]
 
     def send_request(self, method: str, params: Any) -> int:
         self.next_id += 1
@@ -183,18 +188,23 @@ class ThreadedFloor(Floor):
 
     def __init__(self) -> None:
         # Not Floor's: its handshake would go through request() before the reader runs.
-        self.proc = subprocess.Popen(server_argv(), stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE)
+        self.proc = subprocess.Popen(server_argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.fd = self.proc.stdin.fileno()
         self.next_id = 0
-        self.lock = threading.Lock()        # next_id and pending
+        self.lock = threading.Lock()  # next_id and pending
         self.write_lock = threading.Lock()  # one frame at a time on the pipe
         self.pending: Dict[int, Waiter] = {}
         self.reader = threading.Thread(target=self.read, args=(self.proc.stdout,), daemon=True)
         self.reader.start()
-        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                    "clientInfo": {"name": "threaded", "version": "0"}})
+        self.request(
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "threaded", "version": "0"},
+            },
+        )
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
     def read(self, stdout: Any) -> None:
@@ -258,8 +268,9 @@ def threaded_rate(call: Callable[[], Any], seconds: float) -> float:
 class Ours:
     """This package, optionally with wire capture to a file, optionally jailed."""
 
-    def __init__(self, capture: Optional[str] = None, jail: Any = None,
-                 server: Optional[List[str]] = None) -> None:
+    def __init__(
+        self, capture: Optional[str] = None, jail: Any = None, server: Optional[List[str]] = None
+    ) -> None:
         from mcp_client import Options, ProcessTransport, Spawn, start
 
         argv = server or server_argv()
@@ -562,15 +573,18 @@ def worker_jail(runs: int) -> Figures:
     alone."""
     from mcp_client import Jail
 
-    makers = {"hs_plain": lambda: Ours(), "hs_jailed": lambda: Ours(jail=Jail()),
-              "hs_limited": lambda: Ours(jail=Jail(max_processes=64, memory_bytes=1 << 30))}
+    makers = {
+        "hs_plain": lambda: Ours(),
+        "hs_jailed": lambda: Ours(jail=Jail()),
+        "hs_limited": lambda: Ours(jail=Jail(max_processes=64, memory_bytes=1 << 30)),
+    }
     if os.geteuid() != 0:  # a cgroup v1 pids hierarchy is root's
         del makers["hs_limited"]
     probe, interpreter = jail_probe_argv(), [sys.executable, "-I", "-S", "-B", "-c", "pass"]
     samples: Dict[str, List[float]] = {}
     order = list(makers)
     for turn in range(runs):  # each goes first in turn: no order effect lands on one alone
-        for key in order[turn % len(order):] + order[:turn % len(order)]:
+        for key in order[turn % len(order) :] + order[: turn % len(order)]:
             samples.setdefault(key, []).append(handshake(makers[key]))
         samples.setdefault("bwrap_init", []).append(timed(lambda: run_quietly(probe)))
         samples.setdefault("init", []).append(timed(lambda: run_quietly(interpreter)))
@@ -599,17 +613,21 @@ def jail_lines(figures: Figures) -> List[str]:
     if "hs_jailed" not in figures:
         return ["jail: not measured (bwrap is not installed: apt-get install bubblewrap)"]
     ms = {key: value * 1e3 for key, value in figures.items()}
-    lines = ["jail (mcp_client, median of %d handshakes each, taking turns in one process):"
-             % figures["runs"],
-             "  handshake, spawn to ready: %.1f ms unjailed, %.1f ms jailed (Jail()): +%.1f ms"
-             % (ms["hs_plain"], ms["hs_jailed"], ms["hs_jailed"] - ms["hs_plain"])]
+    lines = [
+        "jail (mcp_client, median of %d handshakes each, taking turns in one process):"
+        % figures["runs"],
+        "  handshake, spawn to ready: %.1f ms unjailed, %.1f ms jailed (Jail()): +%.1f ms"
+        % (ms["hs_plain"], ms["hs_jailed"], ms["hs_jailed"] - ms["hs_plain"]),
+    ]
     if "hs_limited" in ms:
-        lines.append("  jailed with max_processes (a pids cgroup) and memory_bytes:"
-                     " %.1f ms (+%.1f ms)"
-                     % (ms["hs_limited"], ms["hs_limited"] - ms["hs_plain"]))
-    lines.append("  spent on: bwrap building the jail around the init's interpreter %.1f ms, of "
-                 "which that interpreter (python -I -S -c pass) %.1f ms"
-                 % (ms["bwrap_init"], ms["init"]))
+        lines.append(
+            "  jailed with max_processes (a pids cgroup) and memory_bytes:"
+            " %.1f ms (+%.1f ms)" % (ms["hs_limited"], ms["hs_limited"] - ms["hs_plain"])
+        )
+    lines.append(
+        "  spent on: bwrap building the jail around the init's interpreter %.1f ms, of "
+        "which that interpreter (python -I -S -c pass) %.1f ms" % (ms["bwrap_init"], ms["init"])
+    )
     return lines
 
 
@@ -668,25 +686,34 @@ def worker_codemode(server: str, repeats: int, duration: float, events: int) -> 
         # The runner imports this checkout's mcp_client, whatever is installed.
         path = os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")])
         env = dict(os.environ, PYTHONPATH=path)
-        figures = taking_turns(command + [program], env, argv, HOP_SERVERS[server][1:],
-                               repeats, duration)
-        figures["surface"] = median([timed(lambda: run_quietly(command + ["--surface"], env))
-                                     for _ in range(events)])
+        figures = taking_turns(
+            command + [program], env, argv, HOP_SERVERS[server][1:], repeats, duration
+        )
+        figures["surface"] = median(
+            [timed(lambda: run_quietly(command + ["--surface"], env)) for _ in range(events)]
+        )
         figures["one"] = median([handshake(lambda: Ours(server=argv)) for _ in range(events)])
     figures["jailed"] = float("--no-jail" not in command)
     return figures
 
 
-def taking_turns(command: List[str], env: Dict[str, str], server: List[str],
-                 tool: Tuple[Any, ...], repeats: int, duration: float) -> Figures:
+def taking_turns(
+    command: List[str],
+    env: Dict[str, str],
+    server: List[str],
+    tool: Tuple[Any, ...],
+    repeats: int,
+    duration: float,
+) -> Figures:
     """The runner's start-up (exec to the program's first line), then windows of the
     program's calls and of a direct client's, in turn."""
     direct = Ours(server=server)
     call = lambda: direct.client.call_tool(tool[0], tool[1])  # noqa: E731
     rate(call, duration)  # warm
     start = time.perf_counter()
-    runner = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              text=True, env=env, cwd=ROOT)
+    runner = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT
+    )
     assert runner.stdin is not None and runner.stdout is not None
     try:
         if runner.stdout.readline() != "up\n":
@@ -707,33 +734,43 @@ def taking_turns(command: List[str], env: Dict[str, str], server: List[str],
 def codemode_figures(args: argparse.Namespace) -> Figures:
     figures: Figures = {}
     for server in HOP_SERVERS:
-        found = spawn_worker("codemode", "%s:%d:%r:%d" % (server, args.repeats, args.duration,
-                                                           args.events))
+        found = spawn_worker(
+            "codemode", "%s:%d:%r:%d" % (server, args.repeats, args.duration, args.events)
+        )
         figures.update({"%s_%s" % (server, key): value for key, value in found.items()})
     return figures
 
 
 def codemode_lines(figures: Figures) -> List[str]:
     """The runner's figures, after the jail's."""
-    lines = ["code-mode runner (tools/codemode.py; the program %s; three servers of a kind, "
-             "the program calling one):" % ("jailed" if figures["echo_jailed"] else
-                                            "unjailed, no bwrap")]
+    lines = [
+        "code-mode runner (tools/codemode.py; the program %s; three servers of a kind, "
+        "the program calling one):" % ("jailed" if figures["echo_jailed"] else "unjailed, no bwrap")
+    ]
     for server, what in (("echo", "tools/echo_server.py"), ("time", "mcp-server-time")):
         if server + "_hop" not in figures:
             lines.append("  %s: not installed" % what)
             continue
-        f = {key: figures["%s_%s" % (server, key)] for key in ("hop", "direct", "up", "surface",
-                                                                  "one")}
+        f = {
+            key: figures["%s_%s" % (server, key)]
+            for key in ("hop", "direct", "up", "surface", "one")
+        }
         hop_ratio = f["hop"] / f["direct"]
         goal = " (goal >=0.7x: %s)" % ("met" if hop_ratio >= 0.7 else "MISSED")
         lines += [
             "  %s: sequential calls %s/s from the program through the runner, %s/s direct "
-            "with a Client: %.2fx%s" % (what, "{:,.0f}".format(f["hop"]),
-                                        "{:,.0f}".format(f["direct"]), hop_ratio,
-                                        goal if server == "echo" else ""),
+            "with a Client: %.2fx%s"
+            % (
+                what,
+                "{:,.0f}".format(f["hop"]),
+                "{:,.0f}".format(f["direct"]),
+                hop_ratio,
+                goal if server == "echo" else "",
+            ),
             "    start-up, three at once: %.0f ms from exec to the program's first line; "
             "--surface, exec to exit: %.0f ms (one direct handshake: %.0f ms)"
-            % (f["up"] * 1e3, f["surface"] * 1e3, f["one"] * 1e3)]
+            % (f["up"] * 1e3, f["surface"] * 1e3, f["one"] * 1e3),
+        ]
     return lines
 
 
@@ -741,8 +778,10 @@ def codemode_lines(figures: Figures) -> List[str]:
 
 IMPORTS = {
     "client": "import mcp_client",
-    "sdk": ("from mcp import ClientSession, StdioServerParameters\n"
-            "from mcp.client.stdio import stdio_client"),
+    "sdk": (
+        "from mcp import ClientSession, StdioServerParameters\n"
+        "from mcp.client.stdio import stdio_client"
+    ),
 }
 
 #: Runs in a fresh ``python -S`` (no ``site``, so no ``.pth`` file can import
@@ -778,8 +817,14 @@ def import_figures(name: str, runs: int) -> Figures:
     probe = IMPORT_PROBE % ([ROOT] + [p for p in sys.path if p], IMPORTS[name])
     times, sizes = [], []
     for run in range(runs + 1):
-        out = subprocess.run([sys.executable, "-S", "-c", probe], cwd=ROOT, env=env,
-                             check=True, capture_output=True, text=True).stdout
+        out = subprocess.run(
+            [sys.executable, "-S", "-c", probe],
+            cwd=ROOT,
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
         took, grown = out.split()
         if run:
             times.append(float(took))
@@ -812,8 +857,9 @@ class Worker:
     def __init__(self, name: str) -> None:
         self.name = name
         argv = [sys.executable, os.path.abspath(__file__), "--worker", "serve", name]
-        self.proc = subprocess.Popen(argv, cwd=ROOT, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            argv, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
 
     def answer(self) -> Any:
         assert self.proc.stdout is not None
@@ -835,8 +881,13 @@ class Worker:
 
 
 #: what, seconds-per-window?  (rates run for a window; events happen once per ask)
-MEASURES = [("seq", True), ("inflight", True), ("blob", False), ("list", False),
-            ("handshake", False)]
+MEASURES = [
+    ("seq", True),
+    ("inflight", True),
+    ("blob", False),
+    ("list", False),
+    ("handshake", False),
+]
 
 
 def interleaved(args: argparse.Namespace, clients: Tuple[str, ...]) -> Dict[str, Figures]:
@@ -849,7 +900,7 @@ def interleaved(args: argparse.Namespace, clients: Tuple[str, ...]) -> Dict[str,
             progress(what)
             rounds = args.repeats if windowed else args.events
             for turn in range(rounds):
-                for worker in workers[turn % len(workers):] + workers[:turn % len(workers)]:
+                for worker in workers[turn % len(workers) :] + workers[: turn % len(workers)]:
                     value = worker.ask(what, args.duration if windowed else 0.0)
                     samples.setdefault((worker.name, what), []).append(value)
     finally:
@@ -918,8 +969,10 @@ ROWS = [
 #: key -> (description, check(client/floor, client/sdk, client figure))
 TargetCheck = Callable[[Optional[float], Optional[float], float], Optional[bool]]
 TARGETS: Dict[str, Tuple[str, TargetCheck]] = {
-    "seq": (">=0.6x floor, >=1.5x SDK",
-            lambda f, s, v: None if f is None else f >= 0.6 and (s is None or s >= 1.5)),
+    "seq": (
+        ">=0.6x floor, >=1.5x SDK",
+        lambda f, s, v: None if f is None else f >= 0.6 and (s is None or s >= 1.5),
+    ),
     "inflight": (">=5x SDK", lambda f, s, v: None if s is None else s >= 5.0),
     "blob": ("<=1.5x floor", lambda f, s, v: None if f is None else f <= 1.5),
     "list": ("<=1.2x floor", lambda f, s, v: None if f is None else f <= 1.2),
@@ -942,8 +995,9 @@ def show_ratio(value: Optional[float]) -> str:
     return "-" if value is None else "{:.2f}x".format(value)
 
 
-def verdict(key: str, ours: Dict[str, float], to_floor: Optional[float],
-            to_sdk: Optional[float]) -> str:
+def verdict(
+    key: str, ours: Dict[str, float], to_floor: Optional[float], to_sdk: Optional[float]
+) -> str:
     if key not in TARGETS or key not in ours:
         return ""
     text, check = TARGETS[key]
@@ -956,17 +1010,29 @@ def table(results: Dict[str, Figures]) -> List[str]:
     floor, threaded = results.get("floor", empty), results.get("threaded", empty)
     ours, capture = results.get("client", empty), results.get("capture", empty)
     sdk = results.get("sdk", empty)
-    head = ["", "floor", "threaded floor", "mcp_client", "capture on", "SDK", "vs floor",
-            "vs threaded floor", "vs SDK", "target"]
+    head = [
+        "",
+        "floor",
+        "threaded floor",
+        "mcp_client",
+        "capture on",
+        "SDK",
+        "vs floor",
+        "vs threaded floor",
+        "vs SDK",
+        "target",
+    ]
     rows = [head]
     for key, label, scale, fmt, compare in ROWS:
         to_floor = ratio(ours, floor, key) if compare else None
         to_threaded = ratio(ours, threaded, key) if compare else None
         to_sdk = ratio(ours, sdk, key) if compare else None
-        rows.append([label]
-                    + [cell(f, key, scale, fmt) for f in (floor, threaded, ours, capture, sdk)]
-                    + [show_ratio(r) for r in (to_floor, to_threaded, to_sdk)]
-                    + [verdict(key, ours, to_floor, to_sdk)])
+        rows.append(
+            [label]
+            + [cell(f, key, scale, fmt) for f in (floor, threaded, ours, capture, sdk)]
+            + [show_ratio(r) for r in (to_floor, to_threaded, to_sdk)]
+            + [verdict(key, ours, to_floor, to_sdk)]
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     last = len(head) - 1  # the label is left-aligned, the figures right, the target left
     lines = []
@@ -982,11 +1048,20 @@ def header(args: argparse.Namespace, sdk: Optional[str]) -> List[str]:
     now = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
     return [
         "mcp_client benchmark, %s%s" % (now, " (--quick)" if args.quick else ""),
-        "Python %s (%s), %s, nproc %d, %s" % (
-            platform.python_version(), platform.python_implementation(), platform.machine(),
-            os.cpu_count() or 0, cpu_model()),
-        "SDK: %s" % ("mcp %s, ClientSession over stdio_client (asyncio)" % sdk if sdk
-                     else "not installed (pip install .[bench]); its columns are empty"),
+        "Python %s (%s), %s, nproc %d, %s"
+        % (
+            platform.python_version(),
+            platform.python_implementation(),
+            platform.machine(),
+            os.cpu_count() or 0,
+            cpu_model(),
+        ),
+        "SDK: %s"
+        % (
+            "mcp %s, ClientSession over stdio_client (asyncio)" % sdk
+            if sdk
+            else "not installed (pip install .[bench]); its columns are empty"
+        ),
         "server: tools/echo_server.py (%d tools in %d pages); each client in a process of its"
         " own" % (TOOLS, PAGES),
         "threaded floor: a reader thread hands json.loads results to per-call lock waiters;"
@@ -1017,12 +1092,14 @@ def cpu_model() -> str:
 
 def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        description="mcp_client vs the floors (bare, threaded) vs the official SDK")
+        description="mcp_client vs the floors (bare, threaded) vs the official SDK"
+    )
     parser.add_argument("--quick", action="store_true", help="a shorter, noisier run")
     parser.add_argument("--no-sdk", action="store_true", help="skip the official SDK")
     parser.add_argument("--json", metavar="FILE", help="also write the raw figures here")
-    parser.add_argument("--codemode", action="store_true",
-                        help="only the code-mode runner's figures")
+    parser.add_argument(
+        "--codemode", action="store_true", help="only the code-mode runner's figures"
+    )
     parser.add_argument("--worker", nargs=2, metavar=("KIND", "CLIENT"), help=argparse.SUPPRESS)
     parser.add_argument("--duration", type=float, help="seconds per rate window")
     parser.add_argument("--repeats", type=int, help="rate windows per client")
@@ -1051,8 +1128,10 @@ def main(argv: Optional[List[str]] = None) -> None:
     lines = header(args, sdk) + table(results)
     lines += [""] + jail_lines(results.get("jail", {})) + [""]
     lines += codemode_lines(results["codemode"]) + [""]
-    lines.append("(whole run: %.0f s; rerun: python tools/bench.py [--quick])"
-                 % (time.perf_counter() - started))
+    lines.append(
+        "(whole run: %.0f s; rerun: python tools/bench.py [--quick])"
+        % (time.perf_counter() - started)
+    )
     print("\n".join(lines))
     if args.json:
         with open(args.json, "w") as out:

@@ -44,7 +44,7 @@ def big_line_chunks(terminator: bytes) -> List[bytes]:
     """One JSON string line of MAX_LINE_BYTES - 2 bytes (just under the cap), chunked."""
     body = b'"' + b"a" * (stdio.MAX_LINE_BYTES - 4) + b'"'
     wire = body + terminator
-    return [wire[i:i + CHUNK] for i in range(0, len(wire), CHUNK)]
+    return [wire[i : i + CHUNK] for i in range(0, len(wire), CHUNK)]
 
 
 def bare_scan(chunks: List[bytes]) -> Callable[[], object]:
@@ -52,6 +52,7 @@ def bare_scan(chunks: List[bytes]) -> Callable[[], object]:
         for chunk in chunks:
             chunk.find(b"\n")
         return None
+
     return run
 
 
@@ -65,6 +66,7 @@ def scan_and_join(chunks: List[bytes]) -> Callable[[], object]:
             else:
                 parts.append(chunk[:cut])
         return b"".join(parts)
+
     return run
 
 
@@ -75,6 +77,7 @@ def buffer_push(chunks: List[bytes]) -> Callable[[], object]:
             lines = buffer.push(chunk)
         assert len(lines) == 1 and len(lines[0]) == stdio.MAX_LINE_BYTES - 2
         return lines
+
     return run
 
 
@@ -82,19 +85,27 @@ def buffer_push(chunks: List[bytes]) -> Callable[[], object]:
 
 
 def tools_call_line() -> bytes:
-    listing = "\n".join("%-28s %8d  2025-06-%02d" % ("src/pkg/module_%02d.py" % i, 1200 + 37 * i,
-                                                     i + 1) for i in range(12))
-    snippet = ('def handler(request):\n    """Answer one request; never raises."""\n'
-               '    return {"status": 200, "body": request.body,'
-               ' "note": "r\u00e9sum\u00e9 \u2713"}\n')
+    listing = "\n".join(
+        "%-28s %8d  2025-06-%02d" % ("src/pkg/module_%02d.py" % i, 1200 + 37 * i, i + 1)
+        for i in range(12)
+    )
+    snippet = (
+        'def handler(request):\n    """Answer one request; never raises."""\n'
+        '    return {"status": 200, "body": request.body,'
+        ' "note": "r\u00e9sum\u00e9 \u2713"}\n'
+    )
     result: jsonvalue.JsonValue = {
         "content": [
             {"type": "text", "text": "Listing of /work/src/pkg (12 entries):\n" + listing},
             {"type": "text", "text": "First match, src/pkg/module_03.py lines 10-13:\n" + snippet},
             {"type": "text", "text": "Search took 42 ms; results truncated: no."},
         ],
-        "structuredContent": {"files": ["src/pkg/module_%02d.py" % i for i in range(12)],
-                              "matches": 17, "elapsedMs": 42.5, "truncated": False},
+        "structuredContent": {
+            "files": ["src/pkg/module_%02d.py" % i for i in range(12)],
+            "matches": 17,
+            "elapsedMs": 42.5,
+            "truncated": False,
+        },
         "isError": False,
     }
     return jsonvalue.encode(jsonrpc.result_response(42, result))
@@ -114,14 +125,20 @@ Row = Tuple[str, Tuple[float, float], Optional[float]]
 def table(title: str, unit: str, scale: float, rows: List[Row], baseline: int) -> None:
     base = rows[baseline][1][1]
     print(title)
-    print("  %-40s %10s %10s %9s  %s" % ("case", "best " + unit, "median " + unit, "ratio",
-                                         "target"))
+    print(
+        "  %-40s %10s %10s %9s  %s" % ("case", "best " + unit, "median " + unit, "ratio", "target")
+    )
     for name, (best, median), target in rows:
         ratio = median / base
-        verdict = "" if target is None else "<= %.0fx %s" % (
-            target, "met" if ratio <= target else "MISSED")
-        print("  %-40s %10.2f %10.2f %8.2fx  %s" % (name, best * scale, median * scale, ratio,
-                                                    verdict))
+        verdict = (
+            ""
+            if target is None
+            else "<= %.0fx %s" % (target, "met" if ratio <= target else "MISSED")
+        )
+        print(
+            "  %-40s %10.2f %10.2f %8.2fx  %s"
+            % (name, best * scale, median * scale, ratio, verdict)
+        )
     print()
 
 
@@ -133,8 +150,14 @@ def bench_framing(repeat: int) -> None:
         ("Buffer.push, \\n-terminated", sample(buffer_push(lf), 1, repeat), TARGET),
         ("Buffer.push, \\r\\n-terminated", sample(buffer_push(crlf), 1, repeat), TARGET),
     ]
-    table("framing: one %d-byte line in %d chunks of %d bytes"
-          % (stdio.MAX_LINE_BYTES - 2, len(lf), CHUNK), "ms", 1e3, rows, 0)
+    table(
+        "framing: one %d-byte line in %d chunks of %d bytes"
+        % (stdio.MAX_LINE_BYTES - 2, len(lf), CHUNK),
+        "ms",
+        1e3,
+        rows,
+        0,
+    )
 
 
 def bench_decoding(repeat: int) -> None:
@@ -144,8 +167,7 @@ def bench_decoding(repeat: int) -> None:
         ("json.loads (baseline)", sample(lambda: json.loads(line), loops, repeat), None),
         ("jsonvalue.parse", sample(lambda: jsonvalue.parse(line), loops, repeat), None),
         ("jsonrpc.decode", sample(lambda: jsonrpc.decode(line), loops, repeat), TARGET),
-        ("jsonrpc.decode + decode_call_tool", sample(lambda: full_path(line), loops, repeat),
-         None),
+        ("jsonrpc.decode + decode_call_tool", sample(lambda: full_path(line), loops, repeat), None),
     ]
     table("decoding: a tools/call response line of %d bytes" % len(line), "us", 1e6, rows, 0)
 
@@ -154,9 +176,15 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=15, help="samples per case (default 15)")
     args = parser.parse_args(argv)
-    print("codec benchmark: %s %s on %s, best and median of %d samples\n"
-          % (platform.python_implementation(), platform.python_version(), platform.machine(),
-             args.repeat))
+    print(
+        "codec benchmark: %s %s on %s, best and median of %d samples\n"
+        % (
+            platform.python_implementation(),
+            platform.python_version(),
+            platform.machine(),
+            args.repeat,
+        )
+    )
     bench_framing(args.repeat)
     bench_decoding(args.repeat)
     return 0

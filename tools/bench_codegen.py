@@ -62,29 +62,72 @@ PARAMS: List[Tuple[str, Dict[str, Any]]] = [
     ("limit", {"type": "integer", "default": 30, "minimum": 1, "maximum": 100}),
     ("dryRun", {"type": "boolean", "default": False, "description": "Preview only"}),
     ("labels", {"type": "array", "items": {"type": "string"}}),
-    ("since", {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "null"}],
-               "default": None, "description": "Only items changed after this instant"}),
+    (
+        "since",
+        {
+            "anyOf": [{"type": "string", "format": "date-time"}, {"type": "null"}],
+            "default": None,
+            "description": "Only items changed after this instant",
+        },
+    ),
     ("state", {"type": "string", "enum": ["open", "closed", "all"], "default": "open"}),
     ("author", {"$ref": "#/$defs/User"}),
-    ("edits", {"type": "array", "items": {"type": "object", "properties": {
-        "oldText": {"type": "string"}, "newText": {"type": "string"}}}}),
+    (
+        "edits",
+        {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"oldText": {"type": "string"}, "newText": {"type": "string"}},
+            },
+        },
+    ),
 ]
-USER = {"type": "object", "properties": {"login": {"type": "string"}, "id": {"type": "integer"}},
-        "required": ["login"]}
+USER = {
+    "type": "object",
+    "properties": {"login": {"type": "string"}, "id": {"type": "integer"}},
+    "required": ["login"],
+}
 OUTPUTS: List[Dict[str, Any]] = [
-    {"type": "object", "properties": {"id": {"type": "integer"}, "url": {"type": "string"}},
-     "required": ["id", "url"]},
-    {"type": "object", "title": "Page", "required": ["items"], "properties": {
-        "items": {"type": "array", "items": {"$ref": "#/$defs/Item"}},
-        "nextCursor": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None}},
-     "$defs": {"Item": {"type": "object", "required": ["name"], "properties": {
-         "name": {"type": "string"}, "size": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
-         "labels": {"type": "array", "items": {"type": "string"}}}}}},
-    {"type": "object", "properties": {"result": {"type": "array", "items": {"type": "string"}}},
-     "required": ["result"], "x-fastmcp-wrap-result": True},
-    {"type": "object", "required": ["author", "state"], "properties": {
-        "author": dict(USER, additionalProperties=True),
-        "state": {"type": "string", "enum": ["open", "closed"]}}},
+    {
+        "type": "object",
+        "properties": {"id": {"type": "integer"}, "url": {"type": "string"}},
+        "required": ["id", "url"],
+    },
+    {
+        "type": "object",
+        "title": "Page",
+        "required": ["items"],
+        "properties": {
+            "items": {"type": "array", "items": {"$ref": "#/$defs/Item"}},
+            "nextCursor": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
+        },
+        "$defs": {
+            "Item": {
+                "type": "object",
+                "required": ["name"],
+                "properties": {
+                    "name": {"type": "string"},
+                    "size": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+                    "labels": {"type": "array", "items": {"type": "string"}},
+                },
+            }
+        },
+    },
+    {
+        "type": "object",
+        "properties": {"result": {"type": "array", "items": {"type": "string"}}},
+        "required": ["result"],
+        "x-fastmcp-wrap-result": True,
+    },
+    {
+        "type": "object",
+        "required": ["author", "state"],
+        "properties": {
+            "author": dict(USER, additionalProperties=True),
+            "state": {"type": "string", "enum": ["open", "closed"]},
+        },
+    },
 ]
 
 
@@ -100,13 +143,20 @@ def raw_tool(index: int) -> Dict[str, Any]:
     description = " ".join(SENTENCES[: index % 3])
     chosen = [PARAMS[(index + step) % len(PARAMS)] for step in range(1 + index % 6)]
     schema: Dict[str, Any] = {
-        "type": "object", "title": name + "Arguments",
-        "properties": dict(chosen), "required": [chosen[0][0]], "$defs": {"User": USER},
+        "type": "object",
+        "title": name + "Arguments",
+        "properties": dict(chosen),
+        "required": [chosen[0][0]],
+        "$defs": {"User": USER},
     }
     if index % 8 == 7:
         schema["additionalProperties"] = {"type": "string"}
-    return {"name": name, "description": "%s the %s. %s" % (verb.capitalize(), noun, description),
-            "inputSchema": schema, "annotations": {"readOnlyHint": verb in ("get", "list")}}
+    return {
+        "name": name,
+        "description": "%s the %s. %s" % (verb.capitalize(), noun, description),
+        "inputSchema": schema,
+        "annotations": {"readOnlyHint": verb in ("get", "list")},
+    }
 
 
 def listing(variant: str) -> Dict[str, Any]:
@@ -127,19 +177,31 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15, help="samples per figure")
     options = parser.parse_args()
-    print("Python %s on %s; %d tools; per call, best and median of %d samples"
-          % (platform.python_version(), platform.machine(), TOOLS, options.repeat))
-    print("%-20s %9s %9s %9s %9s %7s" % ("listing", "JSON B", "dumps ms", "gen best",
-                                          "gen med", "ratio"))
+    print(
+        "Python %s on %s; %d tools; per call, best and median of %d samples"
+        % (platform.python_version(), platform.machine(), TOOLS, options.repeat)
+    )
+    print(
+        "%-20s %9s %9s %9s %9s %7s"
+        % ("listing", "JSON B", "dumps ms", "gen best", "gen med", "ratio")
+    )
     for variant in ("no @", "@ in descriptions", "@ in a wire name", "output schemas"):
         raw = listing(variant)
         tools = protocol.decode_tools_page(raw).tools
         codegen.generate("bench", tools)  # refusals surface here, before timing
         dumps = sample(functools.partial(json.dumps, raw), 20, options.repeat)
         generate = sample(functools.partial(codegen.generate, "bench", tools), 2, options.repeat)
-        print("%-20s %9d %9.3f %9.3f %9.3f %6.1fx" % (
-            variant, len(json.dumps(raw)), dumps[1] * 1e3, generate[0] * 1e3,
-            generate[1] * 1e3, generate[1] / dumps[1]))
+        print(
+            "%-20s %9d %9.3f %9.3f %9.3f %6.1fx"
+            % (
+                variant,
+                len(json.dumps(raw)),
+                dumps[1] * 1e3,
+                generate[0] * 1e3,
+                generate[1] * 1e3,
+                generate[1] / dumps[1],
+            )
+        )
     print("ratio: generate median / json.dumps median; target within %.0fx" % TARGET)
     return 0
 

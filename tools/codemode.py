@@ -86,9 +86,11 @@ def invoke(server: str, tool: str, arguments: Dict[str, Any]) -> Any:
         raise ToolFailed(answer["tool_failed"])
     raise CallFailed(answer["error"])
 '''
-CAP_MCP = ('"""The generated modules, one per server; the two failures a call can raise."""\n\n'
-           'from cap.internal.mcp import CallFailed, ToolFailed\n\n'
-           '__all__ = ["CallFailed", "ToolFailed"]\n')
+CAP_MCP = (
+    '"""The generated modules, one per server; the two failures a call can raise."""\n\n'
+    'from cap.internal.mcp import CallFailed, ToolFailed\n\n'
+    '__all__ = ["CallFailed", "ToolFailed"]\n'
+)
 
 
 @dataclass
@@ -111,8 +113,12 @@ def say(text: str) -> None:
 
 def start_all(servers: Sequence[Server]) -> List[Server]:
     """Connect, list and generate for every server at once; the ones that worked."""
-    threads = [threading.Thread(target=open_one, args=(server,), daemon=True,
-                                name="codemode-start-" + server.name) for server in servers]
+    threads = [
+        threading.Thread(
+            target=open_one, args=(server,), daemon=True, name="codemode-start-" + server.name
+        )
+        for server in servers
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -150,8 +156,12 @@ def retire(servers: Sequence[Server]) -> None:
 
 def write_cap(root: str, servers: Sequence[Server]) -> str:
     """The ``cap`` package under ``root``; returns the directory to put on sys.path."""
-    files = {"cap/__init__.py": '"""Capabilities."""\n', "cap/internal/__init__.py": "",
-             "cap/internal/mcp.py": RUNTIME, "cap/mcp/__init__.py": CAP_MCP}
+    files = {
+        "cap/__init__.py": '"""Capabilities."""\n',
+        "cap/internal/__init__.py": "",
+        "cap/internal/mcp.py": RUNTIME,
+        "cap/mcp/__init__.py": CAP_MCP,
+    }
     for server in servers:
         assert server.generated is not None
         module = server.generated.module_name.rsplit(".", 1)[-1]
@@ -168,15 +178,15 @@ def write_cap(root: str, servers: Sequence[Server]) -> str:
 # ----------------------------------------------------------------------------- calls
 
 
-def serve(calls: IO[bytes], answers: IO[bytes], servers: Dict[str, Server],
-          timeout: float) -> None:
+def serve(calls: IO[bytes], answers: IO[bytes], servers: Dict[str, Server], timeout: float) -> None:
     """Answer the program's calls until it closes its end of the pipe."""
     try:
         with calls, answers:
             for line in iter(lambda: calls.readline(MAX_LINE_BYTES + 1), b""):
                 if len(line) > MAX_LINE_BYTES:  # bounded, as the wire is: no more calls
-                    say("the program sent a call over %d bytes; no more are served"
-                        % MAX_LINE_BYTES)
+                    say(
+                        "the program sent a call over %d bytes; no more are served" % MAX_LINE_BYTES
+                    )
                     return
                 try:
                     reply = json.dumps(answer(line, servers, timeout)).encode("utf-8")
@@ -210,8 +220,14 @@ def answer(line: bytes, servers: Dict[str, Server], timeout: float) -> Dict[str,
 # ----------------------------------------------------------------------------- the program
 
 
-def run_program(program: str, lib: str, scratch: Optional[str], servers: Dict[str, Server],
-                timeout: float, wall_clock: float) -> int:
+def run_program(
+    program: str,
+    lib: str,
+    scratch: Optional[str],
+    servers: Dict[str, Server],
+    timeout: float,
+    wall_clock: float,
+) -> int:
     """PROGRAM's exit status (``128 + N`` for a signal), once it and its jail are gone."""
     calls_in, calls_out = os.pipe()
     answers_in, answers_out = os.pipe()
@@ -229,8 +245,11 @@ def run_program(program: str, lib: str, scratch: Optional[str], servers: Dict[st
         for fd in theirs:
             os.close(fd)
     server_thread = threading.Thread(
-        target=serve, daemon=True, name="codemode-serve",
-        args=(os.fdopen(calls_in, "rb"), os.fdopen(answers_out, "wb"), servers, timeout))
+        target=serve,
+        daemon=True,
+        name="codemode-serve",
+        args=(os.fdopen(calls_in, "rb"), os.fdopen(answers_out, "wb"), servers, timeout),
+    )
     server_thread.start()
     try:
         code = child.wait(wall_clock)
@@ -245,8 +264,14 @@ def run_program(program: str, lib: str, scratch: Optional[str], servers: Dict[st
     return 128 - code if code < 0 else code
 
 
-def launch(argv: List[str], env: Dict[str, str], program: str, lib: str,
-           scratch: Optional[str], fds: Tuple[int, int]) -> "subprocess.Popen[bytes]":
+def launch(
+    argv: List[str],
+    env: Dict[str, str],
+    program: str,
+    lib: str,
+    scratch: Optional[str],
+    fds: Tuple[int, int],
+) -> "subprocess.Popen[bytes]":
     if scratch is None:
         return subprocess.Popen(argv, env=env, pass_fds=fds, start_new_session=True)
     # Only the program's file is shown, not its directory (under /tmp nothing else is).
@@ -273,8 +298,12 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     parser.add_argument("--surface", action="store_true", help="print the surface and exit")
     parser.add_argument("--no-jail", action="store_true", help="run PROGRAM unjailed")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per call (60)")
-    parser.add_argument("--wall-clock", type=float, default=DEFAULT_WALL_CLOCK,
-                        help="seconds the whole program may run (%g)" % DEFAULT_WALL_CLOCK)
+    parser.add_argument(
+        "--wall-clock",
+        type=float,
+        default=DEFAULT_WALL_CLOCK,
+        help="seconds the whole program may run (%g)" % DEFAULT_WALL_CLOCK,
+    )
     parser.add_argument("program", nargs="?", help="the Python program to run")
     args = parser.parse_args(argv)
     if args.program is None and not args.surface:
@@ -286,8 +315,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parse_args(argv)
     jailed = not (args.no_jail or args.surface)
     if jailed and shutil.which("bwrap") is None:
-        say("the program runs in a jail, and bubblewrap (bwrap) is not on PATH: %s; "
-            "or pass --no-jail to run it unjailed" % INSTALL_HINT)
+        say(
+            "the program runs in a jail, and bubblewrap (bwrap) is not on PATH: %s; "
+            "or pass --no-jail to run it unjailed" % INSTALL_HINT
+        )
         return USAGE
     program = None if args.program is None else os.path.realpath(args.program)
     if program is not None and not os.path.isfile(program):
@@ -303,8 +334,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     # SIGTERM unwinds like Ctrl-C does, through the finally that retires the servers.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     options = Options(handshake_timeout=START_TIMEOUT, request_timeout=args.timeout)
-    servers = [Server(entry.name, prepare(ProcessTransport(entry.spawn, stderr=CAPTURE), options))
-               for entry in loaded.servers]  # every one published before any starts
+    servers = [
+        Server(entry.name, prepare(ProcessTransport(entry.spawn, stderr=CAPTURE), options))
+        for entry in loaded.servers
+    ]  # every one published before any starts
     try:
         return run(args, program, jailed, start_all(servers))
     except TransportFailed as e:  # the jail could not be had: never an unjailed run
@@ -317,8 +350,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         retire(servers)
 
 
-def run(args: argparse.Namespace, program: Optional[str], jailed: bool,
-        live: List[Server]) -> int:
+def run(args: argparse.Namespace, program: Optional[str], jailed: bool, live: List[Server]) -> int:
     if not live:
         say("no server started")
         return NO_SERVER

@@ -54,11 +54,11 @@ def tool(name: str, index: int) -> Dict[str, object]:
 def tool_pages(count: int, pages: int) -> List[bytes]:
     """The ``result`` of each ``tools/list`` page, as JSON bytes."""
     names = ["echo", "blob"] + ["tool_%04d" % i for i in range(2, max(count, 2))]
-    tools = [tool(name, i) for i, name in enumerate(names[:max(count, 2)])]
+    tools = [tool(name, i) for i, name in enumerate(names[: max(count, 2)])]
     size = -(-len(tools) // max(pages, 1))
     results = []
     for page in range(max(pages, 1)):
-        body: Dict[str, object] = {"tools": tools[page * size:(page + 1) * size]}
+        body: Dict[str, object] = {"tools": tools[page * size : (page + 1) * size]}
         if page + 1 < pages:
             body["nextCursor"] = str(page + 1)
         results.append(dumps(body))
@@ -73,9 +73,10 @@ class Server:
 
     def blob(self, size: int) -> bytes:
         if size not in self.blobs:
-            text = ("x" * size)
-            self.blobs[size] = dumps({"content": [{"type": "text", "text": text}],
-                                      "isError": False})
+            text = "x" * size
+            self.blobs[size] = dumps(
+                {"content": [{"type": "text", "text": text}], "isError": False}
+            )
         return self.blobs[size]
 
     def result(self, method: str, params: Dict[str, object]) -> Optional[bytes]:
@@ -91,9 +92,13 @@ class Server:
         if method == "initialize":
             asked = params.get("protocolVersion")
             version = asked if asked in KNOWN_VERSIONS else "2025-06-18"
-            return dumps({"protocolVersion": version,
-                          "capabilities": {"tools": {"listChanged": False}},
-                          "serverInfo": {"name": "bench-echo", "version": "1.0"}})
+            return dumps(
+                {
+                    "protocolVersion": version,
+                    "capabilities": {"tools": {"listChanged": False}},
+                    "serverInfo": {"name": "bench-echo", "version": "1.0"},
+                }
+            )
         return None
 
     def reply(self, line: bytes) -> bytes:
@@ -103,15 +108,18 @@ class Server:
         ident = dumps(message["id"])
         result = self.result(message.get("method", ""), message.get("params") or {})
         if result is None:
-            return (b'{"jsonrpc":"2.0","id":' + ident +
-                    b',"error":{"code":-32601,"message":"method not found"}}\n')
+            return (
+                b'{"jsonrpc":"2.0","id":'
+                + ident
+                + b',"error":{"code":-32601,"message":"method not found"}}\n'
+            )
         return b'{"jsonrpc":"2.0","id":' + ident + b',"result":' + result + b'}\n'
 
 
 def write_all(data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(OUT, view):]
+        view = view[os.write(OUT, view) :]
 
 
 def serve(server: Server) -> None:

@@ -56,10 +56,13 @@ def _scripted(behaviour: str, *args: str) -> Spawn:
 def _time(client: Client) -> None:
     client.list_tools()
     client.call_tool("get_current_time", {"timezone": "Europe/Warsaw"})
-    client.call_tool("convert_time", {"source_timezone": "UTC", "time": "12:00",
-                                      "target_timezone": "Asia/Tokyo"})
-    client.call_tool("convert_time", {"source_timezone": "Nowhere/Atlantis", "time": "12:00",
-                                      "target_timezone": "Asia/Tokyo"})
+    client.call_tool(
+        "convert_time", {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}
+    )
+    client.call_tool(
+        "convert_time",
+        {"source_timezone": "Nowhere/Atlantis", "time": "12:00", "target_timezone": "Asia/Tokyo"},
+    )
     client.ping()
 
 
@@ -116,10 +119,16 @@ def record(name: str, out: str) -> str:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="tools/make_captures.py",
-                                     description="Record the captures of tests/captures.")
-    parser.add_argument("--only", nargs="+", choices=sorted(SESSIONS), metavar="NAME",
-                        help="record only these (default: all): %s" % ", ".join(SESSIONS))
+    parser = argparse.ArgumentParser(
+        prog="tools/make_captures.py", description="Record the captures of tests/captures."
+    )
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=sorted(SESSIONS),
+        metavar="NAME",
+        help="record only these (default: all): %s" % ", ".join(SESSIONS),
+    )
     parser.add_argument("--out", default=OUT, help="directory (default: tests/captures)")
     options = parser.parse_args(argv)
     os.makedirs(options.out, exist_ok=True)

@@ -106,17 +106,33 @@ from mcp_client.jsonvalue import JsonValue  # noqa: E402
 from mcp_client.protocol import ToolDescriptor  # noqa: E402
 from mcp_client.transport import CAPTURE  # noqa: E402
 
-__all__ = ["Census", "CensusError", "Target", "GOALS", "census", "legal", "why_renamed",
-           "wire_parameters", "enum_members", "total", "figures", "targets", "measure",
-           "render", "main"]
+__all__ = [
+    "Census",
+    "CensusError",
+    "Target",
+    "GOALS",
+    "census",
+    "legal",
+    "why_renamed",
+    "wire_parameters",
+    "enum_members",
+    "total",
+    "figures",
+    "targets",
+    "measure",
+    "render",
+    "main",
+]
 
 NPM_BIN = os.path.join(REPO, "tests", "npm", "node_modules", ".bin")
 #: Issue 19's goals, as fractions: (metric, at most / at least, bound).
-GOALS = (("tools renamed needlessly", "<=", 0.0),
-         ("parameters renamed needlessly", "<=", 0.01),
-         ("parameters renamed", "<=", 0.02),
-         ("Any parameters", "<=", 0.02),
-         ("enums kept", ">=", 0.90))
+GOALS = (
+    ("tools renamed needlessly", "<=", 0.0),
+    ("parameters renamed needlessly", "<=", 0.01),
+    ("parameters renamed", "<=", 0.02),
+    ("Any parameters", "<=", 0.02),
+    ("enums kept", ">=", 0.90),
+)
 _MAX_REFS = 8
 _SOFT_KEYWORDS = frozenset(("match", "case", "type", "_"))
 _MODULE_NAMES = frozenset(("internal", "arguments", "cap", "mcp"))
@@ -125,9 +141,12 @@ _LEGAL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _OPTIONS = Options(handshake_timeout=120.0, request_timeout=120.0, retire_timeout=30.0)
 # A commit identity for git, isolated from any user or system configuration.
 _GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Census", "GIT_AUTHOR_EMAIL": "census@example.invalid",
-    "GIT_COMMITTER_NAME": "Census", "GIT_COMMITTER_EMAIL": "census@example.invalid",
-    "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_AUTHOR_NAME": "Census",
+    "GIT_AUTHOR_EMAIL": "census@example.invalid",
+    "GIT_COMMITTER_NAME": "Census",
+    "GIT_COMMITTER_EMAIL": "census@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
 }
 
 Member = Tuple[str, object]  # (type name, value): True and 1 stay distinct
@@ -175,17 +194,21 @@ def legal(name: str) -> bool:
 
 def why_renamed(name: str) -> str:
     """Which rule might still rename a legal name, for the lists: all that apply."""
-    reasons = [reason for reason, applies in (
-        ("soft keyword", name in _SOFT_KEYWORDS),  # the union over 3.9-3.13, not this one's
-        ("builtin", name in vars(builtins)),
-        ("longer than 32", len(name) > 32),
-        ("leading underscore", name.startswith("_")),
-        ("a name the module binds", name in _MODULE_NAMES)) if applies]
+    reasons = [
+        reason
+        for reason, applies in (
+            ("soft keyword", name in _SOFT_KEYWORDS),  # the union over 3.9-3.13, not this one's
+            ("builtin", name in vars(builtins)),
+            ("longer than 32", len(name) > 32),
+            ("leading underscore", name.startswith("_")),
+            ("a name the module binds", name in _MODULE_NAMES),
+        )
+        if applies
+    ]
     return ", ".join(reasons) or "no rule needs it"
 
 
-def census(server: str, tools: Sequence[ToolDescriptor],
-           generated: codegen.Generated) -> Census:
+def census(server: str, tools: Sequence[ToolDescriptor], generated: codegen.Generated) -> Census:
     """The figures for ``server``'s ``tools`` and the module generated from them.
 
     ``server`` names the server in the census and its lists (the census name).
@@ -215,18 +238,27 @@ class _Tool:
     module: "_Module"
 
 
-def _count_tool(counted: Census, server: str, tool: ToolDescriptor,
-                function: ast.FunctionDef, module: "_Module") -> None:
+def _count_tool(
+    counted: Census, server: str, tool: ToolDescriptor, function: ast.FunctionDef, module: "_Module"
+) -> None:
     counted.tools += 1
     if function.name != tool.name:
         counted.tools_renamed += 1
         if legal(tool.name):
             counted.tools_renamed_needlessly += 1
-            counted.needless_tool_renames.append("%s: %s -> %s (%s)" % (
-                server, tool.name, function.name, why_renamed(tool.name)))
+            counted.needless_tool_renames.append(
+                "%s: %s -> %s (%s)" % (server, tool.name, function.name, why_renamed(tool.name))
+            )
     schema = tool.input_schema if isinstance(tool.input_schema, dict) else {}
-    view = _Tool(server, tool.name, schema, function, _labels_by_wire(function),
-                 _takes_whole_value(function), module)
+    view = _Tool(
+        server,
+        tool.name,
+        schema,
+        function,
+        _labels_by_wire(function),
+        _takes_whole_value(function),
+        module,
+    )
     wires = wire_parameters(schema)
     stray = set(view.labels) - set(wires)
     if stray:
@@ -253,13 +285,15 @@ def _count_parameter(counted: Census, tool: _Tool, wire: str) -> None:
         _count_enum(counted, where, members, annotation, tool)
 
 
-def _count_type(counted: Census, where: str, annotation: Optional[ast.expr],
-                module: "_Module") -> None:
+def _count_type(
+    counted: Census, where: str, annotation: Optional[ast.expr], module: "_Module"
+) -> None:
     """Any (a whole value when ``annotation`` is None), loose, or neither."""
     if annotation is None or module.is_any(annotation):
         counted.any_parameters += 1
-        counted.any_list.append("%s: %s" % (where, "whole value" if annotation is None
-                                            else ast.unparse(annotation)))
+        counted.any_list.append(
+            "%s: %s" % (where, "whole value" if annotation is None else ast.unparse(annotation))
+        )
     elif module.mentions_any(annotation):
         counted.loose_parameters += 1
         counted.loose_list.append("%s: %s" % (where, ast.unparse(annotation)))
@@ -271,12 +305,14 @@ def _count_rename(counted: Census, where: str, wire: str, label: str) -> None:
     counted.parameters_renamed += 1
     if legal(wire):
         counted.parameters_renamed_needlessly += 1
-        counted.needless_parameter_renames.append("%s -> %s (%s)" % (
-            where, label, why_renamed(wire)))
+        counted.needless_parameter_renames.append(
+            "%s -> %s (%s)" % (where, label, why_renamed(wire))
+        )
 
 
-def _count_enum(counted: Census, where: str, members: List[Member],
-                annotation: Optional[ast.expr], tool: _Tool) -> None:
+def _count_enum(
+    counted: Census, where: str, members: List[Member], annotation: Optional[ast.expr], tool: _Tool
+) -> None:
     counted.enum_parameters += 1
     lost = _lost_members(members, annotation, tool.module, tool.function)
     if lost:
@@ -285,14 +321,17 @@ def _count_enum(counted: Census, where: str, members: List[Member],
         counted.enums_kept += 1
 
 
-def _lost_members(members: List[Member], annotation: Optional[ast.expr], module: "_Module",
-                  function: ast.FunctionDef) -> List[Member]:
+def _lost_members(
+    members: List[Member],
+    annotation: Optional[ast.expr],
+    module: "_Module",
+    function: ast.FunctionDef,
+) -> List[Member]:
     typed: Set[Member] = set()
     if annotation is not None:
         typed = module.literal_members(annotation)
     line = module.surface_line(function.name)
-    return [member for member in members
-            if member not in typed or _spelled(member) not in line]
+    return [member for member in members if member not in typed or _spelled(member) not in line]
 
 
 def _spelled(member: Member) -> str:
@@ -309,8 +348,9 @@ def wire_parameters(schema: Dict[str, JsonValue]) -> List[str]:
     names = list(properties) if isinstance(properties, dict) else []
     required = schema.get("required")
     if isinstance(required, list):
-        names += [name for name in dict.fromkeys(required)
-                  if isinstance(name, str) and name not in names]
+        names += [
+            name for name in dict.fromkeys(required) if isinstance(name, str) and name not in names
+        ]
     return names
 
 
@@ -368,7 +408,7 @@ def _resolve(reference: str, root: JsonValue) -> JsonValue:
         if reference.startswith(prefix) and isinstance(root, dict):
             table = root.get(prefix[2:-1])
             if isinstance(table, dict):
-                return table.get(reference[len(prefix):])
+                return table.get(reference[len(prefix) :])
     return None
 
 
@@ -403,8 +443,10 @@ class _Module:
         for reported in getattr(self.generated, "tools", ()):
             node = found.get(reported.wire_name)
             if node is None or node.name != reported.function:
-                raise CensusError("Generated.tools says %s is %s; the source disagrees"
-                                  % (reported.wire_name, reported.function))
+                raise CensusError(
+                    "Generated.tools says %s is %s; the source disagrees"
+                    % (reported.wire_name, reported.function)
+                )
 
     def surface_line(self, function: str) -> str:
         for reported in getattr(self.generated, "tools", ()):
@@ -439,8 +481,10 @@ class _Module:
         if isinstance(node, ast.Subscript) and _is_name(node.value, "Literal"):
             return False  # its members are values, not types
         return depth < _ALIAS_DEPTH and any(
-            self.mentions_any(child, depth + 1) for child in ast.iter_child_nodes(node)
-            if isinstance(child, ast.expr))
+            self.mentions_any(child, depth + 1)
+            for child in ast.iter_child_nodes(node)
+            if isinstance(child, ast.expr)
+        )
 
     def literal_members(self, annotation: ast.expr, depth: int = 0) -> Set[Member]:
         members: Set[Member] = set()
@@ -470,8 +514,9 @@ def _assignment(node: ast.stmt) -> Tuple[Optional[str], Optional[ast.expr]]:
 
 
 def _is_name(node: ast.expr, name: str) -> bool:
-    return ((isinstance(node, ast.Name) and node.id == name)
-            or (isinstance(node, ast.Attribute) and node.attr == name))
+    return (isinstance(node, ast.Name) and node.id == name) or (
+        isinstance(node, ast.Attribute) and node.attr == name
+    )
 
 
 def _optional_arm(node: ast.expr) -> List[ast.expr]:
@@ -488,10 +533,15 @@ def _optional_arm(node: ast.expr) -> List[ast.expr]:
 
 
 def _invoked_tool(function: ast.FunctionDef) -> Optional[str]:
-    tools = [call.args[1].value for call in ast.walk(function)
-             if isinstance(call, ast.Call) and _is_name(call.func, "invoke")
-             and len(call.args) >= 2 and isinstance(call.args[1], ast.Constant)
-             and isinstance(call.args[1].value, str)]
+    tools = [
+        call.args[1].value
+        for call in ast.walk(function)
+        if isinstance(call, ast.Call)
+        and _is_name(call.func, "invoke")
+        and len(call.args) >= 2
+        and isinstance(call.args[1], ast.Constant)
+        and isinstance(call.args[1].value, str)
+    ]
     return tools[0] if len(tools) == 1 else None
 
 
@@ -523,8 +573,12 @@ def _sent_pairs(node: ast.AST) -> Iterator[Tuple[str, ast.expr]]:
     elif isinstance(node, ast.AnnAssign):
         targets, sent = [node.target], node.value
     for target in targets:
-        if (isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant)
-                and isinstance(target.slice.value, str) and sent is not None):
+        if (
+            isinstance(target, ast.Subscript)
+            and isinstance(target.slice, ast.Constant)
+            and isinstance(target.slice.value, str)
+            and sent is not None
+        ):
             yield target.slice.value, sent
 
 
@@ -575,14 +629,26 @@ def targets(scratch: str, npm_bin: str = NPM_BIN) -> List[Target]:
     return [
         Target("demo", Spawn(python, (demo,))),
         Target("time", Spawn(python, ("-m", "mcp_server_time", "--local-timezone", "UTC"))),
-        Target("git", Spawn(python, ("-m", "mcp_server_git", "--repository",
-                                     _git_repository(scratch)), env=_GIT_ENV)),
+        Target(
+            "git",
+            Spawn(
+                python,
+                ("-m", "mcp_server_git", "--repository", _git_repository(scratch)),
+                env=_GIT_ENV,
+            ),
+        ),
         Target("everything", Spawn(os.path.join(npm_bin, "mcp-server-everything"))),
         Target("filesystem", Spawn(os.path.join(npm_bin, "mcp-server-filesystem"), (allowed,))),
-        Target("memory", Spawn(os.path.join(npm_bin, "mcp-server-memory"), env={
-            "MEMORY_FILE_PATH": os.path.join(scratch, "memory.jsonl")})),
-        Target("sequential-thinking",
-               Spawn(os.path.join(npm_bin, "mcp-server-sequential-thinking"))),
+        Target(
+            "memory",
+            Spawn(
+                os.path.join(npm_bin, "mcp-server-memory"),
+                env={"MEMORY_FILE_PATH": os.path.join(scratch, "memory.jsonl")},
+            ),
+        ),
+        Target(
+            "sequential-thinking", Spawn(os.path.join(npm_bin, "mcp-server-sequential-thinking"))
+        ),
     ]
 
 
@@ -592,8 +658,14 @@ def _git_repository(scratch: str) -> str:
     with open(os.path.join(repository, "notes.txt"), "w") as stream:
         stream.write("census\n")
     for command in (["init", "-q"], ["add", "notes.txt"], ["commit", "-q", "-m", "census"]):
-        subprocess.run(["git", *command], cwd=repository, env=dict(os.environ, **_GIT_ENV),
-                       check=True, capture_output=True, timeout=60)
+        subprocess.run(
+            ["git", *command],
+            cwd=repository,
+            env=dict(os.environ, **_GIT_ENV),
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
     return repository
 
 
@@ -624,42 +696,74 @@ def _percent(part: int, whole: int) -> str:
 def _row(counted: Census) -> str:
     c = counted
     return "%-20s %5d %4d %4d  %6d %4d %4d  %4d %6s %5d  %5s %6s" % (
-        c.server, c.tools, c.tools_renamed, c.tools_renamed_needlessly, c.parameters,
-        c.parameters_renamed, c.parameters_renamed_needlessly, c.any_parameters,
-        _percent(c.any_parameters, c.parameters), c.loose_parameters,
-        "%d/%d" % (c.enums_kept, c.enum_parameters), _percent(c.enums_kept, c.enum_parameters))
+        c.server,
+        c.tools,
+        c.tools_renamed,
+        c.tools_renamed_needlessly,
+        c.parameters,
+        c.parameters_renamed,
+        c.parameters_renamed_needlessly,
+        c.any_parameters,
+        _percent(c.any_parameters, c.parameters),
+        c.loose_parameters,
+        "%d/%d" % (c.enums_kept, c.enum_parameters),
+        _percent(c.enums_kept, c.enum_parameters),
+    )
 
 
 def figures(counted: Census) -> Dict[str, float]:
     """The goals' fractions for ``counted`` (see GOALS)."""
+
     def part(a: int, b: int) -> float:
         return a / b if b else 0.0
+
     return {
         "tools renamed needlessly": part(counted.tools_renamed_needlessly, counted.tools),
-        "parameters renamed needlessly": part(counted.parameters_renamed_needlessly,
-                                              counted.parameters),
+        "parameters renamed needlessly": part(
+            counted.parameters_renamed_needlessly, counted.parameters
+        ),
         "parameters renamed": part(counted.parameters_renamed, counted.parameters),
         "Any parameters": part(counted.any_parameters, counted.parameters),
         "enums kept": part(counted.enums_kept, counted.enum_parameters)
-        if counted.enum_parameters else 1.0,
+        if counted.enum_parameters
+        else 1.0,
     }
 
 
-_HEADINGS = ("server", "tools", "ren", "need", "params", "ren", "need", "Any", "", "loose",
-             "enums", "kept")
+_HEADINGS = (
+    "server",
+    "tools",
+    "ren",
+    "need",
+    "params",
+    "ren",
+    "need",
+    "Any",
+    "",
+    "loose",
+    "enums",
+    "kept",
+)
 
 
 def render(censuses: Sequence[Census]) -> str:
     """The table, the totals against the goals, and every needless rename, Any and lost enum."""
     summed = total(censuses)
-    lines = ["%-20s %5s %4s %4s  %6s %4s %4s  %4s %6s %5s  %5s %6s" % _HEADINGS,
-             *(_row(one) for one in censuses), _row(summed), "", "goals (issue 19):"]
+    lines = [
+        "%-20s %5s %4s %4s  %6s %4s %4s  %4s %6s %5s  %5s %6s" % _HEADINGS,
+        *(_row(one) for one in censuses),
+        _row(summed),
+        "",
+        "goals (issue 19):",
+    ]
     lines += _goal_lines(figures(summed))
-    for title, items in (("tools renamed needlessly", summed.needless_tool_renames),
-                         ("parameters renamed needlessly", summed.needless_parameter_renames),
-                         ("Any parameters", summed.any_list),
-                         ("loose parameters (Any inside)", summed.loose_list),
-                         ("enum members lost", summed.enums_lost)):
+    for title, items in (
+        ("tools renamed needlessly", summed.needless_tool_renames),
+        ("parameters renamed needlessly", summed.needless_parameter_renames),
+        ("Any parameters", summed.any_list),
+        ("loose parameters (Any inside)", summed.loose_list),
+        ("enum members lost", summed.enums_lost),
+    ):
         lines += ["", "%s: %d" % (title, len(items)), *("  " + item for item in items)]
     return "\n".join(lines)
 
@@ -669,16 +773,22 @@ def _goal_lines(measured: Dict[str, float]) -> List[str]:
     for metric, sense, bound in GOALS:
         value = measured[metric]
         met = value <= bound if sense == "<=" else value >= bound
-        lines.append("  %-30s %6.1f%%  goal %s %.0f%%  %s" % (
-            metric, 100 * value, sense, 100 * bound, "met" if met else "NOT MET"))
+        lines.append(
+            "  %-30s %6.1f%%  goal %s %.0f%%  %s"
+            % (metric, 100 * value, sense, 100 * bound, "met" if met else "NOT MET")
+        )
     return lines
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--server", action="append", default=[],
-                        help="measure only this server (repeatable): demo, time, git, "
-                             "everything, filesystem, memory, sequential-thinking")
+    parser.add_argument(
+        "--server",
+        action="append",
+        default=[],
+        help="measure only this server (repeatable): demo, time, git, "
+        "everything, filesystem, memory, sequential-thinking",
+    )
     parser.add_argument("--json", action="store_true", help="one JSON object per server")
     parser.add_argument("--npm-bin", default=NPM_BIN, help="where the npm servers are")
     return parser
@@ -688,19 +798,24 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="census-") as scratch:
-        chosen = [t for t in targets(scratch, args.npm_bin)
-                  if not args.server or t.name in args.server]
+        chosen = [
+            t for t in targets(scratch, args.npm_bin) if not args.server or t.name in args.server
+        ]
         if not chosen:
             parser.error("no server named %s" % ", ".join(args.server))
         try:
             censuses = [measure(target) for target in chosen]
         except (CensusError, OSError, McpClientError) as error:
-            print("census failed: %s: %s (the npm servers: npm ci --prefix tests/npm)"
-                  % (type(error).__name__, error), file=sys.stderr)
+            print(
+                "census failed: %s: %s (the npm servers: npm ci --prefix tests/npm)"
+                % (type(error).__name__, error),
+                file=sys.stderr,
+            )
             return 1
     everything = [*censuses, total(censuses)]
-    print(json.dumps([asdict(one) for one in everything], indent=1) if args.json
-          else render(censuses))
+    print(
+        json.dumps([asdict(one) for one in everything], indent=1) if args.json else render(censuses)
+    )
     return 0
 
 

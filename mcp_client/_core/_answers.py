@@ -44,8 +44,13 @@ ANSWER_TIMEOUT = 5.0
 class Answerer:
     """Writes one client's answers to its server's requests."""
 
-    def __init__(self, lock: "threading.RLock", conn: Connection,
-                 retire: Callable[[Unavailable], None], retired: Callable[[], bool]) -> None:
+    def __init__(
+        self,
+        lock: "threading.RLock",
+        conn: Connection,
+        retire: Callable[[Unavailable], None],
+        retired: Callable[[], bool],
+    ) -> None:
         self._lock = lock
         self._conn = conn
         self._retire = retire
@@ -106,7 +111,8 @@ class Answerer:
             if e.written:
                 self._retire(ClientBroken("answer to the server stalled mid-frame"))
             else:
-                log.debug("dropped an answer to the server: it did not read it in %ss",
-                          ANSWER_TIMEOUT)
+                log.debug(
+                    "dropped an answer to the server: it did not read it in %ss", ANSWER_TIMEOUT
+                )
         except WriteFailed as e:
             self._retire(ClientBroken(e.reason))

@@ -45,8 +45,17 @@ class Call:
     ======== ==================================================================
     """
 
-    __slots__ = ("id", "method", "timeout", "deadline", "frame", "_settled", "_done",
-                 "_result", "_error")
+    __slots__ = (
+        "id",
+        "method",
+        "timeout",
+        "deadline",
+        "frame",
+        "_settled",
+        "_done",
+        "_result",
+        "_error",
+    )
 
     def __init__(self, ident: int, method: str, timeout: float, deadline: float) -> None:
         self.id = ident

@@ -89,8 +89,11 @@ def start_reader(session: Session, requests: Requests, conn: Connection) -> None
 def handshake(session: Session, requests: Requests) -> InitializeResult:
     options = session.options
     try:
-        raw = requests.request(protocol.INITIALIZE, protocol.initialize_params(
-            options.client_info), options.handshake_timeout)
+        raw = requests.request(
+            protocol.INITIALIZE,
+            protocol.initialize_params(options.client_info),
+            options.handshake_timeout,
+        )
         result = protocol.decode_initialize(raw)
     except ForeignVersionFault as e:
         raise VersionUnsupported(e) from e
@@ -99,9 +102,10 @@ def handshake(session: Session, requests: Requests) -> InitializeResult:
         raise HandshakeFailed("initialize failed: %s" % text, e) from e
     session.name_server(result.server_info.name)
     if result.tools is None:
-        raise ToolsNotDeclared("server %r declares no %s capability (needed for %s)"
-                               % (session.server_name(), protocol.TOOLS_CAPABILITY,
-                                  protocol.TOOLS_LIST))
+        raise ToolsNotDeclared(
+            "server %r declares no %s capability (needed for %s)"
+            % (session.server_name(), protocol.TOOLS_CAPABILITY, protocol.TOOLS_LIST)
+        )
     _notify(session, protocol.NOTIFICATIONS_INITIALIZED)
     session.become_ready()
     return result

@@ -42,8 +42,12 @@ class Custody:
     def done(self) -> bool:
         return self._done.is_set()
 
-    def record(self, evidence: Optional[Retirement], fault: Optional[RetirementError],
-               before: Callable[[Optional[Retirement], Optional[RetirementError]], None]) -> None:
+    def record(
+        self,
+        evidence: Optional[Retirement],
+        fault: Optional[RetirementError],
+        before: Callable[[Optional[Retirement], Optional[RetirementError]], None],
+    ) -> None:
         """Take the evidence, unless some was taken already; ``before`` runs
         once, first, so that what it records is complete when a waiter wakes."""
         with self._lock:
@@ -54,8 +58,9 @@ class Custody:
         before(evidence, fault)
         self._done.set()
 
-    def wait(self, deadline: float, threads: Iterable[Optional[threading.Thread]],
-             what: str) -> Retirement:
+    def wait(
+        self, deadline: float, threads: Iterable[Optional[threading.Thread]], what: str
+    ) -> Retirement:
         """The evidence, once recorded and ``threads`` have ended, by ``deadline``."""
         if not self._done.wait(until(deadline)):
             raise RetirementTimedOut("server %s not confirmed gone in time" % what)

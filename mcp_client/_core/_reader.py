@@ -77,8 +77,7 @@ Evidence = Tuple[Optional[Retirement], Optional[RetirementError]]
 class Reader:
     """Reads one connection for one client, then retires it."""
 
-    def __init__(self, session: Session, requests: Requests, conn: Connection,
-                 wake_r: int) -> None:
+    def __init__(self, session: Session, requests: Requests, conn: Connection, wake_r: int) -> None:
         self._session = session
         self._requests = requests
         self._conn = conn
@@ -88,8 +87,9 @@ class Reader:
         self._first_noise: Optional[str] = None
         self._stderr_done = False
         self._sink_failed = False
-        self.answerer = Answerer(session.lock, conn, session.request_retirement,
-                                 lambda: session.reason is not None)
+        self.answerer = Answerer(
+            session.lock, conn, session.request_retirement, lambda: session.reason is not None
+        )
 
     @property
     def noise(self) -> Tuple[int, Optional[str]]:
@@ -185,8 +185,13 @@ class Reader:
         shown = noise.show(line)
         if self._first_noise is None:
             self._first_noise = shown
-        log.warning("%r skipped stdout line %d of %d tolerated, not JSON: %s",
-                    self._session, self._noise, tolerated, shown)
+        log.warning(
+            "%r skipped stdout line %d of %d tolerated, not JSON: %s",
+            self._session,
+            self._noise,
+            tolerated,
+            shown,
+        )
         if self._session.capture is not None:
             self._session.capture.event("noise-skipped", "%d of %d" % (self._noise, tolerated))
 
@@ -204,8 +209,11 @@ class Reader:
             reply = jsonrpc.result_response(request.id, {})
         else:
             log.debug("refused server request %s", sanitize(request.method, _SHOWN_METHOD))
-            reply = jsonrpc.error_response(request.id, jsonrpc.METHOD_NOT_FOUND,
-                                           "method not found: this client serves no requests")
+            reply = jsonrpc.error_response(
+                request.id,
+                jsonrpc.METHOD_NOT_FOUND,
+                "method not found: this client serves no requests",
+            )
         self.answerer.reply(self._session.outgoing(reply))
 
     # ------------------------------------------------------------------ stderr
@@ -272,8 +280,12 @@ class Reader:
             write_all(sink, chunk)
         except OSError as e:  # a full disk, a file size limit: keep serving the calls
             self._sink_failed = True
-            log.warning("%r: writing the server's stderr file failed (%s); the rest of its "
-                        "stderr is dropped", self._session, e)
+            log.warning(
+                "%r: writing the server's stderr file failed (%s); the rest of its "
+                "stderr is dropped",
+                self._session,
+                e,
+            )
 
     def _log_stderr(self, lines: List[str]) -> None:
         if lines:

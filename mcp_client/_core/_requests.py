@@ -61,8 +61,17 @@ class Requests:
         self._session = session
         self.calls = session.calls
         self._outbox = Outbox(session.lock, self.calls)
-        self.timer = DeadlineTimer(self._on_timer, lambda: "mcp-timer-%s" % (
-            session.conn.pid if session.conn is not None and session.conn.pid else id(session)))
+        self.timer = DeadlineTimer(
+            self._on_timer,
+            lambda: (
+                "mcp-timer-%s"
+                % (
+                    session.conn.pid
+                    if session.conn is not None and session.conn.pid
+                    else id(session)
+                )
+            ),
+        )
 
     def request(self, method: str, params: JsonValue, timeout: float) -> JsonValue:
         """Send one request and return its result (or raise what settled it)."""
@@ -102,8 +111,9 @@ class Requests:
         """Take a call out of the table (its taker settles it)."""
         return self._session.take(ident)
 
-    def list_all(self, listing: protocol.Listing, timeout: float,
-                 max_pages: int) -> Tuple[Any, ...]:
+    def list_all(
+        self, listing: protocol.Listing, timeout: float, max_pages: int
+    ) -> Tuple[Any, ...]:
         """Every page of ``listing`` under one deadline, each page asked for
         before the one before it is decoded, so the server works meanwhile."""
         deadline = time.monotonic() + timeout
@@ -121,8 +131,9 @@ class Requests:
                 return tuple(items)
         raise TooManyPages(max_pages, listing.method)
 
-    def _ask_ahead(self, listing: protocol.Listing, cursor: str, timeout: float,
-                   deadline: float) -> _Ahead:
+    def _ask_ahead(
+        self, listing: protocol.Listing, cursor: str, timeout: float, deadline: float
+    ) -> _Ahead:
         """Ask for the next page now. A failure to ask is kept, and raised only
         after this page has been decoded: what a listing raises does not change."""
         try:
@@ -130,8 +141,9 @@ class Requests:
         except (ClientError, EncodeRefused) as e:
             return e
 
-    def _page_items(self, listing: protocol.Listing, raw: JsonValue,
-                    ahead: _Ahead) -> Tuple[Any, ...]:
+    def _page_items(
+        self, listing: protocol.Listing, raw: JsonValue, ahead: _Ahead
+    ) -> Tuple[Any, ...]:
         """The items of one page; a bad page abandons the page already asked for
         (its answer, come what may, is dropped as a late one)."""
         try:
@@ -172,8 +184,11 @@ class Requests:
             session.request_retirement(ClientBroken(e.reason))
         except BaseException as e:
             if conn.torn:
-                session.request_retirement(ClientBroken(
-                    "a frame was cut short by %s: the stream is poisoned" % type(e).__name__))
+                session.request_retirement(
+                    ClientBroken(
+                        "a frame was cut short by %s: the stream is poisoned" % type(e).__name__
+                    )
+                )
             raise
 
     def _resend(self, call: Call) -> None:

@@ -105,8 +105,10 @@ class Session:
 
     def check_owner(self) -> None:
         if self.inherited():
-            raise ClientInherited("client belongs to process %d, not to this process %d "
-                                  "(inherited through fork)" % (self.owner_pid, os.getpid()))
+            raise ClientInherited(
+                "client belongs to process %d, not to this process %d "
+                "(inherited through fork)" % (self.owner_pid, os.getpid())
+            )
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -120,8 +122,9 @@ class Session:
         """PARKED -> CONNECTING, with the open under way (see :meth:`adopt`)."""
         with self.lock:
             if self.state is not State.PARKED:
-                raise StartError("connect() needs a parked client; this one is %s"
-                                 % self.state.value)
+                raise StartError(
+                    "connect() needs a parked client; this one is %s" % self.state.value
+                )
             self.move(State.CONNECTING)
             self.opening = True
 
@@ -242,8 +245,9 @@ class Session:
             os.close(self.wake_w)
             self.wake_w = -1
 
-    def await_retirement(self, deadline: float,
-                         threads: Iterable[Optional[threading.Thread]]) -> Retirement:
+    def await_retirement(
+        self, deadline: float, threads: Iterable[Optional[threading.Thread]]
+    ) -> Retirement:
         if not self.custody.done:
             self._retire_unopened()
         return self.custody.wait(deadline, threads, self.transport.describe())
@@ -256,8 +260,9 @@ class Session:
         if unopened:
             self.record_retirement(NoResource(), None)
 
-    def record_retirement(self, evidence: Optional[Retirement],
-                          fault: Optional[RetirementError]) -> None:
+    def record_retirement(
+        self, evidence: Optional[Retirement], fault: Optional[RetirementError]
+    ) -> None:
         self.custody.record(evidence, fault, self._retired)
 
     def _retired(self, evidence: Optional[Retirement], fault: Optional[RetirementError]) -> None:

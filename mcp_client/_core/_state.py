@@ -14,11 +14,11 @@ __all__ = ["State", "TRANSITIONS", "ENDED"]
 
 
 class State(enum.Enum):
-    PARKED = "parked"          # prepared: no process, no thread
+    PARKED = "parked"  # prepared: no process, no thread
     CONNECTING = "connecting"  # spawned; handshake under way
-    READY = "ready"            # calls are served
-    CLOSED = "closed"          # you retired it (permanent)
-    BROKEN = "broken"          # it failed under you (permanent)
+    READY = "ready"  # calls are served
+    CLOSED = "closed"  # you retired it (permanent)
+    BROKEN = "broken"  # it failed under you (permanent)
 
 
 TRANSITIONS: Dict[State, Tuple[State, ...]] = {

@@ -25,8 +25,8 @@ __all__ = ["named", "start", "until"]
 
 # Signals the kernel raises in the faulting thread itself: never blocked.
 _SYNCHRONOUS = frozenset(
-    getattr(signal, name) for name in
-    ("SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGTRAP", "SIGSYS", "SIGABRT")
+    getattr(signal, name)
+    for name in ("SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGTRAP", "SIGSYS", "SIGABRT")
     if hasattr(signal, name)
 )
 

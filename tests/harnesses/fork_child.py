@@ -59,12 +59,18 @@ def main() -> None:
     state_after_child = client.state.value
     answer = client.call_tool("echo", {"from": "parent"})
     evidence = client.shutdown()
-    print(json.dumps({
-        "child": child, "child_status": status, "child_seconds": child_seconds,
-        "parent_state_after_child": state_after_child,
-        "parent_answer": text_of(answer),
-        "parent_evidence": repr(evidence),
-    }))
+    print(
+        json.dumps(
+            {
+                "child": child,
+                "child_status": status,
+                "child_seconds": child_seconds,
+                "parent_state_after_child": state_after_child,
+                "parent_answer": text_of(answer),
+                "parent_evidence": repr(evidence),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

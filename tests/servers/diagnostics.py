@@ -129,8 +129,12 @@ def grandchild_on_eof(argv: List[str]) -> None:
     server = Server()
 
     def call(request: Message) -> None:
-        child = subprocess.Popen(["sleep", "300"], stdin=subprocess.DEVNULL,
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        child = subprocess.Popen(
+            ["sleep", "300"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         respond(request, text_result(str(child.pid)))
 
     server.handlers["tools/call"] = call
@@ -164,9 +168,12 @@ def fd2_probe(argv: List[str]) -> None:
     def call(request: Message) -> None:
         mode = os.fstat(2).st_mode
         kind = "file" if stat.S_ISREG(mode) else "fifo" if stat.S_ISFIFO(mode) else "other"
-        facts = {"kind": kind, "read": _attempt(_read_back),
-                 "pread": _attempt(lambda: os.pread(2, 65536, 0).decode("utf-8", "replace")),
-                 "truncate": _attempt(_truncate)}
+        facts = {
+            "kind": kind,
+            "read": _attempt(_read_back),
+            "pread": _attempt(lambda: os.pread(2, 65536, 0).decode("utf-8", "replace")),
+            "truncate": _attempt(_truncate),
+        }
         # After the reads: a read end opened through /proc of a pipe would take it.
         os.write(2, b"written by the server\n")
         respond(request, text_result(json.dumps(facts)))

@@ -123,10 +123,17 @@ def status(args: Message) -> Result:
     with open("/proc/self/status") as stream:
         fields = dict(line.split(":", 1) for line in stream if ":" in line)
     wanted = ("CapEff", "Seccomp", "NSpid")
-    limits = {name: resource.getrlimit(getattr(resource, name))[0] for name in
-              ("RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_NOFILE", "RLIMIT_FSIZE", "RLIMIT_CORE")}
-    return {"ok": True, "uid": os.getuid(), "hostname": socket.gethostname(),
-            "limits": limits, **{key: fields.get(key, "").strip() for key in wanted}}
+    limits = {
+        name: resource.getrlimit(getattr(resource, name))[0]
+        for name in ("RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_NOFILE", "RLIMIT_FSIZE", "RLIMIT_CORE")
+    }
+    return {
+        "ok": True,
+        "uid": os.getuid(),
+        "hostname": socket.gethostname(),
+        "limits": limits,
+        **{key: fields.get(key, "").strip() for key in wanted},
+    }
 
 
 def spin(args: Message) -> Result:
@@ -228,14 +235,24 @@ def sysv_shm(args: Message) -> Result:
 def keyring(args: Message) -> Result:
     keyctl = libc().syscall
     number = SYS_KEYCTL[platform.machine()]
-    found = keyctl(ctypes.c_long(number), ctypes.c_long(KEYCTL_SEARCH),
-                   ctypes.c_long(KEY_SPEC_SESSION_KEYRING), b"user",
-                   args["description"].encode(), ctypes.c_long(0))
+    found = keyctl(
+        ctypes.c_long(number),
+        ctypes.c_long(KEYCTL_SEARCH),
+        ctypes.c_long(KEY_SPEC_SESSION_KEYRING),
+        b"user",
+        args["description"].encode(),
+        ctypes.c_long(0),
+    )
     if found < 0:
         return {"ok": False, "error": "search: " + errno_text()}
     payload = ctypes.create_string_buffer(4096)
-    size = keyctl(ctypes.c_long(number), ctypes.c_long(KEYCTL_READ), ctypes.c_long(found),
-                  payload, ctypes.c_long(len(payload)))
+    size = keyctl(
+        ctypes.c_long(number),
+        ctypes.c_long(KEYCTL_READ),
+        ctypes.c_long(found),
+        payload,
+        ctypes.c_long(len(payload)),
+    )
     if size < 0:
         return {"ok": False, "error": "read: " + errno_text()}
     return {"ok": True, "text": payload.raw[:size].decode()}
@@ -287,18 +304,35 @@ def leave(args: Message) -> Result:
 
 
 TOOLS: Dict[str, Callable[[Message], Result]] = {
-    "read": read, "write": write, "tcp": tcp, "unix": unix, "userns": userns,
-    "thread": thread, "status": status, "spin": spin, "daemon": daemon, "hog": hog,
-    "bomb": bomb, "memfd": memfd, "tmpfs": tmpfs, "sysv_shm": sysv_shm, "keyring": keyring,
-    "seize_init": seize_init, "tty_inject": tty_inject, "exit": leave,
+    "read": read,
+    "write": write,
+    "tcp": tcp,
+    "unix": unix,
+    "userns": userns,
+    "thread": thread,
+    "status": status,
+    "spin": spin,
+    "daemon": daemon,
+    "hog": hog,
+    "bomb": bomb,
+    "memfd": memfd,
+    "tmpfs": tmpfs,
+    "sysv_shm": sysv_shm,
+    "keyring": keyring,
+    "seize_init": seize_init,
+    "tty_inject": tty_inject,
+    "exit": leave,
 }
 
 
 def answer(request: Message) -> Optional[Result]:
     method = request.get("method")
     if method == "initialize":
-        return {"protocolVersion": request["params"]["protocolVersion"],
-                "capabilities": {"tools": {}}, "serverInfo": {"name": "jail-probe", "version": "1"}}
+        return {
+            "protocolVersion": request["params"]["protocolVersion"],
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "jail-probe", "version": "1"},
+        }
     if method == "ping":
         return {}
     if method == "tools/list":
@@ -321,8 +355,13 @@ def main() -> None:
             continue
         result = answer(request)
         if result is None:
-            send({"jsonrpc": "2.0", "id": request["id"],
-                  "error": {"code": -32601, "message": "no such method"}})
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": request["id"],
+                    "error": {"code": -32601, "message": "no such method"},
+                }
+            )
         else:
             send({"jsonrpc": "2.0", "id": request["id"], "result": result})
 

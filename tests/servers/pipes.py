@@ -25,11 +25,20 @@ CHUNK = 1 << 16
 class Pipe:
     """One server child on raw pipes: write lines, read lines with deadlines."""
 
-    def __init__(self, argv: Sequence[str], stderr: Union[int, IO[Any], None] = subprocess.DEVNULL,
-                 cwd: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        argv: Sequence[str],
+        stderr: Union[int, IO[Any], None] = subprocess.DEVNULL,
+        cwd: Optional[str] = None,
+    ) -> None:
         self.process = subprocess.Popen(
-            list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
-            cwd=cwd, start_new_session=True)
+            list(argv),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            cwd=cwd,
+            start_new_session=True,
+        )
         self._stdin: IO[bytes] = self.process.stdin  # type: ignore[assignment]
         self._stdout_fd = self.process.stdout.fileno()  # type: ignore[union-attr]
         self._parts: List[bytes] = []  # the unfinished line
@@ -79,8 +88,9 @@ class Pipe:
         assert isinstance(message, dict), message
         return message
 
-    def call(self, method: str, params: Optional[Message] = None,
-             timeout: float = DEFAULT_TIMEOUT) -> Message:
+    def call(
+        self, method: str, params: Optional[Message] = None, timeout: float = DEFAULT_TIMEOUT
+    ) -> Message:
         """Send a request and return the response that carries its id."""
         ident = self.request(method, params)
         message = self.read_message(timeout)
@@ -90,8 +100,10 @@ class Pipe:
     def handshake(self, version: str = "2025-06-18") -> Message:
         """``initialize`` plus ``notifications/initialized``; returns the initialize response."""
         client_info = {"name": "raw-pipe-test", "version": "0"}
-        response = self.call("initialize", {"protocolVersion": version, "capabilities": {},
-                                            "clientInfo": client_info})
+        response = self.call(
+            "initialize",
+            {"protocolVersion": version, "capabilities": {}, "clientInfo": client_info},
+        )
         self.notify("notifications/initialized")
         return response
 

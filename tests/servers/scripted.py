@@ -69,13 +69,15 @@ def read_message() -> Optional[Message]:
         try:
             message = json.loads(line)
         except ValueError:
-            send({"jsonrpc": "2.0", "id": None,
-                  "error": {"code": -32700, "message": "Parse error"}})
+            send(
+                {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
+            )
             continue
         if isinstance(message, dict):
             return message
-        send({"jsonrpc": "2.0", "id": None,
-              "error": {"code": -32600, "message": "Invalid Request"}})
+        send(
+            {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid Request"}}
+        )
 
 
 def text_result(text: str) -> Message:
@@ -89,8 +91,11 @@ def echo_text(request: Message) -> str:
 
 
 def tool(name: str) -> Message:
-    return {"name": name, "description": "Echo the arguments back as JSON text.",
-            "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}}}
+    return {
+        "name": name,
+        "description": "Echo the arguments back as JSON text.",
+        "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}},
+    }
 
 
 def tool_names(count: int) -> List[str]:
@@ -107,18 +112,26 @@ def _strip_envelope(response: Message) -> Message:
 class Server:
     """A correct MCP server; a behaviour swaps entries of :attr:`handlers`."""
 
-    def __init__(self, tools: int = 2, pages: int = 1, version: Optional[str] = None,
-                 capabilities: Optional[Message] = None) -> None:
+    def __init__(
+        self,
+        tools: int = 2,
+        pages: int = 1,
+        version: Optional[str] = None,
+        capabilities: Optional[Message] = None,
+    ) -> None:
         names = tool_names(tools)
         # N pages, even when some come out empty, so a test can ask for an exact count.
-        self.pages = [names[page * tools // pages:(page + 1) * tools // pages]
-                      for page in range(pages)]
+        self.pages = [
+            names[page * tools // pages : (page + 1) * tools // pages] for page in range(pages)
+        ]
         self.version = version
         self.capabilities = TOOLS_CAPABILITY if capabilities is None else capabilities
         self.answers: Dict[Any, Message] = {}  # the client's responses to our requests, by id
         self.handlers: Dict[str, Handler] = {
-            "initialize": self.initialize, "ping": self.ping,
-            "tools/list": self.list_tools, "tools/call": self.call,
+            "initialize": self.initialize,
+            "ping": self.ping,
+            "tools/list": self.list_tools,
+            "tools/call": self.call,
         }
 
     def run(self) -> None:
@@ -151,8 +164,11 @@ class Server:
     def init_result(self, request: Message) -> Message:
         asked = request.get("params", {}).get("protocolVersion")
         version = self.version or (asked if asked in KNOWN_VERSIONS else VERSION)
-        return {"protocolVersion": version, "capabilities": self.capabilities,
-                "serverInfo": {"name": "scripted", "version": "1.0"}}
+        return {
+            "protocolVersion": version,
+            "capabilities": self.capabilities,
+            "serverInfo": {"name": "scripted", "version": "1.0"},
+        }
 
     def ping(self, request: Message) -> None:
         respond(request, {})
@@ -180,7 +196,9 @@ class Server:
 
 
 def _page_index(cursor: Any, pages: int) -> Optional[int]:
-    digits = cursor[len("page-"):] if isinstance(cursor, str) and cursor.startswith("page-") else ""
+    digits = (
+        cursor[len("page-") :] if isinstance(cursor, str) and cursor.startswith("page-") else ""
+    )
     return int(digits) if digits.isdigit() and 0 < int(digits) < pages else None
 
 
@@ -262,7 +280,8 @@ def sized_line(ident: Any, size: int) -> bytes:
     """A valid tools/call response of exactly ``size`` bytes (newline excluded), if that
     is at least its envelope's length; built as bytes, so 17 MiB costs one allocation."""
     head = b'{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"' % (
-        json.dumps(ident).encode("utf-8"))
+        json.dumps(ident).encode("utf-8")
+    )
     tail = b'"}]}}'
     return head + b"x" * max(0, size - len(head) - len(tail)) + tail
 
@@ -271,36 +290,51 @@ def deep_nesting(argv: List[str]) -> None:
     depth = int(argv[0]) if argv else 100000
 
     def call(request: Message) -> None:
-        write_line(b'{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"deep"}],'
-                   b'"structuredContent":{"nested":%s%s}}}'
-                   % (json.dumps(request["id"]).encode(), b"[" * depth, b"]" * depth))
+        write_line(
+            b'{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"deep"}],'
+            b'"structuredContent":{"nested":%s%s}}}'
+            % (json.dumps(request["id"]).encode(), b"[" * depth, b"]" * depth)
+        )
 
     _on_call(call)
 
 
 def invalid_utf8(argv: List[str]) -> None:
     # \xff never occurs in UTF-8; \xc3 without a continuation byte is a cut character.
-    _on_call(lambda request: write_line(
-        b'{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text",'
-        b'"text":"bad \xff\xfe \xc3 bytes"}]}}'
-        % json.dumps(request["id"]).encode()))
+    _on_call(
+        lambda request: write_line(
+            b'{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text",'
+            b'"text":"bad \xff\xfe \xc3 bytes"}]}}' % json.dumps(request["id"]).encode()
+        )
+    )
 
 
 def batch(argv: List[str]) -> None:
-    _on_call(lambda request: send(
-        [{"jsonrpc": "2.0", "id": request["id"], "result": text_result(echo_text(request))}]))
+    _on_call(
+        lambda request: send(
+            [{"jsonrpc": "2.0", "id": request["id"], "result": text_result(echo_text(request))}]
+        )
+    )
 
 
 def null_id_error(argv: List[str]) -> None:
-    _on_call(lambda request: send(
-        {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}))
+    _on_call(
+        lambda request: send(
+            {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
+        )
+    )
 
 
 def float_id(argv: List[str]) -> None:
     def call(request: Message) -> None:
         ident = request["id"]
-        send({"jsonrpc": "2.0", "id": float(ident) if isinstance(ident, int) else ident,
-              "result": text_result(echo_text(request))})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": float(ident) if isinstance(ident, int) else ident,
+                "result": text_result(echo_text(request)),
+            }
+        )
 
     _on_call(call)
 
@@ -405,7 +439,8 @@ def never_read(argv: List[str]) -> None:
 def loop_cursor(argv: List[str]) -> None:
     server = Server()
     server.handlers["tools/list"] = lambda request: respond(
-        request, {"tools": [tool("echo")], "nextCursor": "same-cursor"})
+        request, {"tools": [tool("echo")], "nextCursor": "same-cursor"}
+    )
     server.run()
 
 
@@ -430,10 +465,18 @@ def server_requests(argv: List[str]) -> None:
         asked.append(len(asked) + 1)
         ping_id, other_id = asked[-1], "sampling-%d" % asked[-1]
         send({"jsonrpc": "2.0", "id": ping_id, "method": "ping"})
-        send({"jsonrpc": "2.0", "id": other_id, "method": "sampling/createMessage",
-              "params": {"messages": [], "maxTokens": 1}})
-        report = {"ping": _strip_envelope(server.await_answer(ping_id)),
-                  "sampling/createMessage": _strip_envelope(server.await_answer(other_id))}
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": other_id,
+                "method": "sampling/createMessage",
+                "params": {"messages": [], "maxTokens": 1},
+            }
+        )
+        report = {
+            "ping": _strip_envelope(server.await_answer(ping_id)),
+            "sampling/createMessage": _strip_envelope(server.await_answer(other_id)),
+        }
         respond(request, text_result(json.dumps(report, sort_keys=True)))
 
     _on_call(call, server)
@@ -442,7 +485,8 @@ def server_requests(argv: List[str]) -> None:
 def lying_tools(argv: List[str]) -> None:
     server = Server()
     server.handlers["tools/list"] = lambda request: respond(
-        request, {"tools": [tool("echo"), {"name": "liar", "description": "has no inputSchema"}]})
+        request, {"tools": [tool("echo"), {"name": "liar", "description": "has no inputSchema"}]}
+    )
     server.run()
 
 
@@ -453,8 +497,9 @@ def stderr_noise(argv: List[str]) -> None:
     sys.stderr.buffer.write(line * (size // len(line) + 1))
     sys.stderr.buffer.flush()
     server = Server()
-    server.handlers = {method: _logged(method, handler)
-                       for method, handler in server.handlers.items()}
+    server.handlers = {
+        method: _logged(method, handler) for method, handler in server.handlers.items()
+    }
     server.run()
 
 
@@ -469,8 +514,10 @@ def _logged(method: str, handler: Handler) -> Handler:
 
 #: What ``noisy`` prints to stdout before answering: a wrapper's banner (one
 #: line coloured with ANSI escapes), then an SDK server's ``console.log``.
-NOISE_BANNER = [b"\x1b[1mweather-wrapper\x1b[0m v0.3: starting the server on stdio",
-                b"Loaded 3 tools from ./tools (took 12 ms)"]
+NOISE_BANNER = [
+    b"\x1b[1mweather-wrapper\x1b[0m v0.3: starting the server on stdio",
+    b"Loaded 3 tools from ./tools (took 12 ms)",
+]
 NOISE_LOG = b"[Mock SDK Server] Executing %s with id %s"
 
 
@@ -479,8 +526,9 @@ def noisy(argv: List[str]) -> None:
     parser.add_argument("--banner", type=int, default=2, help="banner lines (default 2)")
     options = parser.parse_args(argv)
     server = Server()
-    server.handlers = {method: _noisy(method, handler)
-                       for method, handler in server.handlers.items()}
+    server.handlers = {
+        method: _noisy(method, handler) for method, handler in server.handlers.items()
+    }
     initialize = server.handlers["initialize"]
 
     def banner_first(request: Message) -> None:
@@ -548,8 +596,7 @@ def hostile_text(argv: List[str]) -> None:
         else:
             fail(request, -32602, "error " + HOSTILE)
 
-    server.handlers.update({"initialize": initialize, "tools/list": list_tools,
-                            "tools/call": call})
+    server.handlers.update({"initialize": initialize, "tools/list": list_tools, "tools/call": call})
     server.run()
 
 
@@ -590,8 +637,9 @@ BEHAVIOURS: Dict[str, Callable[[List[str]], None]] = {
 
 def main(argv: List[str]) -> int:
     if not argv or argv[0] not in BEHAVIOURS:
-        sys.stderr.write("usage: scripted.py BEHAVIOUR [ARGS...]; one of: %s\n"
-                         % ", ".join(BEHAVIOURS))
+        sys.stderr.write(
+            "usage: scripted.py BEHAVIOUR [ARGS...]; one of: %s\n" % ", ".join(BEHAVIOURS)
+        )
         return 2
     try:
         BEHAVIOURS[argv[0]](argv[1:])

@@ -21,8 +21,11 @@ def answer_initialize() -> bool:
     if not line:
         return False
     request = json.loads(line)
-    result = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
-              "serverInfo": {"name": "trickle", "version": "1.0"}}
+    result = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {"tools": {}},
+        "serverInfo": {"name": "trickle", "version": "1.0"},
+    }
     reply = {"jsonrpc": "2.0", "id": request["id"], "result": result}
     os.write(1, json.dumps(reply, separators=(",", ":")).encode("utf-8") + b"\n")
     return True

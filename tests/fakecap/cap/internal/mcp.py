@@ -84,8 +84,9 @@ def recording(handler: Optional[Handler] = None) -> Iterator[List[Invocation]]:
             _active = outer
 
 
-def contract(call_tool: Callable[[str, Dict[str, Any]], CallToolResult],
-             tools: Sequence[GeneratedTool]) -> Handler:
+def contract(
+    call_tool: Callable[[str, Dict[str, Any]], CallToolResult], tools: Sequence[GeneratedTool]
+) -> Handler:
     """A handler that calls ``call_tool`` and answers with ``codegen.deliver``."""
     by_wire = {tool.wire_name: tool for tool in tools}
 

@@ -21,7 +21,8 @@ def load_generated(module_name: str, source: str) -> types.ModuleType:
     module = types.ModuleType(module_name)
     # dont_inherit: this file's ``from __future__ import annotations`` must not
     # turn the generated module's annotations into strings.
-    code = compile(source.encode("utf-8"), "<generated %s>" % module_name, "exec",
-                   dont_inherit=True)
+    code = compile(
+        source.encode("utf-8"), "<generated %s>" % module_name, "exec", dont_inherit=True
+    )
     exec(code, module.__dict__)
     return module
