@@ -18,16 +18,14 @@ asserted, only the findings.
 from __future__ import annotations
 
 import json
-import os
-import re
-import subprocess
-import sys
 import tempfile
 import unittest
 from pathlib import Path
 from typing import Dict, List
 
 from mcp_client import codegen, protocol
+
+from typecheck import mypy_strict
 
 GOLDEN = Path(__file__).with_name("golden")
 
@@ -177,36 +175,7 @@ class TypeChecked(unittest.TestCase):
                     "from cap.mcp import filesystem, orders, shadow\n%s\n" % line,
                 )
                 files.append("wrong_%s.py" % key)
-            cls.returncode, cls.findings = cls.mypy(root, files)
-
-    @staticmethod
-    def mypy(root: Path, files: List[str]) -> "tuple[int, Dict[str, List[str]]]":
-        env = dict(os.environ, MYPYPATH=str(root))
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "mypy",
-                "--strict",
-                "--no-incremental",
-                "--cache-dir",
-                os.devnull,
-                "--no-error-summary",
-                "--hide-error-context",
-                *files,
-            ],
-            cwd=root,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        findings: Dict[str, List[str]] = {}
-        for line in done.stdout.splitlines():
-            match = re.match(r"([^:]+):\d+: (?:error|note): (.*)", line)
-            if match:
-                findings.setdefault(match.group(1), []).append(match.group(2))
-        return done.returncode, findings
+            cls.returncode, cls.findings = mypy_strict(root, files)
 
     def test_the_generated_modules_pass_strict(self) -> None:
         modules = {

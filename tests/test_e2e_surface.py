@@ -31,8 +31,6 @@ from __future__ import annotations
 import base64
 import inspect
 import os
-import re
-import subprocess
 import sys
 import tempfile
 import typing
@@ -49,6 +47,7 @@ from mcp_client.transport import CAPTURE
 
 import npm_servers
 from support import OPTIONS
+from typecheck import mypy_strict
 
 FAKECAP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fakecap")
 if FAKECAP not in sys.path:  # the fake `cap` package generated modules import
@@ -533,7 +532,9 @@ class TypeCheckedPrograms(SurfaceCase):
                 "from cap.mcp import everything, filesystem, memory, thinking\n%s\n"
                 % line.format(weather=weather),
             )
-        findings = mypy(root, files + ["right.py"] + ["wrong_%s.py" % key for key in WRONG])
+        _, findings = mypy_strict(
+            root, files + ["right.py"] + ["wrong_%s.py" % key for key in WRONG]
+        )
         self.assertEqual(
             {path: said for path, said in findings.items() if not path.startswith("wrong_")},
             {},
@@ -563,37 +564,6 @@ class TypeCheckedPrograms(SurfaceCase):
 def write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, "utf-8")
-
-
-def mypy(root: Path, files: List[str]) -> Dict[str, List[str]]:
-    """``mypy --strict`` over ``files`` in ``root``: each file's errors and notes."""
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mypy",
-            "--strict",
-            "--no-incremental",
-            "--cache-dir",
-            os.devnull,
-            "--no-error-summary",
-            "--hide-error-context",
-            *files,
-        ],
-        cwd=root,
-        env=dict(os.environ, MYPYPATH=str(root)),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    findings: Dict[str, List[str]] = {}
-    for line in done.stdout.splitlines():
-        match = re.match(r"([^:]+):\d+: (?:error|note): (.*)", line)
-        if match:
-            findings.setdefault(match.group(1), []).append(match.group(2))
-    if done.returncode not in (0, 1) or done.stderr.strip():
-        raise AssertionError("mypy did not run: %s" % (done.stderr or done.stdout))
-    return findings
 
 
 if __name__ == "__main__":
