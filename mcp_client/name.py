@@ -141,8 +141,12 @@ RESERVED: FrozenSet[str] = (
 )
 
 #: Names a parameter label is never allowed to be: hard keywords, the one
-#: name no code may bind, and what a body uses.
-LABEL_RESERVED: FrozenSet[str] = frozenset(_KEYWORDS.split() + ["__debug__"]) | BODY_NAMES
+#: name no code may bind, Python 3.9's ``__peg_parser__`` (a keyword there, an
+#: easter egg: the same list on every Python keeps the output deterministic),
+#: and what a body uses.
+LABEL_RESERVED: FrozenSet[str] = (
+    frozenset(_KEYWORDS.split() + ["__debug__", "__peg_parser__"]) | BODY_NAMES
+)
 
 _VERBATIM_TOOL = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 _VERBATIM_LABEL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

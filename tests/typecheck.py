@@ -35,6 +35,8 @@ def mypy_strict(root: Path, files: List[str]) -> Tuple[int, Dict[str, List[str]]
     findings: Dict[str, List[str]] = {}
     for line in done.stdout.splitlines():
         match = _FINDING.match(line)
-        if match:
+        # "X defined here" notes point at a definition another file's error is
+        # about (mypy 1.x prints them): not a finding in the defining file.
+        if match and not match.group(2).endswith("defined here"):
             findings.setdefault(match.group(1), []).append(match.group(2))
     return done.returncode, findings

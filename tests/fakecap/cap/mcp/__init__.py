@@ -11,6 +11,7 @@ itself never does either (SEED.md, Purpose).
 
 from __future__ import annotations
 
+import sys
 import types
 
 __all__ = ["load_generated"]
@@ -24,5 +25,8 @@ def load_generated(module_name: str, source: str) -> types.ModuleType:
     code = compile(
         source.encode("utf-8"), "<generated %s>" % module_name, "exec", dont_inherit=True
     )
+    # Registered, as an import would: typing.get_type_hints on a TypedDict class
+    # looks its module up in sys.modules (on 3.9 it fails without).
+    sys.modules[module_name] = module
     exec(code, module.__dict__)
     return module
