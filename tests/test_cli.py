@@ -30,7 +30,7 @@ from mcp_client.transport import Retirement
 
 import hostile
 from servers import alive
-from support import LONG, server_argv, wait_until
+from support import LONG, jail_read_flags, server_argv, wait_until
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPLAY = os.path.join(REPO, "tools", "replay.py")
@@ -912,7 +912,7 @@ class Stumbles(CliCase):
         with tempfile.TemporaryDirectory(dir="/tmp") as checkout:
             script = os.path.join(checkout, "server.py")
             shutil.copy(demo_server.__file__, script)
-            done = self.cli("--jail", "--", sys.executable, script)
+            done = self.cli("--jail", *jail_read_flags(), "--", sys.executable, script)
             line = self.assert_failed(done, "spawn")
             self.assertIn(
                 "the server's argument %s names %s, which the jail would not show"
@@ -922,6 +922,7 @@ class Stumbles(CliCase):
             self.assertIn("--allow-read %s shows it" % os.path.realpath(checkout), line)
             shown = self.cli(
                 "--jail",
+                *jail_read_flags(),
                 "--allow-read",
                 checkout,
                 "--call",

@@ -274,9 +274,17 @@ def launch(
 ) -> "subprocess.Popen[bytes]":
     if scratch is None:
         return subprocess.Popen(argv, env=env, pass_fds=fds, start_new_session=True)
-    # Only the program's file is shown, not its directory (under /tmp nothing else is).
-    jail = Jail(readable=(program, lib), writable=(scratch,))
+    # Only the program's file is shown, not its directory (under /tmp nothing else
+    # is but this interpreter, when a virtualenv lives there: the program needs it).
+    jail = Jail(readable=(program, lib) + _interpreter_under_tmp(), writable=(scratch,))
     return jailer.spawn_command(jail, argv, env, cwd=scratch, pass_fds=fds)
+
+
+def _interpreter_under_tmp() -> Tuple[str, ...]:
+    """This interpreter's directories that the jail's private ``/tmp`` would hide."""
+    places = (sys.prefix, sys.base_prefix, os.path.dirname(sys.executable))
+    found = dict.fromkeys(os.path.realpath(place) for place in places)
+    return tuple(place for place in found if place == "/tmp" or place.startswith("/tmp/"))
 
 
 def end(child: "subprocess.Popen[bytes]") -> None:
