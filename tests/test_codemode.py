@@ -24,11 +24,10 @@ from typing import IO, Any, Dict, List, Optional, Set, cast
 
 from mcp_client import jailer
 from mcp_client.errors import TransportFailed
-from mcp_client.jail import Jail
 
 import npm_servers
 from procs import process_stats
-from support import LONG, SHORT, server_argv, wait_until
+from support import LONG, SHORT, jail_for_tests, server_argv, wait_until
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -597,7 +596,7 @@ class SpawnCommand(unittest.TestCase):
         script = "import os, sys; os.write(int(sys.argv[1]), b'piped'); print('out'); sys.exit(5)"
         try:
             child = jailer.spawn_command(
-                Jail(),
+                jail_for_tests(),
                 [sys.executable, "-c", script, str(write_end)],
                 {"PATH": os.environ["PATH"]},
                 pass_fds=(write_end,),
@@ -610,7 +609,7 @@ class SpawnCommand(unittest.TestCase):
 
     def test_killing_its_group_ends_the_jail(self) -> None:
         child = jailer.spawn_command(
-            Jail(),
+            jail_for_tests(),
             [sys.executable, "-c", "import time; time.sleep(60)"],
             {"PATH": os.environ["PATH"]},
         )
@@ -625,7 +624,7 @@ class SpawnCommand(unittest.TestCase):
             self.skipTest("no pids cgroup can be made here, so max_processes is refused: %s" % e)
         script = "import os\ntry:\n    os.fork()\nexcept OSError as e:\n    print(e.errno)"
         child = jailer.spawn_command(
-            Jail(max_processes=1),
+            jail_for_tests(max_processes=1),
             [sys.executable, "-c", script],
             {"PATH": os.environ["PATH"]},
             stdout=subprocess.PIPE,
@@ -635,7 +634,9 @@ class SpawnCommand(unittest.TestCase):
 
     def test_a_missing_command_is_transport_failed(self) -> None:
         with self.assertRaisesRegex(TransportFailed, "cannot start /no/such/program in the jail"):
-            jailer.spawn_command(Jail(), ["/no/such/program"], {"PATH": os.environ["PATH"]})
+            jailer.spawn_command(
+                jail_for_tests(), ["/no/such/program"], {"PATH": os.environ["PATH"]}
+            )
 
 
 if __name__ == "__main__":
