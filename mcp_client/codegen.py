@@ -708,25 +708,30 @@ class _Show(NamedTuple):
     plain: bool  # the first surface's types: objects and unions Any, enums their kind
 
 
-def _surface_type(kind: _Type, names: _Names, show: _Show) -> str:
-    """``kind`` in the surface's spelling; objects as ``Name{shape}`` where shown."""
+def _surface_type(
+    kind: _Type, names: _Names, show: _Show, ref: Optional[Callable[[_Ref], str]] = None
+) -> str:
+    """``kind`` in the surface's spelling; objects as ``Name{shape}`` where shown,
+    or as ``ref`` spells them (a doc's nested shapes)."""
     if show.plain:
         return _plain_type(kind)
     if isinstance(kind, _Ref):
+        if ref is not None:
+            return ref(kind)
         name = names.of(kind)
         return name + _record_shape(names.declarations[kind.site], names) if show.shapes else name
     if isinstance(kind, Simple):
         return _PYTHON_TYPES[kind.kind]
     if isinstance(kind, Array):
-        return "list[%s]" % _surface_type(kind.item, names, show)
+        return "list[%s]" % _surface_type(kind.item, names, show, ref)
     if isinstance(kind, Nullable):
-        return "%s | None" % _surface_type(kind.inner, names, show)
+        return "%s | None" % _surface_type(kind.inner, names, show, ref)
     if isinstance(kind, Map):
-        return "dict[str, %s]" % _surface_type(kind.value, names, show)
+        return "dict[str, %s]" % _surface_type(kind.value, names, show, ref)
     if isinstance(kind, Choice):
         return "Literal[%s]" % ", ".join(_member(member) for member in kind.members)
     if isinstance(kind, AnyOf):
-        return " | ".join(_surface_type(branch, names, show) for branch in kind.branches)
+        return " | ".join(_surface_type(branch, names, show, ref) for branch in kind.branches)
     return "Any"
 
 
@@ -771,17 +776,12 @@ def _shape(declaration: _Declaration, names: _Names, deep: bool) -> str:
 
 
 def _shape_type(kind: _Type, names: _Names, deep: bool) -> str:
-    if isinstance(kind, _Ref):
-        return _shape(names.declarations[kind.site], names, deep) if deep else "{...}"
-    if isinstance(kind, Array):
-        return "list[%s]" % _shape_type(kind.item, names, deep)
-    if isinstance(kind, Nullable):
-        return "%s | None" % _shape_type(kind.inner, names, deep)
-    if isinstance(kind, Map):
-        return "dict[str, %s]" % _shape_type(kind.value, names, deep)
-    if isinstance(kind, AnyOf):
-        return " | ".join(_shape_type(branch, names, deep) for branch in kind.branches)
-    return _surface_type(kind, names, _Show(False, False))
+    """``kind`` as a shape spells it: a nested record in full (``deep``) or ``{...}``."""
+
+    def nested(site: _Ref) -> str:
+        return _shape(names.declarations[site.site], names, deep) if deep else "{...}"
+
+    return _surface_type(kind, names, _Show(False, False), nested)
 
 
 def _default_text(param: Param) -> Optional[str]:

@@ -42,6 +42,7 @@ import time
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ._core import _threads
+from ._core._files import open_for_writing
 from .errors import TransportFailed
 from .jail import (
     DIR,
@@ -515,9 +516,12 @@ class Cgroup:
         target = os.path.join(self.path, name)
         if not required and not os.path.exists(target):
             return
-        try:
-            with open(target, "w") as limit_file:
-                limit_file.write(value)
+        try:  # cgroupfs holds no links, but every file written by name goes one way
+            fd = open_for_writing(target, os.O_CREAT | os.O_TRUNC, "a cgroup limit")  # as "w"
+            try:
+                os.write(fd, value.encode("ascii"))
+            finally:
+                os.close(fd)
         except OSError as e:
             raise TransportFailed(
                 "cannot set %s: %s. %s" % (target, e.strerror or e, _HINTS[name.split(".")[0]])
@@ -526,7 +530,7 @@ class Cgroup:
     def open_procs(self) -> int:
         """``cgroup.procs`` for the init to join with (it writes ``0``: itself)."""
         try:
-            return os.open(os.path.join(self.path, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC)
+            return open_for_writing(os.path.join(self.path, "cgroup.procs"), 0, "a cgroup.procs")
         except OSError as e:
             raise TransportFailed("cannot open %s/cgroup.procs: %s" % (self.path, e)) from e
 
