@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, List, Sequence, Union
 
 from ._mcp_server import Refused, Result, Tool
@@ -24,6 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only: the runner loads in ma
     from .codemode import CodeMode, Limits, Policy, RunResult, SearchResult
 
 __all__ = [
+    "Terms",
     "tools",
     "instructions",
     "run_description",
@@ -43,6 +45,16 @@ MAX_PROGRAM_BYTES = 1024 * 1024
 NAMES_SHOWN = 8
 
 _FUNCTION = re.compile(r"^cap\.mcp\.(\w+)\.(\w+)\(", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Terms:
+    """What the tools promise a model: the runner's limits and policy, and the jail."""
+
+    limits: "Limits"
+    policy: "Policy"
+    jailed: bool = True
+
 
 # ----------------------------------------------------------------------------- schemas
 
@@ -98,16 +110,16 @@ def _code_input(what: str) -> Dict[str, JsonValue]:
 # ----------------------------------------------------------------------------- the tools
 
 
-def tools(mode: "CodeMode", limits: "Limits", policy: "Policy") -> List[Tool]:
-    """The four tools over ``mode``, described for its servers, limits and policy."""
+def tools(mode: "CodeMode", terms: Terms) -> List[Tool]:
+    """The four tools over ``mode``, described for its servers and ``terms``."""
     surface = mode.surface()
     return [
         Tool(_search_descriptor(), lambda arguments: _search(mode, arguments)),
         Tool(_describe_descriptor(), lambda arguments: _describe(mode, arguments)),
         Tool(_check_descriptor(), lambda arguments: _check(mode, arguments)),
         Tool(
-            _run_descriptor(surface, limits, policy),
-            lambda arguments: _run(mode, limits, arguments),
+            _run_descriptor(surface, terms),
+            lambda arguments: _run(mode, terms.limits, arguments),
         ),
     ]
 
@@ -191,8 +203,8 @@ def _check_descriptor() -> Dict[str, JsonValue]:
     )  # fmt: skip
 
 
-def _run_descriptor(surface: str, limits: "Limits", policy: "Policy") -> Dict[str, JsonValue]:
-    description = run_description(surface, limits, policy)
+def _run_descriptor(surface: str, terms: Terms) -> Dict[str, JsonValue]:
+    description, limits = run_description(surface, terms), terms.limits
     properties: Dict[str, JsonValue] = {
         "code": _code_input("the program's Python source; it prints what you need to see"),
         "timeout_s": {
@@ -204,7 +216,7 @@ def _run_descriptor(surface: str, limits: "Limits", policy: "Policy") -> Dict[st
     }
     return _descriptor(
         "run_program", "Run a program", description, properties, ["code"], RUN_OUTPUT,
-        _run_annotations(policy),
+        _run_annotations(terms.policy),
     )  # fmt: skip
 
 
@@ -219,7 +231,7 @@ def _run_annotations(policy: "Policy") -> Dict[str, JsonValue]:
     }
 
 
-def run_description(surface: str, limits: "Limits", policy: "Policy") -> str:
+def run_description(surface: str, terms: Terms) -> str:
     """``run_program``'s description: how to write a program, and the surface when small."""
     lines = [
         "Run one Python program that calls the servers' tools as typed functions: "
@@ -230,7 +242,7 @@ def run_description(surface: str, limits: "Limits", policy: "Policy") -> str:
         "the policy refused it, and it was never sent). Do the whole task in one program, "
         "with loops and conditions as needed, and print what you need to see: the answer "
         "is its exit status, stdout, stderr and every call made.",
-        _limits_line(limits, policy),
+        _limits_line(terms),
     ]
     if len(surface.encode("utf-8")) < SURFACE_IN_DESCRIPTION:
         lines.append("Every function there is:\n" + surface.rstrip("\n"))
@@ -239,7 +251,8 @@ def run_description(surface: str, limits: "Limits", policy: "Policy") -> str:
     return "\n\n".join(lines)
 
 
-def _limits_line(limits: "Limits", policy: "Policy") -> str:
+def _limits_line(terms: Terms) -> str:
+    limits, policy = terms.limits, terms.policy
     allowed = {
         "all": "every call is allowed",
         "non-destructive": "calls to tools that do not claim to be non-destructive are refused",
@@ -247,15 +260,20 @@ def _limits_line(limits: "Limits", policy: "Policy") -> str:
     }.get(policy.allow, "policy: " + policy.allow)
     return (
         "Limits: %g s a run, %g s a call, %d calls a run, %d bytes each of stdout and "
-        "stderr kept; %s. The program runs in a jail: no network, its working directory "
-        "is the only place it can write." % (
+        "stderr kept; %s.%s" % (
             limits.wall_clock, limits.call_timeout, limits.max_calls,
-            limits.max_output_bytes, allowed,
+            limits.max_output_bytes, allowed, _JAILED if terms.jailed else "",
         )
     )  # fmt: skip
 
 
-def instructions(mode: "CodeMode", limits: "Limits", policy: "Policy") -> str:
+_JAILED = (
+    " The program runs in a jail: no network, and its working directory is the only "
+    "place it can write."
+)
+
+
+def instructions(mode: "CodeMode", terms: Terms) -> str:
     """What a host shows its model at the start: the servers, and how to begin."""
     servers = functions_by_server(mode.surface())
     lines = [
@@ -273,7 +291,7 @@ def instructions(mode: "CodeMode", limits: "Limits", policy: "Policy") -> str:
         "cap.mcp.CallFailed (no answer: a timeout, a dead server, a limit) or "
         "cap.mcp.CallRefused (a CallFailed: refused by the policy, never sent); catch them "
         "where the program can go on.",
-        _limits_line(limits, policy),
+        _limits_line(terms),
     ]
     return "\n".join(lines)
 
@@ -398,9 +416,9 @@ def run_text(ran: "RunResult") -> str:
     """A run for hosts that read only text: status and error, the streams, the calls."""
     parts = ["exit status %d" % ran.exit_status + ("; " + ran.error if ran.error else "")]
     if ran.stdout:
-        parts.append("stdout:\n" + ran.stdout)
+        parts.append("stdout:\n" + ran.stdout.rstrip("\n"))
     if ran.stderr:
-        parts.append("stderr:\n" + ran.stderr)
+        parts.append("stderr:\n" + ran.stderr.rstrip("\n"))
     if ran.calls:
         parts.append("calls:\n" + "\n".join(
             "%s.%s %s %.0f ms" % (c.server, c.tool, c.outcome, c.ms) for c in ran.calls

@@ -5,6 +5,7 @@
     mcp-client [options] [-- COMMAND ARGS...]
     mcp-client --config FILE [--server NAME] [options]
     mcp-client replay [--timeout SECONDS] [--serve] LOG
+    mcp-client serve --config FILE [options]   (code mode as an MCP server: mcp_client.serve)
 
 (``mcp-client`` is the console script ``pip install`` writes; ``python -m
 mcp_client`` is the same command, for a checkout.)
@@ -330,7 +331,8 @@ def _parser() -> argparse.ArgumentParser:
         prog=program(),
         usage="%(prog)s [options] [-- COMMAND ARGS...]\n"
         "       %(prog)s --config FILE [--server NAME] [options]\n"
-        "       %(prog)s replay [--timeout SECONDS] [--serve] LOG",
+        "       %(prog)s replay [--timeout SECONDS] [--serve] LOG\n"
+        "       %(prog)s serve --config FILE [options]",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Start an MCP server over stdio (the bundled demo server when no COMMAND "
         "is given), handshake, list its tools, and print the server, the tools and "
@@ -1243,6 +1245,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         from . import replay_run  # only here: the main job does not pay for importing it
 
         return replay_run.main(argv[1:], program() + " replay")
+    if len(argv) > 0 and argv[0] == "serve":  # code mode as an MCP server (mcp_client.serve)
+        from . import serve
+
+        return serve.main(argv[1:], program() + " serve")
     try:
         settings = parse_arguments(argv)
     except UsageError as e:

@@ -16,6 +16,7 @@ import jsonschema
 
 from mcp_client import _serve_tools
 from mcp_client._mcp_server import Refused, Tool
+from mcp_client.codemode import Limits, Policy
 from mcp_client.jsonvalue import JsonValue
 
 SURFACE = (
@@ -65,22 +66,6 @@ class Ran:
     restarted: Tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Limits:
-    wall_clock: float = 300.0
-    call_timeout: float = 60.0
-    max_calls: int = 50
-    max_output_bytes: int = 65536
-    memory_bytes: int = 1 << 29
-
-
-@dataclass(frozen=True)
-class Policy:
-    allow: str = "all"
-    allow_tools: Tuple[str, ...] = ()
-    deny_tools: Tuple[str, ...] = ()
-
-
 @dataclass
 class StandIn:
     """Answers as ``CodeMode`` does; ``asked`` records each call."""
@@ -119,8 +104,9 @@ class ToolsCase(unittest.TestCase):
         self.mode = StandIn()
         self.tools = self.make()
 
-    def make(self, policy: Policy = Policy()) -> Dict[str, Tool]:
-        made = _serve_tools.tools(self.mode, Limits(), policy)  # type: ignore[arg-type]
+    def make(self, policy: Optional[Policy] = None) -> Dict[str, Tool]:
+        terms = _serve_tools.Terms(Limits(), policy or Policy())
+        made = _serve_tools.tools(self.mode, terms)  # type: ignore[arg-type]
         return {tool.name: tool for tool in made}
 
     def call(self, tool_name: str, **arguments: JsonValue) -> Dict[str, Any]:
@@ -179,7 +165,8 @@ class Descriptors(ToolsCase):
         self.assertIn("search_tools first", description)
 
     def test_the_instructions_say_how_to_begin(self) -> None:
-        text = _serve_tools.instructions(self.mode, Limits(), Policy())  # type: ignore[arg-type]
+        terms = _serve_tools.Terms(Limits(), Policy())
+        text = _serve_tools.instructions(self.mode, terms)  # type: ignore[arg-type]
         self.assertIn("`from cap.mcp import <server>`", text)
         self.assertIn("- time: 2 tools (convert_time, get_current_time)", text)
         self.assertIn("- memory: 1 tool (read_graph)", text)
