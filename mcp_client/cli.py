@@ -5,6 +5,7 @@
     mcp-client [options] [-- COMMAND ARGS...]
     mcp-client --config FILE [--server NAME] [options]
     mcp-client replay [--timeout SECONDS] [--serve] LOG
+    mcp-client codemode --config FILE [options] [PROGRAM.py | -]   (mcp_client.codemode_cli)
     mcp-client serve --config FILE [options]   (code mode as an MCP server: mcp_client.serve)
 
 (``mcp-client`` is the console script ``pip install`` writes; ``python -m
@@ -332,6 +333,7 @@ def _parser() -> argparse.ArgumentParser:
         usage="%(prog)s [options] [-- COMMAND ARGS...]\n"
         "       %(prog)s --config FILE [--server NAME] [options]\n"
         "       %(prog)s replay [--timeout SECONDS] [--serve] LOG\n"
+        "       %(prog)s codemode --config FILE [options] [PROGRAM.py | -]\n"
         "       %(prog)s serve --config FILE [options]",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Start an MCP server over stdio (the bundled demo server when no COMMAND "
@@ -1245,6 +1247,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         from . import replay_run  # only here: the main job does not pay for importing it
 
         return replay_run.main(argv[1:], program() + " replay")
+    if len(argv) > 0 and argv[0] == "codemode":
+        from . import codemode_cli  # only here, as replay_run: the main job does not load it
+
+        return codemode_cli.main(argv[1:], program() + " codemode")
     if len(argv) > 0 and argv[0] == "serve":  # code mode as an MCP server (mcp_client.serve)
         from . import serve
 

@@ -113,8 +113,6 @@ def _serve(arguments: argparse.Namespace, protocol_in: int, protocol_out: int) -
 def _server(
     mode: "CodeMode", arguments: argparse.Namespace, protocol_in: int, protocol_out: int
 ) -> _mcp_server.Server:
-    for line in mode.left_out:
-        LOGGER.warning("left out: %s", line)
     terms = _serve_tools.Terms(mode.limits, mode.policy, jailed=not arguments.no_jail)
     identity = _mcp_server.Identity(
         NAME, __version__, "Code mode", _serve_tools.instructions(mode, terms)
@@ -163,9 +161,14 @@ def _positive(text: str) -> int:
 
 
 def _open(arguments: argparse.Namespace) -> "CodeMode":
+    """Every server started (a warning line each for the ones left out)."""
     from . import codemode_cli
 
-    return codemode_cli.runner_options(arguments).open()
+    return codemode_cli.open_runner(codemode_cli.runner_options(arguments), _warn)
+
+
+def _warn(text: str) -> None:
+    LOGGER.warning("%s", text)
 
 
 # ----------------------------------------------------------------------------- process
