@@ -134,8 +134,9 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Code mode as a stdio MCP server, for any MCP host.",
-        epilog=__doc__.split("\n\n", 2)[2] if __doc__ else None,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="tools: search_tools, describe_tool, check_program, run_program. "
+        "exit status: 0 the host closed stdin, 2 usage or config, 3 no server started "
+        "or no jail, 130 SIGINT, 143 SIGTERM. Logs go to stderr; stdout is the protocol's.",
     )
     from . import codemode_cli  # the flags `codemode` and `serve` share
 
