@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, List, Sequence, Union
 
 from ._mcp_server import Refused, Result, Tool
+from .errors import CodeModeError
 from .jsonvalue import JsonValue
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only: the runner loads in main
@@ -373,7 +374,10 @@ def _run(
     if timeout is not None and not _seconds(timeout, limits.wall_clock):
         return Refused("timeout_s must be a number of seconds above 0, at most %g"
                        % limits.wall_clock)  # fmt: skip
-    ran = mode.run(code, timeout=None if timeout is None else float(timeout))  # type: ignore[arg-type]
+    try:
+        ran = mode.run(code, timeout=None if timeout is None else float(timeout))  # type: ignore[arg-type]
+    except CodeModeError as e:  # closed under us (the end), or no jail: said, not raised
+        return {"content": [{"type": "text", "text": "not run: %s" % e}], "isError": True}
     failed = ran.exit_status != 0 or ran.error is not None
     return _answer(run_text(ran), run_value(ran), failed=failed)
 

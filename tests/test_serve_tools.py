@@ -17,6 +17,7 @@ import jsonschema
 from mcp_client import _serve_tools
 from mcp_client._mcp_server import Refused, Tool
 from mcp_client.codemode import Limits, Policy
+from mcp_client.errors import CodeModeError
 from mcp_client.jsonvalue import JsonValue
 
 SURFACE = (
@@ -239,6 +240,18 @@ class Answers(ToolsCase):
         self.assertTrue(answer["isError"])
         self.assertEqual(answer["structuredContent"]["exit_status"], 124)
         self.assertIn("exit status 124; wall-clock limit (1 s)", answer["content"][0]["text"])
+
+
+class Closed(ToolsCase):
+    def test_a_runner_that_cannot_run_is_a_failed_call_not_a_crash(self) -> None:
+        def closed(program: str, *, timeout: Optional[float] = None) -> Ran:
+            raise CodeModeError("this CodeMode is closed")
+
+        self.mode.run = closed  # type: ignore[method-assign]
+        answer = self.tools["run_program"].call({"code": "print(1)"})
+        self.assertEqual(answer, {"content": [{"type": "text",
+                                               "text": "not run: this CodeMode is closed"}],
+                                  "isError": True})  # fmt: skip
 
 
 class Refusals(ToolsCase):
