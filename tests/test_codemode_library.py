@@ -93,6 +93,33 @@ class RunLimits(LibraryCase):
             result.error, "the program went past its 3 tool calls (Limits.max_calls): 7 refused"
         )
 
+    def test_a_program_looping_past_the_cap_gets_a_bounded_record(self) -> None:
+        code = self.open(
+            {"notes": self.notes()},
+            limits=Limits(max_calls=2),
+            policy=Policy(deny_tools=("notes.pid",)),
+        )
+        result = self.run_program(
+            code,
+            """
+            from cap.mcp import CallFailed, CallRefused, notes
+            kinds = set()
+            for attempt in range(2000):
+                try:
+                    notes.pid()
+                except CallFailed as e:
+                    kinds.add(type(e).__name__)
+            print(sorted(kinds))
+            """,
+        )
+        self.assertEqual(result.stdout, "['CallFailed', 'CallRefused']\n", result.stderr)
+        self.assertEqual(self.received(), [])  # refused calls count, and are never sent
+        self.assertEqual(len(result.calls), 2 + 16)
+        self.assertEqual(
+            self.outcomes(result)[:3], ["pid:refused", "pid:refused", "pid:call_failed"]
+        )
+        self.assertIn("1998 refused", result.error or "")
+
     def test_a_flood_of_output_is_cut_with_the_bytes_dropped(self) -> None:
         code = self.open({"notes": self.notes()}, limits=Limits(max_output_bytes=1000))
         result = self.run_program(
