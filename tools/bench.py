@@ -667,7 +667,7 @@ def worker_codemode(server: str, repeats: int, duration: float, events: int) -> 
     directly with a ``Client``, taking turns window by window; ``open`` of three servers
     at once; ``run()`` of a one-line program, jailed and not, beside the bare start of
     the same child (``python -B -c pass``), taking turns."""
-    from mcp_client.codemode import CodeMode
+    from mcp_client.codemode import CodeMode, Limits
     from mcp_client.config import ConfiguredServer
     from mcp_client.transport import Spawn
 
@@ -684,7 +684,8 @@ def worker_codemode(server: str, repeats: int, duration: float, events: int) -> 
         CodeMode.open(servers, jail_program=False).close()
         opens.append(time.perf_counter() - start)
     figures["open"] = median(opens)
-    with CodeMode.open(servers, jail_program=jailed) as code:
+    unbounded = Limits(max_calls=1 << 40)  # the rate is the figure: no cap on the calls
+    with CodeMode.open(servers, jail_program=jailed, limits=unbounded) as code:
         with CodeMode.open(servers, jail_program=False) as bare:
             figures.update(one_line_runs(code, bare, events))
         figures.update(calls_taking_turns(code, argv, HOP_SERVERS[server], repeats, duration))
