@@ -36,8 +36,9 @@ every server. stdout carries protocol lines only: the descriptor is taken for th
 protocol at start, and fd 1 then points at stderr, so that nothing else can write
 there (fd 0 is ``/dev/null``: no child reads the host's lines). Logs go to stderr.
 
-Exit status: 0 after EOF; 2 usage or a config that cannot be used; 3 no server
-started, or no jail to be had; 130 after SIGINT; 143 after SIGTERM.
+Exit status: 0 after EOF; 2 usage, a config that cannot be used, an unknown
+``--server``, or a jail that cannot be had; 3 no server started; 130 after SIGINT;
+143 after SIGTERM.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, Optional, Sequence, Tuple
 
 from . import _mcp_server, _serve_tools
 from ._version import __version__
-from .errors import CodeModeError, ConfigError
+from .errors import CodeModeError, ConfigError, NoServerStarted
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
     from .codemode import CodeMode
@@ -92,12 +93,14 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "mcp-client serve") -
 def _serve(arguments: argparse.Namespace, protocol_in: int, protocol_out: int) -> int:
     try:
         mode = _open(arguments)
-    except (ConfigError, ValueError) as e:
-        LOGGER.error("%s", e)
-        return EXIT_USAGE
-    except CodeModeError as e:  # no server, or no jail: nothing to serve
+    except NoServerStarted as e:
         LOGGER.error("%s", e)
         return EXIT_NO_SERVER
+    except (ConfigError, CodeModeError, TypeError, ValueError) as e:
+        # A config or flag that cannot be used, an unknown --server, or a jail that
+        # cannot be had (never an unjailed run instead): the codemode command's 2.
+        LOGGER.error("%s", e)
+        return EXIT_USAGE
     server = None
     try:
         server = _server(mode, arguments, protocol_in, protocol_out)
@@ -135,8 +138,8 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         prog=prog,
         description="Code mode as a stdio MCP server, for any MCP host.",
         epilog="tools: search_tools, describe_tool, check_program, run_program. "
-        "exit status: 0 the host closed stdin, 2 usage or config, 3 no server started "
-        "or no jail, 130 SIGINT, 143 SIGTERM. Logs go to stderr; stdout is the protocol's.",
+        "exit status: 0 the host closed stdin, 2 usage, config or no jail, 3 no server "
+        "started, 130 SIGINT, 143 SIGTERM. Logs go to stderr; stdout is the protocol's.",
     )
     from . import codemode_cli  # the flags `codemode` and `serve` share
 

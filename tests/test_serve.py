@@ -263,6 +263,45 @@ class Start(HostCase):
         self.assertEqual(done.stdout, b"")
         self.assertIn(b"no server started", done.stderr)
 
+    def test_an_unknown_name_is_described_with_the_closest_real_ones(self) -> None:
+        host = self.host()
+        arguments = {"name": "time.current_time"}
+        result = host.request("tools/call", {"name": "describe_tool", "arguments": arguments})
+        answer = result["result"]
+        self.assertTrue(answer["isError"])
+        self.assertFalse(answer["structuredContent"]["found"])
+        self.assertIn("time.get_current_time", answer["structuredContent"]["doc"])
+
+    def test_usage_faults_are_exit_2_and_nothing_on_stdout(self) -> None:
+        with open(self.path("bad.json"), "w") as bad:
+            bad.write("{not json")
+        for argv in (
+            ["--config", self.path("bad.json")],
+            [*self.serve_args({"time": TIME})[3:], "--server", "nope"],
+            [*self.serve_args({"time": TIME})[3:], "--max-runs", "0"],
+            [],
+        ):
+            done = subprocess.run(
+                [sys.executable, "-m", "mcp_client", "serve", *argv],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                env=self.env,
+                timeout=RUN_TIMEOUT,
+            )
+            self.assertEqual((done.returncode, done.stdout), (2, b""), (argv, done.stderr))
+
+    def test_help_names_the_tools_and_the_exit_statuses(self) -> None:
+        done = subprocess.run(
+            [sys.executable, "-m", "mcp_client", "serve", "--help"],
+            capture_output=True,
+            text=True,
+            env=self.env,
+            timeout=RUN_TIMEOUT,
+        )
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("run_program", done.stdout)
+        self.assertIn("143 SIGTERM", done.stdout)
+
     def test_hostile_lines_from_the_host_are_answered_and_serving_goes_on(self) -> None:
         host = self.host()
         host.stdin.write(b"not json\n[1]\n\xff\n")
