@@ -32,7 +32,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
 from . import jsonrpc, protocol
 from ._core import _threads
 from .errors import BadMessage, EncodeRefused, LineTooLong, MalformedMessage
-from .jsonvalue import JsonValue, parse
+from .jsonvalue import JsonValue, encode, parse
 from .stdio import MAX_LINE_BYTES, Buffer, frame
 
 __all__ = ["Refused", "Tool", "Identity", "Server", "negotiate", "MAX_RUNNING", "CANCELLED"]
@@ -102,8 +102,8 @@ class Server:
         self._read_fd, self._write_fd = read_fd, write_fd
         self._write_lock = threading.Lock()
         self._state = threading.Lock()  # guards _running and _cancelled
-        self._running: Dict[int, threading.Thread] = {}
-        self._idents: Dict[int, jsonrpc.Id] = {}  # the request each running call answers
+        self._idle = threading.Condition(self._state)  # notified as each call settles
+        self._running: Dict[int, jsonrpc.Id] = {}  # each call taken: the request it answers
         self._cancelled: Set[jsonrpc.Id] = set()
         self._slots = threading.BoundedSemaphore(max_running)
         self._max_running = max_running
@@ -160,7 +160,7 @@ class Server:
         if message.method == CANCELLED and isinstance(message.params, dict):
             ident = message.params.get("requestId")
             with self._state:  # only a call in flight: a hostile host cannot grow the set
-                if ident in self._idents.values():
+                if ident in self._running.values():
                     self._cancelled.add(ident)  # type: ignore[arg-type]  # an id, being in flight
 
     # ------------------------------------------------------------------ requests
@@ -216,23 +216,31 @@ class Server:
             self._answer, "mcp-serve-%d" % number, (number, ident, tool, arguments)
         )
         with self._state:
-            self._running[number], self._idents[number] = thread, ident
+            self._running[number] = ident
         try:
             _threads.start(thread)
         except RuntimeError as e:  # no thread to be had: this call fails, the server goes on
-            self._finished(number)
+            self._slots.release()
             self._send_error(ident, jsonrpc.INTERNAL_ERROR, "cannot start the call: %s" % e)
+            self._settled(number)
 
     def _answer(self, number: int, ident: jsonrpc.Id, tool: Tool, arguments: Result) -> None:
         try:
-            outcome = tool.call(arguments)
-        except Exception:  # a bug in a tool is that call's failure, never the server's
-            LOGGER.exception("tool %s failed", tool.name)
-            outcome = None
+            try:
+                outcome: Union[Result, Refused, None] = tool.call(arguments)
+            except Exception:  # a bug in a tool is that call's failure, never the server's
+                LOGGER.exception("tool %s failed", tool.name)
+                outcome = None
+            finally:
+                self._slots.release()  # before the answer: whoever reads it may call again
+            if not self._forget_cancelled(ident):
+                self._deliver(ident, tool, outcome)
         finally:
-            self._finished(number)
-        if self._forget_cancelled(ident):
-            return
+            self._settled(number)  # after the answer: join() means every answer is written
+
+    def _deliver(
+        self, ident: jsonrpc.Id, tool: Tool, outcome: Union[Result, Refused, None]
+    ) -> None:
         if outcome is None:
             self._send_error(ident, jsonrpc.INTERNAL_ERROR, "internal error in " + tool.name)
         elif isinstance(outcome, Refused):
@@ -240,11 +248,10 @@ class Server:
         else:
             self._send_result(ident, outcome)
 
-    def _finished(self, number: int) -> None:
-        with self._state:
+    def _settled(self, number: int) -> None:
+        with self._idle:
             self._running.pop(number, None)
-            self._idents.pop(number, None)
-        self._slots.release()
+            self._idle.notify_all()
 
     def _forget_cancelled(self, ident: jsonrpc.Id) -> bool:
         with self._state:
@@ -262,13 +269,11 @@ class Server:
             return len(self._running)
 
     def join(self, timeout: float) -> bool:
-        """Wait up to ``timeout`` seconds for every running call's thread; all ended?"""
-        deadline = time.monotonic() + timeout
-        with self._state:
-            threads = list(self._running.values())
-        for thread in threads:
-            thread.join(_threads.until(deadline))
-        return not any(thread.is_alive() for thread in threads)
+        """Wait up to ``timeout`` seconds until every call taken is answered (or dropped,
+        cancelled); were they all?"""
+        with self._idle:
+            return self._idle.wait_for(lambda: not self._running, _threads.until(
+                time.monotonic() + timeout))  # fmt: skip
 
     # ------------------------------------------------------------------ writing
 
@@ -283,7 +288,12 @@ class Server:
 
     def _send_error(self, ident: Optional[jsonrpc.Id], code: int, message: str) -> None:
         error: JsonValue = {"code": code, "message": message[:1000]}
-        self._write(frame({"jsonrpc": "2.0", "id": ident, "error": error}))
+        try:
+            data = frame({"jsonrpc": "2.0", "id": ident, "error": error})
+        except EncodeRefused:  # the host's own text came back unencodable (a lone surrogate)
+            error = {"code": code, "message": "the request cannot be answered as it was sent"}
+            data = frame({"jsonrpc": "2.0", "id": _encodable(ident), "error": error})
+        self._write(data)
 
     def _write(self, data: bytes) -> None:
         with self._write_lock:
@@ -316,6 +326,15 @@ def _id_of(line: bytes) -> Optional[jsonrpc.Id]:
         return None
     ident = message.get("id") if isinstance(message, dict) else None
     return ident if type(ident) in (int, str) else None  # type: ignore[return-value]
+
+
+def _encodable(ident: Optional[jsonrpc.Id]) -> Optional[jsonrpc.Id]:
+    """``ident`` when JSON can carry it back, else ``None`` (JSON-RPC's unknown id)."""
+    try:
+        encode(ident)
+    except EncodeRefused:
+        return None
+    return ident
 
 
 def _too_long() -> str:

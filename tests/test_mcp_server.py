@@ -227,6 +227,9 @@ class HostileLines(ServerCase):
             (b'{"jsonrpc": "2.0", "id": true, "method": "ping"}\n', None, -32600),
             (b'{"jsonrpc": "2.0"}\n', None, -32600),
             (b"[" * 100000 + b"\n", None, -32700),
+            (b'{"jsonrpc": "2.0", "id": 4, "method": "\\ud800"}\n', 4, -32601),
+            (b'{"jsonrpc": "2.0", "id": "\\udfff", "method": "nope"}\n', None, -32601),
+            (b'{"jsonrpc": "2.0", "id": "\\udfff", "method": "ping"}\n', None, -32603),
         ]
         for line, ident, code in cases:
             peer.send(line)
@@ -270,6 +273,46 @@ class HostileLines(ServerCase):
                 if answer.get("id") == "last":
                     break
             self.assertLessEqual(len(answers) - 1, len(lines))
+        finally:
+            peer.close()
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner,
+                                                                max_size=3),
+    max_leaves=8,
+)  # fmt: skip
+METHODS = st.sampled_from(
+    ["initialize", "ping", "tools/list", "tools/call", "notifications/cancelled", "x/y"]
+)
+MESSAGES = st.fixed_dictionaries(
+    {"jsonrpc": st.sampled_from(["2.0", "2.0", "1.0"])},
+    optional={
+        "id": JSON,
+        "method": METHODS | st.text(max_size=6),
+        "params": JSON | st.fixed_dictionaries({"name": st.just("echo"), "arguments": JSON}),
+        "result": JSON,
+    },
+)
+
+
+class HostileMessages(ServerCase):
+    @settings(max_examples=80, deadline=None)
+    @given(st.lists(MESSAGES, max_size=6))
+    def test_any_json_gets_at_most_one_answer_each_and_the_server_goes_on(
+        self, messages: List[Dict[str, Any]]
+    ) -> None:
+        peer = Peer([Tool({"name": "echo", "inputSchema": SCHEMA}, echo)])
+        try:
+            # ensure_ascii: a lone surrogate crosses as its escape, as a hostile host sends it
+            peer.send(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
+            self.assertTrue(peer.server.join(LONG))
+            peer.request("last", "ping")
+            answers = 0
+            while (peer.receive() or {"id": "last"}).get("id") != "last":
+                answers += 1
+            self.assertLessEqual(answers, len(messages))
         finally:
             peer.close()
 
