@@ -250,6 +250,26 @@ class Endings(HostCase):
 
 
 class Start(HostCase):
+    def test_stdout_is_the_protocols_alone_and_stdin_no_childs(self) -> None:
+        host = self.host()
+        fds = "/proc/%d/fd/" % host.process.pid
+        self.assertEqual(os.readlink(fds + "1"), os.readlink(fds + "2"), "fd 1 is stderr")
+        self.assertEqual(os.readlink(fds + "0"), os.devnull)
+        self.assertFine(host)
+
+    def test_sigterm_while_the_servers_start_leaves_nothing_behind(self) -> None:
+        slow = {"command": sys.executable, "args": ["-c", "import time; time.sleep(3600)"]}
+        self.stderr = open(self.path("serve.err"), "w+b")
+        self.addCleanup(self.stderr.close)
+        argv = [sys.executable, *self.serve_args({"slow": slow})]
+        host = Host(argv, self.env, self.stderr)
+        self.addCleanup(self.reap, host)
+        self.assertTrue(wait_until(lambda: len(self.made(host)) >= 2), "the server started")
+        made = self.made(host)
+        host.process.send_signal(signal.SIGTERM)
+        self.assertEqual(host.process.wait(LONG * 2), 128 + signal.SIGTERM, self.serve_stderr())
+        self.assertAllGone(made)
+
     def test_no_server_started_is_exit_3_and_nothing_on_stdout(self) -> None:
         broken = {"command": sys.executable, "args": ["-c", "raise SystemExit(3)"]}
         done = subprocess.run(
