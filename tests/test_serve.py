@@ -250,6 +250,17 @@ class Endings(HostCase):
 
 
 class Start(HostCase):
+    def test_a_small_surface_is_shown_whole_in_run_programs_description(self) -> None:
+        host = self.host()  # the time server alone: two functions, well under 4 KiB
+        tools = {t["name"]: t for t in host.request("tools/list", {})["result"]["tools"]}
+        self.assertEqual(list(tools), ["search_tools", "describe_tool", "check_program",
+                                       "run_program"])  # fmt: skip
+        description = tools["run_program"]["description"]
+        self.assertIn("cap.mcp.time.get_current_time(timezone: str)", description)
+        self.assertIn("cap.mcp.time.convert_time(", description)
+        self.assertEqual(tools["run_program"]["annotations"]["readOnlyHint"], False)
+        self.assertEqual(tools["search_tools"]["annotations"]["readOnlyHint"], True)
+
     def test_stdout_is_the_protocols_alone_and_stdin_no_childs(self) -> None:
         host = self.host()
         fds = "/proc/%d/fd/" % host.process.pid
