@@ -203,7 +203,8 @@ def mangle_label(name: str, digest: Digest) -> str:
     if _kept_label(name):
         return name
     swapped = _swapped(name)
-    if swapped != name and _kept_label(swapped):
+    # Only a swap that starts with a letter: "---" is no name for a parameter.
+    if swapped != name and swapped[:1].isalpha() and _kept_label(swapped):
         return swapped
     return _mangle(name, digest, LABEL_STEM)
 

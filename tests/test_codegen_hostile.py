@@ -229,13 +229,16 @@ class HostileText(CorpusCase):
         listing = [ToolDescriptor("t", typed({}), description=text)]
         generated = self.generate_checked("srv", listing)
         described = generated.surface.split("  # ", 1)[1].rstrip("\n")
-        self.assertEqual(len(described), MAX_DESCRIPTION_CHARS)
+        # Cut at a word boundary, marked with an ellipsis (issue 24).
+        self.assertLessEqual(len(described), MAX_DESCRIPTION_CHARS)
+        self.assertGreater(len(described), MAX_DESCRIPTION_CHARS - len("word") - 2)
+        self.assertTrue(described.endswith(" word\u2026"), described[-20:])
         function = ast.parse(generated.source).body[-1]
         assert isinstance(function, ast.FunctionDef)
         docstring = ast.get_docstring(function) or ""
         first = " ".join(docstring.split("\n\n")[0].split())
         self.assertEqual(len(first), codegen.MAX_DOC_DESCRIPTION_CHARS)
-        self.assertTrue(first.startswith(described[:-3]))
+        self.assertTrue(first.startswith(described[:-1]))
         self.assertEqual(generated.tools[0].doc.split("\n\n", 1)[1], docstring)
 
     def test_long_parameter_description_is_a_capped_note(self) -> None:
@@ -249,7 +252,8 @@ class HostileText(CorpusCase):
         generated = self.generate_checked("srv", [ToolDescriptor("t", typed({}))])
         self.assertEqual(
             generated.surface,
-            'cap.mcp.srv.t() -> ToolOutput{"text": str, "content": list[dict[str, Any]]}\n',
+            'cap.mcp.srv.t() -> ToolOutput{"text": str, "data": dict | list | None, '
+            '"content": list[Block]}\n',
         )
 
 
@@ -292,20 +296,30 @@ class HostileSchema(CorpusCase):
     def test_label_collision_degrades_to_the_whole_value(self) -> None:
         zeros = {"digest": lambda _: "0" * 64}  # every altered label becomes name_00000000
         tools = [
-            ToolDescriptor("clash", typed({"a-b": {"type": "string"}, "a b": {"type": "string"}})),
-            ToolDescriptor("fine", typed({"a-b": {"type": "string"}})),
+            ToolDescriptor(
+                "clash",
+                typed(
+                    {
+                        "a-b": {"type": "string"},
+                        "a_b": {"type": "string"},
+                        "a b": {"type": "string"},
+                    }
+                ),
+            ),
+            ToolDescriptor("fine", typed({"a-b": {"type": "string"}, "a b": {"type": "string"}})),
         ]
         generated = self.generate_checked("srv", tools, **zeros)
         self.assertIn("def clash(arguments: Dict[str, Any]) -> ToolOutput:", generated.source)
         self.assertIn(
-            "def fine(*, a_b_00000000: Optional[str] = None) -> ToolOutput:", generated.source
+            "def fine(\n    *,\n    a_b: Optional[str] = None,\n"
+            "    a_b_00000000: Optional[str] = None,\n) -> ToolOutput:",
+            generated.source,
         )
 
     def test_label_digest_near_miss_degrades(self) -> None:
         twin = "repo_path_" + h("repo-path")
-        tools = [
-            ToolDescriptor("t", typed({"repo-path": {"type": "string"}, twin: {"type": "string"}}))
-        ]
+        labels = {"repo-path": {"type": "string"}, "repo_path": {"type": "string"}}
+        tools = [ToolDescriptor("t", typed(dict(labels, **{twin: {"type": "string"}})))]
         generated = self.generate_checked("srv", tools)
         self.assertIn("def t(arguments: Dict[str, Any]) -> ToolOutput:", generated.source)
 
