@@ -26,6 +26,7 @@ whose depth ``schema.MAX_LOOK`` bounds, never the value's.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 from .schema import AnyOf, Array, Choice, Map, Nullable, Record, Simple, Structured, ValueType
@@ -226,9 +227,10 @@ def _path(steps: Any) -> str:
 
 def _got(value: Any) -> str:
     name = kind_of(value)
-    if type(value) in (str, int, float, bool):
-        shown = value if type(value) is str else repr(value)
-        return "%s %s" % (name, _literal(sanitize(str(shown), MAX_GOT_CHARS)))
+    if type(value) is str:
+        return "%s %s" % (name, _literal(sanitize(value, MAX_GOT_CHARS)))
+    if type(value) in (int, float, bool):
+        return "%s %s" % (name, sanitize(json.dumps(value), MAX_GOT_CHARS))
     return name
 
 

@@ -574,9 +574,10 @@ def _declare_seen(
     kind = to_type(seen.data)
     if isinstance(kind, Structured):
         return None
-    about = "the data of %s's ToolOutput, as seen in %d calls; the server declares no " % (
+    about = "the data of %s's ToolOutput, as seen in %d call%s; the server declares no " % (
         function,
         seen.calls,
+        "" if seen.calls == 1 else "s",
     )
     natural = _pascal(function)
     first = len(out)
@@ -1213,10 +1214,11 @@ def _field_note(field: Field) -> str:
 
 def _doc_returns(function: _Function, names: _Names) -> List[str]:
     if function.returns == _RESULT and function.result is not None:
+        calls = function.seen_calls
         text = (
-            "%s: a ToolOutput (text, data, content) whose data had this shape in the "
-            "%d calls seen; the server declares no outputSchema, so it is a shape seen, "
-            "not promised (nothing checks it)." % (names.of(function.result), function.seen_calls)
+            "%s: a ToolOutput (text, data, content) whose data is the shape seen in "
+            "%d call%s; the server declares no outputSchema (a shape seen, not promised: "
+            "nothing checks it)." % (names.of(function.result), calls, "" if calls == 1 else "s")
         )
         return ["", "Returns:"] + _indented(text, "    ")
     if function.returns == _RESULT:
