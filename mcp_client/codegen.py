@@ -141,7 +141,8 @@ import json
 import re
 import token
 import tokenize
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as _field
 from typing import (
     Any,
     Callable,
@@ -286,7 +287,7 @@ class GeneratedTool:
     returns: str
     line: str
     doc: str
-    check: Optional[Check] = field(default=None, compare=False, repr=False)
+    check: Optional[Check] = _field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -1319,7 +1320,9 @@ def _module_docstring(server: str, info: Optional[InitializeResult]) -> List[str
         said += ", version %s" % sanitize(about.version, MAX_NOTE_CHARS)
     if about.title:
         said += ' (title "%s")' % sanitize(about.title, MAX_NOTE_CHARS)
-    lines = _wrap("The tools of %s, configured as %s." % (said, sanitize(server, MAX_NOTE_CHARS)), 72)
+    lines = _wrap(
+        "The tools of %s, configured as %s." % (said, sanitize(server, MAX_NOTE_CHARS)), 72
+    )
     instructions = sanitize(info.instructions or "", MAX_INSTRUCTIONS_CHARS)
     if instructions:
         lines += ["", "The server's instructions (its text, not checked):"]

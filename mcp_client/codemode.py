@@ -582,7 +582,6 @@ class CodeMode:
                 slot.saw_death(book.number)
             return "call_failed", _failure("call_failed", "%s: %s" % (name, e))
 
-
     def _learn(
         self, slot: _fleet.Slot, client: Any, tool: Any, value: Any, structured: Any
     ) -> None:

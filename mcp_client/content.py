@@ -49,32 +49,42 @@ __all__ = [
     "tool_output",
 ]
 
-Annotations = TypedDict(
-    "Annotations",
-    {"audience": List[Literal["user", "assistant"]], "priority": float, "lastModified": str},
-    total=False,
-)
-_Common = TypedDict("_Common", {"annotations": Annotations, "_meta": Dict[str, Any]}, total=False)
-_TextContent = TypedDict("_TextContent", {"type": Literal["text"], "text": str})
-_ImageContent = TypedDict(
-    "_ImageContent", {"type": Literal["image"], "data": str, "mimeType": str}
-)
-_AudioContent = TypedDict(
-    "_AudioContent", {"type": Literal["audio"], "data": str, "mimeType": str}
-)
-_ResourceLinkBase = TypedDict(
-    "_ResourceLinkBase", {"type": Literal["resource_link"], "uri": str, "name": str}
-)
-_ResourceLinkExtras = TypedDict(
-    "_ResourceLinkExtras",
-    {"title": str, "description": str, "mimeType": str, "size": int},
-    total=False,
-)
-_TextResourceContents = TypedDict("_TextResourceContents", {"uri": str, "text": str})
-_BlobResourceContents = TypedDict("_BlobResourceContents", {"uri": str, "blob": str})
-_ResourceExtras = TypedDict(
-    "_ResourceExtras", {"mimeType": str, "_meta": Dict[str, Any]}, total=False
-)
+class Annotations(TypedDict, total=False):
+    audience: List[Literal["user", "assistant"]]
+    priority: float
+    lastModified: str
+class _Common(TypedDict, total=False):
+    annotations: Annotations
+    _meta: Dict[str, Any]
+class _TextContent(TypedDict):
+    type: Literal["text"]
+    text: str
+class _ImageContent(TypedDict):
+    type: Literal["image"]
+    data: str
+    mimeType: str
+class _AudioContent(TypedDict):
+    type: Literal["audio"]
+    data: str
+    mimeType: str
+class _ResourceLinkBase(TypedDict):
+    type: Literal["resource_link"]
+    uri: str
+    name: str
+class _ResourceLinkExtras(TypedDict, total=False):
+    title: str
+    description: str
+    mimeType: str
+    size: int
+class _TextResourceContents(TypedDict):
+    uri: str
+    text: str
+class _BlobResourceContents(TypedDict):
+    uri: str
+    blob: str
+class _ResourceExtras(TypedDict, total=False):
+    mimeType: str
+    _meta: Dict[str, Any]
 
 
 class TextContent(_TextContent, _Common):
@@ -101,10 +111,9 @@ class BlobResourceContents(_BlobResourceContents, _ResourceExtras):
     pass
 
 
-_EmbeddedResource = TypedDict(
-    "_EmbeddedResource",
-    {"type": Literal["resource"], "resource": Union[TextResourceContents, BlobResourceContents]},
-)
+class _EmbeddedResource(TypedDict):
+    type: Literal["resource"]
+    resource: Union[TextResourceContents, BlobResourceContents]
 
 
 class EmbeddedResource(_EmbeddedResource, _Common):
@@ -112,10 +121,10 @@ class EmbeddedResource(_EmbeddedResource, _Common):
 
 
 Block = Union[TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource]
-ToolOutput = TypedDict(
-    "ToolOutput",
-    {"text": str, "data": Optional[Union[Dict[str, Any], List[Any]]], "content": List[Block]},
-)
+class ToolOutput(TypedDict):
+    text: str
+    data: Optional[Union[Dict[str, Any], List[Any]]]
+    content: List[Block]
 
 #: The names ``DECLARATIONS`` binds in a generated module (none may be a tool's or a type's).
 NAMES: Tuple[str, ...] = (

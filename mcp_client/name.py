@@ -210,7 +210,11 @@ def mangle_label(name: str, digest: Digest) -> str:
 
 
 def _kept_tool(name: str) -> bool:
-    return len(name) <= MAX_NAME_CHARS and bool(_VERBATIM_TOOL.fullmatch(name)) and name not in RESERVED
+    return (
+        len(name) <= MAX_NAME_CHARS
+        and bool(_VERBATIM_TOOL.fullmatch(name))
+        and name not in RESERVED
+    )
 
 
 def _kept_label(name: str) -> bool:
@@ -235,7 +239,9 @@ def mangle_all(names: Iterable[str], digest: Digest, mangler: Mangler = mangle) 
     stem = TOOL_STEM if mangler is mangle else LABEL_STEM
     return [
         _mangle(original, digest, stem)
-        if counts[identifier] > 1 and identifier != original and not _digested(identifier, original, digest)
+        if counts[identifier] > 1
+        and identifier != original
+        and not _digested(identifier, original, digest)
         else identifier
         for original, identifier in zip(originals, mangled)
     ]

@@ -17,8 +17,8 @@ its shapes are caged like them (their keys reach generated code only through
 ``MAX_KEYS`` keys of an object, none longer than ``MAX_KEY_CHARS`` (an object
 past either is read as a map: keys that are data, ids or names, are never
 kept); ``MAX_ITEMS`` items of an array looked at; ``MAX_UNION`` kinds in a
-union (more is ``any``); ``MAX_NODES`` nodes in a shape (past it, what is new
-is ``any``). A file is read up to ``MAX_FILE_BYTES`` and through the bounded
+union (more is ``any``); ``MAX_NODES`` nodes in a shape (a larger one is
+``any``). A file is read up to ``MAX_FILE_BYTES`` and through the bounded
 parser, and a file that is not what ``Store`` writes is ignored (a warning):
 learning starts afresh.
 
@@ -41,6 +41,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
+from .errors import SymlinkRefused
 from .jsonvalue import JsonValue, parse
 from .name import sha256_digest
 from .protocol import ToolDescriptor
@@ -83,8 +84,8 @@ MAX_KEY_CHARS = 64
 MAX_ITEMS = 64
 #: Kinds a union may hold; more is ``any``.
 MAX_UNION = 4
-#: Nodes a shape may have; past it, what is new is ``any``.
-MAX_NODES = 256
+#: Nodes a shape may have; a larger one is ``any``.
+MAX_NODES = 512
 #: Bytes of a store file that are read.
 MAX_FILE_BYTES = 1024 * 1024
 #: Tools one store file keeps.
@@ -149,7 +150,8 @@ _KIND_OF = {type(None): "null", bool: "boolean", int: "integer", float: "number"
 
 def record(value: Any) -> Shape:
     """The shape of one value; total and bounded (see the module doc)."""
-    return _Recorder().shape(value, 0)
+    shape = _Recorder().shape(value, 0)
+    return shape if _size(shape) <= MAX_NODES else _TOO_BIG
 
 
 class _Recorder:
@@ -297,9 +299,15 @@ def to_type(shape: Shape) -> ValueType:
             return Structured("only null was seen")
         return Simple(shape.kind)  # type: ignore[arg-type]  # one of schema.KINDS
     if isinstance(shape, ListOf):
-        return Array(Structured("only empty arrays were seen") if shape.item is None else to_type(shape.item))
+        return Array(
+            Structured("only empty arrays were seen") if shape.item is None else to_type(shape.item)
+        )
     if isinstance(shape, MapOf):
-        return Map(Structured("only empty objects were seen") if shape.value is None else to_type(shape.value))
+        return Map(
+            Structured("only empty objects were seen")
+            if shape.value is None
+            else to_type(shape.value)
+        )
     if isinstance(shape, ObjectOf):
         return _record_type(shape)
     if isinstance(shape, UnionOf):
@@ -377,7 +385,7 @@ def _load(raw: JsonValue, depth: int) -> Shape:
 def _load_union(raw: JsonValue, depth: int) -> Shape:
     if type(raw) is not list or not 2 <= len(raw) <= MAX_UNION:
         raise ValueError("not a union")
-    branches = tuple(_load(branch, depth + 1) for branch in raw)
+    branches = tuple(_load(branch, depth) for branch in raw)  # the same level: no deeper
     if any(isinstance(branch, (UnionOf, Opaque)) for branch in branches):
         raise ValueError("not a union")
     if len({_group(branch) for branch in branches}) != len(branches):
@@ -469,7 +477,7 @@ class Store:
             for name, (server, version) in dirty.items():
                 try:
                     self._write(name, server, version)
-                except OSError as error:
+                except (OSError, SymlinkRefused) as error:
                     LOGGER.warning("shapes: could not write %s: %s", name, error)
 
     def _entries(self, server: str, version: str) -> Dict[str, Dict[str, JsonValue]]:

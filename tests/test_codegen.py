@@ -205,9 +205,7 @@ class Determinism(unittest.TestCase):
         generated = generate("s", [])
         self.assertEqual(generated.surface, "")
         tree = ast.parse(generated.source)
-        self.assertEqual(
-            [type(node) for node in tree.body], [ast.Expr, ast.Import, ast.ImportFrom]
-        )
+        self.assertEqual([type(node) for node in tree.body], [ast.Expr, ast.Import, ast.ImportFrom])
         self.assertEqual(ast.get_docstring(tree), "The tools of MCP server s.")
 
 

@@ -151,7 +151,12 @@ class NeverRefusedWhatFittedBefore(unittest.TestCase):
             new = codegen._read  # the pieces: read, name, then render the last rung
             functions = sorted(
                 (
-                    new(t, codegen.mangle(t.name, codegen.sha256_digest), codegen.sha256_digest, None)
+                    new(
+                        t,
+                        codegen.mangle(t.name, codegen.sha256_digest),
+                        codegen.sha256_digest,
+                        None,
+                    )
                     for t in new_tools(raw)
                 ),
                 key=lambda f: f.name,

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Tuple
 
 from mcp_client import codegen, protocol
-from mcp_client.name import sha256_digest
 
 FAKECAP = str(Path(__file__).with_name("fakecap"))
 if FAKECAP not in sys.path:

@@ -44,7 +44,9 @@ TOOLS = [
     {"name": "snapshot", "inputSchema": NOTHING},
     {"name": "say", "inputSchema": TEXT_ONLY},
 ]
-PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+PNG = (  # a 1x1 picture
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+)
 
 
 def text(value: str) -> Dict[str, Any]:
