@@ -49,39 +49,58 @@ __all__ = [
     "tool_output",
 ]
 
+
 class Annotations(TypedDict, total=False):
     audience: List[Literal["user", "assistant"]]
     priority: float
     lastModified: str
+
+
 class _Common(TypedDict, total=False):
     annotations: Annotations
     _meta: Dict[str, Any]
+
+
 class _TextContent(TypedDict):
     type: Literal["text"]
     text: str
+
+
 class _ImageContent(TypedDict):
     type: Literal["image"]
     data: str
     mimeType: str
+
+
 class _AudioContent(TypedDict):
     type: Literal["audio"]
     data: str
     mimeType: str
+
+
 class _ResourceLinkBase(TypedDict):
     type: Literal["resource_link"]
     uri: str
     name: str
+
+
 class _ResourceLinkExtras(TypedDict, total=False):
     title: str
     description: str
     mimeType: str
     size: int
+
+
 class _TextResourceContents(TypedDict):
     uri: str
     text: str
+
+
 class _BlobResourceContents(TypedDict):
     uri: str
     blob: str
+
+
 class _ResourceExtras(TypedDict, total=False):
     mimeType: str
     _meta: Dict[str, Any]
@@ -121,10 +140,13 @@ class EmbeddedResource(_EmbeddedResource, _Common):
 
 
 Block = Union[TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource]
+
+
 class ToolOutput(TypedDict):
     text: str
     data: Optional[Union[Dict[str, Any], List[Any]]]
     content: List[Block]
+
 
 #: The names ``DECLARATIONS`` binds in a generated module (none may be a tool's or a type's).
 NAMES: Tuple[str, ...] = (
