@@ -97,7 +97,8 @@ class CalendarCase(ResultsCase):
     def test_a_second_program_is_right_the_first_time_after_one_run(self) -> None:
         before = self.codemode("--surface", "--shapes", self.shapes).stdout
         self.assertIn(
-            'resolve_time(when: str, zone: str) -> ToolOutput{"text": str, "data": dict | list | None',
+            'resolve_time(when: str, zone: str) -> ToolOutput{"text": str, '
+            '"data": dict | list | None',
             before,
         )
         self.assertNotIn("resolved_local", before)
