@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import TYPE_CHECKING, List, NamedTuple, Sequence, Tuple
+from typing import TYPE_CHECKING, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
     from .codegen import Generated, GeneratedTool
@@ -54,7 +54,7 @@ def score(entry: Entry, query: Sequence[str]) -> int:
     return total
 
 
-def _part_of(word: str, names: set) -> bool:  # type: ignore[type-arg]
+def _part_of(word: str, names: Set[str]) -> bool:
     return len(word) >= 3 and any(name.startswith(word) for name in names)
 
 
@@ -71,7 +71,7 @@ def _order(item: Tuple[int, Entry]) -> Tuple[int, str]:
     return (-item[0], item[1].name)
 
 
-def find(all_entries: Sequence[Entry], name: str) -> "Entry | None":
+def find(all_entries: Sequence[Entry], name: str) -> Optional[Entry]:
     """The entry named ``server.function`` (or ``server.wire_name``), if any."""
     for entry in all_entries:
         if name in (entry.name, "%s.%s" % (entry.server, entry.tool.wire_name)):
@@ -80,12 +80,17 @@ def find(all_entries: Sequence[Entry], name: str) -> "Entry | None":
 
 
 def closest(all_entries: Sequence[Entry], name: str) -> List[str]:
-    names = [entry.name for entry in all_entries]
-    found = difflib.get_close_matches(name, names, n=CLOSEST, cutoff=0.4)
-    if len(found) < CLOSEST:  # "read" should find "files.read_file" too
-        tail = name.rsplit(".", 1)[-1].lower()
+    """The names closest to ``name``: within its server when it names one."""
+    server, _, function = name.rpartition(".")
+    within = [entry for entry in all_entries if entry.server == server]
+    pool = within or list(all_entries)
+    names = {entry.tool.function if within else entry.name: entry.name for entry in pool}
+    wanted = function if within else name
+    found = difflib.get_close_matches(wanted, list(names), n=CLOSEST, cutoff=0.6)
+    if len(found) < CLOSEST:  # "read" should find "read_file" too
+        tail = wanted.rsplit(".", 1)[-1].lower()
         found += [each for each in names if tail and tail in each.lower() and each not in found]
-    return found[:CLOSEST]
+    return [names[each] for each in found[:CLOSEST]]
 
 
 def described(entry: Entry) -> str:

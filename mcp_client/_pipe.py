@@ -119,6 +119,7 @@ class Serving:
                         return
                     if not self._read(key.data, key.fd):
                         selector.unregister(key.fd)
+                        _close(self._fds.pop(key.data))  # a writer still there gets EPIPE
 
     def _read(self, name: str, fd: int) -> bool:
         """Take what ``fd`` has; whether to keep reading it."""

@@ -115,6 +115,7 @@ def invoke(server: str, tool: str, arguments: Dict[str, Any]) -> Any:
 # ------------------------------------------------------------------ errors a model can act on
 
 _CAP = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_MAIN = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
 _MISSING = (
     re.compile(r"module '(cap(?:\.\w+)*)' has no attribute '(\w+)'"),
     re.compile(r"cannot import name '(\w+)' from '(cap(?:\.\w+)*)'"),
@@ -149,6 +150,10 @@ def _cut(report: traceback.TracebackException, seen: Set[int]) -> int:
     seen.add(id(report))
     kept = [frame for frame in report.stack if not frame.filename.startswith(_CAP)]
     cut = len(report.stack) - len(kept)
+    for frame in kept:
+        if frame.filename == _MAIN:  # the run directory's path says nothing to a model
+            frame.line  # read now: the source is looked up by the old name  # noqa: B018
+            frame.filename = os.path.basename(_MAIN)
     report.stack = traceback.StackSummary.from_list(kept)
     for linked in (report.__cause__, report.__context__):
         if linked is not None:
@@ -196,6 +201,9 @@ def _unbound(name: str) -> str:
 
 
 def _close(name: str, names: List[str]) -> List[str]:
+    """The names closest to ``name``, best first; a lower-case name is a function's."""
+    if name[:1].islower():
+        names = [each for each in names if each[:1].islower()] or names
     lowered = name.lower()
     found = set(difflib.get_close_matches(name, names, n=5, cutoff=0.5))
     found.update(each for each in names if lowered in each.lower())
@@ -212,12 +220,18 @@ def _names_of(module: str) -> List[str]:
     if loaded is not None:
         names.update(
             name for name, value in vars(loaded).items()
-            if not name.startswith("_") and not isinstance(value, types.ModuleType)
+            if not name.startswith("_") and _defined_in(value, module)
         )
-        names.discard("annotations")  # the __future__ import
     if module == "cap.mcp":
         names.update(_servers())
     return sorted(names)
+
+
+def _defined_in(value: object, module: str) -> bool:
+    """A function or type of ``module``'s own: not an import, a module, a constant."""
+    if isinstance(value, types.FunctionType):
+        return value.__module__ == module
+    return isinstance(value, type) and value.__module__ == module
 
 
 def _servers() -> List[str]:
@@ -232,6 +246,17 @@ def _servers() -> List[str]:
 sys.excepthook = _excepthook
 '''
 
+#: sitecustomize.py beside the package, read by ``site`` as the program's Python starts: the
+#: hook that explains errors, even for a program that never imports ``cap`` (a NameError on a
+#: server's key). It imports the runtime only when there is an error to explain.
+SITECUSTOMIZE = (
+    '"""Written by mcp_client\'s code-mode runner: cap\'s error hook, loaded on first use."""\n\n'
+    "import sys\n\n\n"
+    "def _explain(kind, value, tb):\n"
+    "    from cap.internal import mcp\n\n"
+    "    mcp._excepthook(kind, value, tb)\n\n\n"
+    "sys.excepthook = _explain\n"
+)
 CAP_INIT = (
     '"""Capabilities: ``cap.mcp.<server>``, one module per configured MCP server."""\n\n'
     "from cap.internal import mcp as _runtime  # noqa: F401  (its excepthook explains errors)\n"
@@ -246,6 +271,7 @@ CAP_MCP = (
 def cap_files(generated: Sequence["Generated"]) -> Dict[str, str]:
     """Every file of the ``cap`` package, by its path under the package's parent."""
     files = {
+        "sitecustomize.py": SITECUSTOMIZE,
         "cap/__init__.py": CAP_INIT,
         "cap/internal/__init__.py": "",
         "cap/internal/mcp.py": RUNTIME,

@@ -107,6 +107,9 @@ ALLOW = ("all", "non-destructive", "read-only")
 #: Seconds the runner waits for a program's pipes to close once its group is dead
 #: (at once, unless something unjailed escaped the group holding a copy).
 LINGER = 5.0
+#: Records kept of the calls refused past ``Limits.max_calls`` (the rest are counted in
+#: ``RunResult.error``): a program looping past its cap cannot grow the result.
+EXTRA_RECORDS = 16
 
 
 @dataclass(frozen=True)
@@ -534,22 +537,23 @@ class CodeMode:
         kind, answer = self._call(book, slot, tool, arguments)
         ms = (time.monotonic() - started) * 1000.0
         with book.lock:
-            book.calls.append(CallRecord(slot.name, tool.function, round(ms, 3), kind))
+            if len(book.calls) < self.limits.max_calls + EXTRA_RECORDS:
+                book.calls.append(CallRecord(slot.name, tool.function, round(ms, 3), kind))
         return answer
 
     def _call(
         self, book: _Run, slot: _fleet.Slot, tool: Any, arguments: Dict[str, Any]
     ) -> Tuple[str, Dict[str, Any]]:
         names = ("%s.%s" % (slot.name, tool.function), "%s.%s" % (slot.name, tool.wire_name))
-        refused = self.policy.refusal(names, slot.annotations.get(tool.wire_name, {}))
-        if refused is not None:
-            return "refused", _failure("refused", refused)
-        with book.lock:
+        with book.lock:  # every call counts, refused or not: the records stay bounded
             book.count += 1
             over = book.count > self.limits.max_calls
             book.refused_by_limit += over
         if over:
             return "call_failed", _failure("call_failed", _call_limit(names[0], self.limits))
+        refused = self.policy.refusal(names, slot.annotations.get(tool.wire_name, {}))
+        if refused is not None:
+            return "refused", _failure("refused", refused)
         client, note = slot.client_for(book.number)
         if note is not None:
             with book.lock:
