@@ -140,12 +140,13 @@ def main() -> int:
                 )
             )
         flush = sample(store.flush, 1, options.repeat)[1]
-        store.observe("bench", "1", results[0][2], None, results[0][3].structured_content)
-        dirty = sample(
-            lambda: (store.observe("bench", "1", results[0][2], None, {}), store.flush()),
-            1,
-            options.repeat,
-        )[1]
+        descriptor = results[0][2]
+
+        def observe_and_flush() -> None:
+            store.observe("bench", "1", descriptor, None, {})
+            store.flush()
+
+        dirty = sample(observe_and_flush, 1, options.repeat)[1]
         print(
             "check: median %.2f us, max %.2f us a call (%.1f%% / %.1f%% of an echo call)"
             % (
