@@ -1236,6 +1236,8 @@ def _doc_returns(function: _Function, names: _Names) -> List[str]:
 
 
 def _raises(function: _Function) -> List[str]:
+    if function.returns == _STRUCTURED and function.output is None:
+        return _RAISES_UNCHECKED  # no record to check the result against
     return _RAISES[function.returns]
 
 
@@ -1576,13 +1578,13 @@ _RETURNS_TOOL_OUTPUT = ["", "Returns:"] + _indented(
     'block["type"] before reading its other keys).',
     "    ",
 )
+_RAISES_UNCHECKED = ["", "Raises:"] + _indented(
+    "ToolFailed: the tool reported an error (isError) or brought no structuredContent; "
+    "str() is its error text.",
+    "    ",
+)
 _RAISES = {
-    _STRUCTURED: ["", "Raises:"]
-    + _indented(
-        "ToolFailed: the tool reported an error (isError) or brought no structuredContent; "
-        "str() is its error text.",
-        "    ",
-    )
+    _STRUCTURED: _RAISES_UNCHECKED
     + _indented(
         "ResultMismatch: the structuredContent breaks the declared outputSchema "
         "(.path, .expected, .got).",
