@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 import unittest
 from typing import Any, List
 
@@ -217,6 +218,30 @@ class Store(unittest.TestCase):
         store.observe("calendar", "1.0", TOOL, {"a": 1}, None)
         with self.assertLogs("mcp_client.shapes", "WARNING"):
             store.flush()
+
+    def test_overlapping_runs_observe_one_store(self) -> None:
+        store = shapes.Store(self.dir)
+        keys = ["k%d" % index for index in range(8)]
+
+        def run(key: str) -> None:
+            for _ in range(50):
+                store.observe("s", "1", TOOL, {key: 1, "always": "x"}, None)
+            store.flush()
+
+        threads = [
+            threading.Thread(target=run, args=(key,), name="mcp-test-%s" % key) for key in keys
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        learned = shapes.Store(self.dir).learned("s", "1", [TOOL])["resolve_time"]
+        self.assertEqual(learned.calls, 400)
+        data = shapes.to_type(learned.data)  # type: ignore[arg-type]
+        assert isinstance(data, Record)
+        self.assertEqual(
+            {f.name: f.optional for f in data.fields}, dict({k: True for k in keys}, always=False)
+        )
 
     def test_tools_a_file_keeps_are_bounded(self) -> None:
         store = shapes.Store(self.dir)
