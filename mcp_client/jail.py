@@ -14,7 +14,7 @@ The jail, from outside in:
 * **Filesystem**: the host's ``/`` read-only; a new ``/proc``; a minimal
   read-only ``/dev`` with a private ``/dev/shm``; a private, empty ``/tmp``
   (both tmpfs capped at ``memory_bytes`` when it is set, so a tmpfs is no way
-  around it); each ``readable`` path bound read-only over that (for a server
+  around it; ``tmp_bytes`` sizes ``/tmp`` apart, a code-mode program's scratch); each ``readable`` path bound read-only over that (for a server
   whose code lives under ``/tmp``: a CI checkout, a virtualenv made there);
   each ``writable`` path bound read-write; each ``hidden`` path
   covered -- a directory by an empty read-only one, a file by ``/dev/null``
@@ -156,7 +156,7 @@ _RLIMITS: Tuple[Tuple[str, str], ...] = (
     ("max_open_files", "RLIMIT_NOFILE"),
     ("file_size_bytes", "RLIMIT_FSIZE"),
 )
-_LIMIT_FIELDS = tuple(name for name, _ in _RLIMITS) + ("max_processes",)
+_LIMIT_FIELDS = tuple(name for name, _ in _RLIMITS) + ("max_processes", "tmp_bytes")
 #: Processes of the jail's own that the pids cgroup holds besides the server's: the init.
 _INIT_TASKS = 1
 #: Kinds of path a :class:`Host` reports.
@@ -179,6 +179,9 @@ class Jail:
     writable: Tuple[str, ...] = ()
     hidden: Tuple[str, ...] = DEFAULT_HIDDEN
     memory_bytes: Optional[int] = None
+    #: The size of the private ``/tmp`` (a code-mode program's scratch): ``None`` is
+    #: ``memory_bytes``. Its pages are charged to the memory cgroup either way.
+    tmp_bytes: Optional[int] = None
     cpu_seconds: Optional[int] = None
     max_processes: Optional[int] = None
     max_open_files: Optional[int] = None
@@ -290,20 +293,30 @@ def paths_to_probe(jail: Jail, homes: Sequence[str]) -> Tuple[str, ...]:
 
 
 def plan(
-    jail: Jail, spawn: "Spawn", env: Mapping[str, str], host: Host, channels: Channels
+    jail: Jail,
+    spawn: "Spawn",
+    env: Mapping[str, str],
+    host: Host,
+    channels: Channels,
+    inside_cwd: Optional[str] = None,
 ) -> Plan:
     """bwrap's argv and environment for ``spawn`` in ``jail``, and its seccomp program.
 
-    ``env`` is the server's environment as the transport made it. Raises
-    :class:`TransportFailed` naming what is missing when no jail can be had.
+    ``env`` is the server's environment as the transport made it. ``inside_cwd``: a
+    working directory under the jail's private ``/tmp``, made there (``spawn.cwd`` is
+    then ``None``): a code-mode program's scratch, which no host directory backs.
+    Raises :class:`TransportFailed` naming what is missing when no jail can be had.
     """
     bwrap = require_host(host)
     program = seccomp_filter(host.machine, allow_unix=jail.network)
     mounts = _mounts(jail, host)
     _require_visible(mounts, spawn, host)
-    jail_args = _namespaces(jail) + _mount_args(mounts, jail.memory_bytes)
+    tmp_size = jail.memory_bytes if jail.tmp_bytes is None else jail.tmp_bytes
+    jail_args = _namespaces(jail) + _mount_args(mounts, jail.memory_bytes, tmp_size)
     if host.cwd is not None:
         jail_args += ["--chdir", host.cwd]
+    elif inside_cwd is not None:
+        jail_args += _inside(inside_cwd)
     init = [host.python, "-I", "-S", "-B", "-c"]
     argv = (
         [bwrap, "--seccomp", str(channels.seccomp)]
@@ -428,8 +441,18 @@ def unseen(jail: Jail, host: Host, paths: Sequence[str]) -> Tuple[str, ...]:
     return tuple(path for path in paths if not _visible(path, mounts))
 
 
-def _mount_args(mounts: Sequence[Mount], size: Optional[int]) -> List[str]:
+def _inside(cwd: str) -> List[str]:
+    path = posixpath.normpath(cwd)
+    if not _within(path, "/tmp"):
+        raise TransportFailed(
+            "a working directory made inside the jail must be under /tmp: %s" % cwd
+        )
+    return (["--dir", path] if path != "/tmp" else []) + ["--chdir", path]
+
+
+def _mount_args(mounts: Sequence[Mount], size: Optional[int], tmp_size: Optional[int]) -> List[str]:
     sized = [] if size is None else ["--size", str(size)]
+    tmp_sized = [] if tmp_size is None else ["--size", str(tmp_size)]
     args: List[str] = []
     for what, target in mounts:
         if what == "host":
@@ -447,7 +470,7 @@ def _mount_args(mounts: Sequence[Mount], size: Optional[int]) -> List[str]:
             # sys directory is not, though the files in it are.
             args += ["--ro-bind", target, target]
         elif what == "tmpfs":
-            args += sized + ["--tmpfs", target]
+            args += (tmp_sized if target == "/tmp" else sized) + ["--tmpfs", target]
         elif what == "empty-dir":
             args += ["--tmpfs", target]
         elif what == "empty-file":

@@ -697,6 +697,50 @@ class SpawnCommand(unittest.TestCase):
         out, _ = child.communicate(timeout=LONG)
         self.assertEqual((child.returncode, out), (0, b"%d\n" % errno.EAGAIN))
 
+    def test_a_scratch_inside_the_jail_is_bounded_and_gone_with_it(self) -> None:
+        # Issue 25 item 5 (the jail side): 64 MiB written to a 16 MiB scratch stop at
+        # ENOSPC; no host directory backs it, and nothing of it is left afterwards.
+        script = (
+            "import os, errno\n"
+            "print(os.getcwd())\n"
+            "open('mark', 'w').write('x')\n"
+            "try:\n"
+            "    with open('big', 'wb') as out:\n"
+            "        for _ in range(64):\n"
+            "            out.write(b'x' * (1 << 20)); out.flush()\n"
+            "except OSError as e:\n"
+            "    print(errno.errorcode[e.errno], os.path.getsize('big') // (1 << 20))\n"
+        )
+        child = jailer.spawn_command(
+            jail_for_tests(tmp_bytes=16 << 20, memory_bytes=256 << 20),
+            [sys.executable, "-c", script],
+            {"PATH": os.environ["PATH"]},
+            stdout=subprocess.PIPE,
+            inside_cwd="/tmp/scratch",
+        )
+        out, _ = child.communicate(timeout=LONG)
+        lines = out.decode().splitlines()
+        self.assertEqual(child.returncode, 0, out)
+        self.assertEqual(lines[0], "/tmp/scratch")
+        self.assertEqual(lines[1].split()[0], "ENOSPC")
+        self.assertLessEqual(int(lines[1].split()[1]), 16)
+        self.assertFalse(os.path.exists("/tmp/scratch/mark"), "a host directory backed it")
+
+    def test_cpu_seconds_end_a_spinner(self) -> None:
+        child = jailer.spawn_command(
+            jail_for_tests(cpu_seconds=1),
+            [sys.executable, "-c", "while True: pass"],
+            {"PATH": os.environ["PATH"]},
+        )
+        # soft and hard limit are one: the hard limit's SIGKILL, as for a server
+        self.assertEqual(child.wait(timeout=LONG * 4), 128 + signal.SIGKILL)
+
+    def test_a_working_directory_made_inside_must_be_under_tmp(self) -> None:
+        with self.assertRaisesRegex(TransportFailed, "must be under /tmp"):
+            jailer.spawn_command(
+                jail_for_tests(), [sys.executable, "-c", "pass"], {}, inside_cwd="/etc/x"
+            )
+
     def test_a_missing_command_is_transport_failed(self) -> None:
         with self.assertRaisesRegex(TransportFailed, "cannot start /no/such/program in the jail"):
             jailer.spawn_command(
