@@ -14,7 +14,8 @@ The jail, from outside in:
 * **Filesystem**: the host's ``/`` read-only; a new ``/proc``; a minimal
   read-only ``/dev`` with a private ``/dev/shm``; a private, empty ``/tmp``
   (both tmpfs capped at ``memory_bytes`` when it is set, so a tmpfs is no way
-  around it; ``tmp_bytes`` sizes ``/tmp`` apart, a code-mode program's scratch); each ``readable`` path bound read-only over that (for a server
+  around it; ``tmp_bytes`` sizes ``/tmp`` apart, a code-mode program's
+  scratch); each ``readable`` path bound read-only over that (for a server
   whose code lives under ``/tmp``: a CI checkout, a virtualenv made there);
   each ``writable`` path bound read-write; each ``hidden`` path
   covered -- a directory by an empty read-only one, a file by ``/dev/null``
