@@ -54,7 +54,9 @@ class Slot:
         self.retired = False
 
     def _prepare(self) -> Client:
-        transport = ProcessTransport(self.spawn, stderr=CAPTURE, jail=self.jail)
+        # Unjailed, a lifeline of its own: the server dies with the runner, even by SIGKILL.
+        lifeline = self.jail is None
+        transport = ProcessTransport(self.spawn, stderr=CAPTURE, jail=self.jail, lifeline=lifeline)
         return prepare(transport, self.options)
 
     def open(self) -> None:
