@@ -631,6 +631,50 @@ class Discovery(CodeModeCase):
         self.assertIn("no tool time.convert; the closest: time.convert_time", unknown.stdout)
 
 
+class SharedFlags(CodeModeCase):
+    """The policy and limit flags reach the runner (the library's tests cover each rule)."""
+
+    def notes(self) -> Dict[str, Any]:
+        argv = server_argv("codemode_tools", self.dir)
+        return {"command": argv[0], "args": argv[1:]}
+
+    def test_allow_deny_and_the_limits_are_the_runners(self) -> None:
+        program = self.program("""
+            import sys
+            from cap.mcp import CallFailed, CallRefused, notes
+            for call in (lambda: notes.write_note(name="a", text="x"), notes.pid, notes.pid):
+                try:
+                    call()
+                    print("sent")
+                except CallRefused as e:
+                    print("refused:", e)
+                except CallFailed as e:
+                    print("failed:", e)
+            sys.stdout.write("y" * 5000)
+        """)
+        done = self.run_runner(
+            {"notes": self.notes()},
+            "--allow", "read-only", "--deny-tool", "notes.die", "--allow-tool", "notes.write_note",
+            "--max-calls", "2", "--max-output", "200", "--memory", str(256 << 20), program,
+        )  # fmt: skip
+        self.assertEqual(done.returncode, 0, done.stderr)
+        lines = done.stdout.splitlines()
+        self.assertEqual(lines[:2], ["sent", "sent"])
+        self.assertRegex(lines[2], r"^failed: notes\.pid: refused: .*Limits\.max_calls")
+        self.assertIn("bytes of stdout dropped: past Limits.max_output_bytes (200)]", done.stdout)
+        self.assertIn("codemode: the program went past its 2 tool calls", done.stderr)
+
+    def test_an_unknown_server_or_a_bad_flag_is_a_usage_error(self) -> None:
+        program = self.program("print('never')\n")
+        unknown = self.run_runner({"time": TIME}, "--server", "nope", program)
+        self.assertEqual((unknown.returncode, unknown.stdout), (2, ""))
+        self.assertIn("codemode: no server nope in", unknown.stderr)
+        self.assertIn("(it has: time)", unknown.stderr)
+        bad = self.run_runner({"time": TIME}, "--deny-tool", "nodot", program)
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn("is not server.function", bad.stderr)
+
+
 class ConsoleScript(CodeModeCase):
     """The ``mcp-client`` script that ``pip install`` writes runs the command, anywhere."""
 
