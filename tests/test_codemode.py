@@ -301,20 +301,53 @@ class Seam(CodeModeCase):
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual(done.stdout, "refused: not a call of a generated function\n" * 3 + "UTC\n")
 
-    def test_a_call_over_the_line_cap_ends_the_serving(self) -> None:
+    def test_a_call_over_the_line_cap_is_call_failed_and_the_next_call_works(self) -> None:
+        # Issue 25 item 10: a 17 MiB argument was BrokenPipeError, then every call after.
         program = self.program("""
             from cap.internal import mcp
-            try:
-                mcp.invoke("time", "get_current_time", {"timezone": "x" * (17 << 20)})
-            except (mcp.CallFailed, BrokenPipeError) as e:
-                print("cut off:", type(e).__name__)
+            for _ in range(2):
+                try:
+                    mcp.invoke("time", "get_current_time", {"timezone": "x" * (17 << 20)})
+                except mcp.CallFailed as e:
+                    print("refused:", str(e).split(";")[0].split(": ", 1)[1])
+            print(mcp.invoke("time", "get_current_time", {"timezone": "UTC"})["timezone"])
         """)
         done = self.run_runner({"time": TIME}, program)
         self.assertEqual(done.returncode, 0, done.stderr)
-        self.assertRegex(done.stdout, r"^cut off: (CallFailed|BrokenPipeError)\n$")
+        refused = "refused: the call is 17825869 bytes, over the 16777216 a call may take\n"
+        self.assertEqual(done.stdout, refused * 2 + "UTC\n")
+
+    def test_a_forged_line_over_the_cap_ends_the_serving_and_calls_fail_after(self) -> None:
+        # Written past invoke, straight to the pipe: the runner's own bound, then every
+        # call is CallFailed saying why, never BrokenPipeError.
+        program = self.program("""
+            import os
+            from cap.internal import mcp
+            out, _ = mcp._open()
+            try:
+                out.write(b"x" * (17 << 20) + b"\\n")
+                out.flush()
+            except BrokenPipeError:
+                pass
+            for _ in range(2):
+                try:
+                    mcp.invoke("time", "get_current_time", {"timezone": "UTC"})
+                except mcp.CallFailed as e:
+                    print("failed:", str(e).split(" (")[0].split(":")[0])
+        """)
+        done = self.run_runner({"time": TIME}, program)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertRegex(done.stdout, r"^(failed: the runner (is gone|closed the pipe)\n){2}$")
         self.assertIn(
             "the program sent a call over 16777216 bytes; no more are served", done.stderr
         )
+
+    def test_runtime_bound_is_the_wires(self) -> None:
+        from mcp_client._program import RUNTIME
+        from mcp_client.stdio import MAX_LINE_BYTES
+
+        self.assertIn("MAX_CALL_BYTES = 16 * 1024 * 1024\n", RUNTIME)
+        self.assertEqual(16 * 1024 * 1024, MAX_LINE_BYTES)
 
 
 class Endings(CodeModeCase):
@@ -376,11 +409,12 @@ class Endings(CodeModeCase):
             if int(fields[1]) == runner.pid and command_of(pid).startswith("bwrap")
         }
         self.assertEqual(len(jails), 1, "the program's bwrap")
-        # A SIGKILLed runner cannot remove its directory: bwrap runs in its run's scratch,
-        # inside it (root/run-N/scratch).
-        scratch = os.readlink("/proc/%d/cwd" % next(iter(jails)))
-        self.assertEqual(os.path.basename(scratch), "scratch")
-        self.addCleanup(shutil.rmtree, os.path.dirname(os.path.dirname(scratch)), True)
+        # A SIGKILLed runner cannot remove its directory (root/lib is bound into the jail;
+        # the scratch is a tmpfs of the jail's own, which goes with it).
+        argv = open("/proc/%d/cmdline" % next(iter(jails)), "rb").read().split(b"\0")
+        lib = next(arg.decode() for arg in argv if arg.endswith(b"/lib"))
+        self.assertIn("/mcp-codemode-", lib)
+        self.addCleanup(shutil.rmtree, os.path.dirname(lib), True)
         runner.kill()
         runner.communicate(timeout=RUN_TIMEOUT)
         # The jail's lifeline broke with the runner: the init, the program and bwrap end.
