@@ -127,6 +127,20 @@ class WhatTheProgramSees(CodeModeCase):
         with open(paths["err.log"]) as stream:
             self.assertTrue(stream.read().startswith("a failed server's tail, earlier\n"))
 
+    def test_scratch_dir_is_the_only_host_directory_and_no_limits_is_a_flag(self) -> None:
+        # By default the program writes a tmpfs of its jail's; --scratch DIR binds DIR.
+        program = self.program("import os\nopen('made', 'w').write('x')\nprint(os.getcwd())\n")
+        scratch = os.path.join(self.dir, "scratch")
+        os.mkdir(scratch)
+        config = self.config({"time": TIME})
+        for flags, cwd in (([], "/tmp/scratch"), (["--scratch", scratch], scratch)):
+            argv = COMMAND_WITH(config, program)[:-1] + flags + ["--no-limits", program]
+            done = self.run_command(
+                argv, env=self.env, cwd=self.cwd, capture_output=True, text=True
+            )
+            self.assertEqual((done.returncode, done.stdout), (0, cwd + "\n"), done.stderr)
+        self.assertEqual(os.listdir(scratch), ["made"])
+
     def run_command(self, argv: List[str], **options: Any) -> Any:
         return subprocess.run(argv, timeout=240, check=False, **options)
 
