@@ -775,7 +775,10 @@ def _steps(
     name = settings.server_name or settings.label or session.initialized.server_info.name
     from . import codegen  # here: a client that never generates does not load the generator
 
-    session.generated = _step("generation", lambda: codegen.generate(name, session.tools or ()))
+    info = session.initialized
+    session.generated = _step(
+        "generation", lambda: codegen.generate(name, session.tools or (), info=info)
+    )
     _print(report, _surface_text(session.generated))
     if settings.source:
         _print(None if settings.json_output else out, _source_text(session.generated))
@@ -1133,8 +1136,7 @@ def _name(text: str) -> str:
 def _terminal(text: str, limit: Optional[int] = None) -> str:
     """Server text for a terminal: newlines and tabs kept, every other unprintable
     character escaped (so an ANSI escape or a bidi override arrives inert)."""
-    shown = inert(text, keep="\n\t")
-    return shown if limit is None else truncate(shown, limit)
+    return inert(text, keep="\n\t", limit=limit)  # cut before it is read
 
 
 # ----------------------------------------------------------------------------- JSON
