@@ -66,7 +66,10 @@ class Feed:
     def _read(self, fd: int) -> bytes:
         """A chunk of the source, ``b""`` at its EOF, its failure or a stop."""
         while True:
-            ready, _, _ = select.select([fd, self._wake_read], [], [])
+            try:
+                ready, _, _ = select.select([fd, self._wake_read], [], [])
+            except (OSError, ValueError):  # not a descriptor (a closed stdin): nothing to give
+                return b""
             if self._wake_read in ready:
                 return b""
             try:

@@ -26,7 +26,6 @@ __all__ = ["popen", "STARTUP_TIMEOUT"]
 #: Seconds the script may take to start the watchdog and exec the server.
 STARTUP_TIMEOUT = 30.0
 _SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lifeline.py")
-_source: Optional[str] = None
 
 
 def popen(
@@ -39,7 +38,7 @@ def popen(
     """
     life_read, life_write = _pipe()
     status_read, status_write = _pipe()
-    script = [_python(), "-I", "-S", "-B", "-c", _read_source()]
+    script = [_python(), "-I", "-S", "-B", _SCRIPT]  # by its path: `ps` shows what it is
     wrapped = script + [str(life_read), str(status_write), "--"] + list(argv)
     try:
         child = subprocess.Popen(
@@ -114,11 +113,3 @@ def _pipe() -> Tuple[int, int]:
 
 def _python() -> str:
     return os.path.realpath(sys.executable or "python3")
-
-
-def _read_source() -> str:
-    global _source
-    if _source is None:
-        with open(_SCRIPT, encoding="utf-8") as stream:
-            _source = stream.read()
-    return _source

@@ -1,9 +1,9 @@
 """An unjailed server's lifeline: its process group dies with the harness, even by SIGKILL.
 
-Not imported by the package: :mod:`mcp_client._supervised` reads this file's text
-and starts a server through it as::
+Not imported by the package: :mod:`mcp_client._supervised` starts a server through
+it as::
 
-    python -I -S -B -c SOURCE LIFELINE STATUS -- ARGV...
+    python -I -S -B .../mcp_client/lifeline.py LIFELINE STATUS -- ARGV...
 
 in the session and process group that ``Popen(start_new_session=True)`` made, so
 it must stay a self-contained script (it imports ``os``, ``sys`` and ``_signal``,
