@@ -311,7 +311,7 @@ def _tool_fault(tool: Dict[str, Any], index: int) -> ProtocolFault:
 # ----------------------------------------------------------------------------- tools/call
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Text:
     """A ``text`` content block; ``raw`` is the block as the server sent it.
 
@@ -322,8 +322,16 @@ class Text:
     text: str
     raw: Optional[Dict[str, JsonValue]] = field(default=None, compare=False, repr=False)
 
+    def __init__(self, text: str, raw: Optional[Dict[str, JsonValue]] = None) -> None:
+        # Every call result builds these: the instance dict filled in place is a
+        # quarter of the generated frozen __init__'s cost (one object.__setattr__
+        # a field). Still frozen: assignment raises.
+        fields = self.__dict__
+        fields["text"] = text
+        fields["raw"] = raw
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, init=False)
 class Other:
     """Any other content block (``image``, ``audio``, ``resource``, ...): its kind, and
     the block's JSON as the server sent it, raw and untrusted (SEED.md, "tolerant
@@ -332,17 +340,33 @@ class Other:
     kind: str
     raw: Dict[str, JsonValue]
 
+    def __init__(self, kind: str, raw: Dict[str, JsonValue]) -> None:
+        fields = self.__dict__  # as Text's: filled in place, still frozen
+        fields["kind"] = kind
+        fields["raw"] = raw
+
 
 ContentBlock = Union[Text, Other]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class CallToolResult:
     """A ``tools/call`` result. ``is_error`` is the tool's own failure, not ours."""
 
     content: Tuple[ContentBlock, ...]
     is_error: bool = False
     structured_content: JsonValue = None
+
+    def __init__(
+        self,
+        content: Tuple[ContentBlock, ...],
+        is_error: bool = False,
+        structured_content: JsonValue = None,
+    ) -> None:
+        fields = self.__dict__  # as Text's: filled in place, still frozen
+        fields["content"] = content
+        fields["is_error"] = is_error
+        fields["structured_content"] = structured_content
 
 
 def call_tool_params(name: str, arguments: JsonValue) -> JsonValue:
@@ -359,7 +383,10 @@ def decode_call_tool(result: JsonValue) -> CallToolResult:
     is_error = body.get("isError", False)
     if type(is_error) is not bool:
         raise ProtocolFault("isError is not a boolean")
-    content = tuple(map(_block, raw_content, range(len(raw_content))))
+    if len(raw_content) == 1:  # the common shape: one block, no map() or range() to set up
+        content: Tuple[ContentBlock, ...] = (_block(raw_content[0], 0),)
+    else:
+        content = tuple(map(_block, raw_content, range(len(raw_content))))
     return CallToolResult(content, is_error, body.get("structuredContent"))
 
 
@@ -367,13 +394,13 @@ def _block(raw: JsonValue, index: int) -> ContentBlock:
     if type(raw) is not dict:
         raise ProtocolFault("content[%d] is not an object" % index)
     kind = raw.get("type")
-    if kind == "text" and type(kind) is str:
+    if type(kind) is not str:
+        raise ProtocolFault("content[%d].type is not a string" % index)
+    if kind == "text":
         text = raw.get("text")
         if type(text) is not str:
             raise ProtocolFault("content[%d].text is not a string" % index)
         return Text(text, raw)
-    if type(kind) is not str:
-        raise ProtocolFault("content[%d].type is not a string" % index)
     return Other(kind, raw)
 
 
