@@ -1087,6 +1087,426 @@ def cpu_model() -> str:
     return platform.processor() or "unknown CPU"
 
 
+# ============================================================================ the goals (--goals)
+
+#: The goals of the performance work, each against a floor of the same run:
+#: key, label, baseline client, whether higher is better, the bound.
+GOALS = [
+    ("seq", "sequential tools/call (calls/s)", "threaded", True, 1.0),
+    ("inflight", "64 calls in flight (calls/s)", "threaded", True, 1.2),
+    ("blob", "one 8 MiB text result (ms)", "floor", False, 1.0),
+    ("list", "1,000 tools over 20 pages (ms)", "threaded", False, 1.0),
+]
+#: What ``--goals`` imports in fresh interpreters, against each other: nothing, the
+#: standard library the client is made of, and the client.
+IMPORT_SETS = {
+    "pass": "pass",
+    "stdlib": "import json, threading, subprocess, selectors",
+    "client": "import mcp_client",
+}
+IMPORT_GOAL = 2.0  # the client's import within 2x of the stdlib set's
+CODEGEN_GOAL = 20.0  # generate within 20x of json.dumps of the same listing
+
+
+def turn_ratios(samples: Dict[Tuple[str, str], List[float]], what: str, base: str) -> List[float]:
+    """This client's sample over the baseline's, turn by turn (each turn is one
+    window or event of every client, back to back)."""
+    ours, theirs = samples[("client", what)], samples[(base, what)]
+    return [a / b for a, b in zip(ours, theirs) if b]
+
+
+def goal_samples(args: argparse.Namespace) -> Dict[Tuple[str, str], List[float]]:
+    """Runs of ``args.repeats`` windows / events of each client, taking turns."""
+    workers = [Worker(name) for name in ("floor", "threaded", "client")]
+    samples: Dict[Tuple[str, str], List[float]] = {}
+    try:
+        for worker in workers:
+            assert worker.answer() == "ready", worker.name
+        for what, _, _, _, _ in GOALS:
+            progress(what)
+            windowed = what in ("seq", "inflight")
+            for turn in range(args.repeats):
+                for worker in workers[turn % 3 :] + workers[: turn % 3]:
+                    value = worker.ask(what, args.duration if windowed else 0.0)
+                    samples.setdefault((worker.name, what), []).append(value)
+    finally:
+        for worker in workers:
+            worker.close()
+    return samples
+
+
+def import_samples(runs: int) -> Dict[str, List[Tuple[float, float]]]:
+    """(in-process import time, whole-process time) of each of ``IMPORT_SETS`` in
+    fresh ``python -S`` interpreters, the three taking turns."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    paths = [ROOT] + [p for p in sys.path if p]
+    out: Dict[str, List[Tuple[float, float]]] = {name: [] for name in IMPORT_SETS}
+    names = list(IMPORT_SETS)
+    for run in range(runs + 1):  # the first, untimed, writes any stale bytecode
+        for name in names[run % 3 :] + names[: run % 3]:
+            probe = IMPORT_PROBE % (paths, IMPORT_SETS[name])
+            start = time.perf_counter()
+            done = subprocess.run(
+                [sys.executable, "-S", "-c", probe],
+                cwd=ROOT,
+                env=env,
+                check=True,
+                capture_output=True,
+                text=True,
+            )
+            whole = time.perf_counter() - start
+            if run:
+                out[name].append((float(done.stdout.split()[0]), whole))
+    return out
+
+
+def codegen_ratios(repeat: int) -> List[Tuple[str, int, float, float]]:
+    """(listing, tools, generate / json.dumps median, range low-high as one figure
+    pair is not kept: the best ratio) for the 256-tool listings of
+    ``tools/bench_codegen.py`` and the golden listings of real servers."""
+    import functools
+
+    sys.path.insert(0, HERE)
+    import bench_codegen
+    from timing import sample
+
+    from mcp_client import codegen, protocol
+
+    listings: List[Tuple[str, Any]] = [
+        ("256 tools, " + variant, bench_codegen.listing(variant))
+        for variant in ("no @", "@ in descriptions", "@ in a wire name", "output schemas")
+    ]
+    golden = os.path.join(ROOT, "tests", "golden")
+    for name in sorted(os.listdir(golden)):
+        if name.endswith(".tools.json"):
+            with open(os.path.join(golden, name)) as listing_file:
+                listings.append((name[: -len(".tools.json")], json.load(listing_file)))
+    rows = []
+    for label, raw in listings:
+        tools = protocol.decode_tools_page(raw).tools
+        codegen.generate("bench", tools)
+        dumps = sample(functools.partial(json.dumps, raw), 50, repeat)
+        loops = 2 if len(tools) > 50 else 20
+        generate = sample(functools.partial(codegen.generate, "bench", tools), loops, repeat)
+        rows.append((label, len(tools), generate[1] / dumps[1], generate[0] / dumps[0]))
+    return rows
+
+
+def spread(values: List[float], fmt: str = "{:.2f}") -> str:
+    return (fmt + "-" + fmt).format(min(values), max(values)) if values else "-"
+
+
+def goal_lines(args: argparse.Namespace) -> List[str]:
+    started = time.perf_counter()
+    samples = goal_samples(args)
+    lines = [
+        "goals, each against a floor of the same run: %d windows of %.1f s (rates) or %d"
+        " events (times) per client, the three taking turns; ratio = mcp_client / baseline"
+        " (median of the turn-by-turn ratios, their range)"
+        % (args.repeats, args.duration, args.repeats),
+        "",
+    ]
+    rows = [["", "floor", "threaded floor", "mcp_client", "ratio (median)", "range", "goal"]]
+    for what, label, base, higher, bound in GOALS:
+        scale = 1.0 if what in ("seq", "inflight") else 1e3
+        fmt = "{:,.0f}" if scale == 1.0 else "{:,.1f}"
+        ratios = turn_ratios(samples, what, base)
+        middle = median(ratios)
+        met = middle >= bound if higher else middle <= bound
+        rows.append(
+            [label]
+            + [
+                fmt.format(median(samples[(c, what)]) * scale)
+                for c in ("floor", "threaded", "client")
+            ]
+            + [
+                "{:.2f}x".format(middle),
+                spread(ratios),
+                "%s %.1fx the %s: %s"
+                % (
+                    ">=" if higher else "<=",
+                    bound,
+                    "threaded floor" if base == "threaded" else "bare floor",
+                    "met" if met else "MISSED",
+                ),
+            ]
+        )
+    lines += boxed(rows)
+    progress("imports")
+    imports = import_samples(args.imports)
+    own = {name: median([s[0] for s in runs]) for name, runs in imports.items()}
+    whole = {name: median([s[1] for s in runs]) for name, runs in imports.items()}
+    per_run = [c[0] / s[0] for c, s in zip(imports["client"], imports["stdlib"])]
+    lines += [
+        "",
+        "import, %d fresh `python -S` interpreters each, taking turns (medians):" % args.imports,
+        "  in-process: import mcp_client %.1f ms, import json, threading, subprocess, selectors"
+        " %.1f ms: %.2fx (range %s; goal <= %.1fx: %s)"
+        % (
+            own["client"] * 1e3,
+            own["stdlib"] * 1e3,
+            median(per_run),
+            spread(per_run),
+            IMPORT_GOAL,
+            "met" if median(per_run) <= IMPORT_GOAL else "MISSED",
+        ),
+        "  whole process: python -c pass %.1f ms, the stdlib set %.1f ms (%.2fx pass),"
+        " mcp_client %.1f ms (%.2fx pass, %.2fx the stdlib set)"
+        % (
+            whole["pass"] * 1e3,
+            whole["stdlib"] * 1e3,
+            whole["stdlib"] / whole["pass"],
+            whole["client"] * 1e3,
+            whole["client"] / whole["pass"],
+            whole["client"] / whole["stdlib"],
+        ),
+    ]
+    progress("codegen")
+    lines += [
+        "",
+        "codegen: generate / json.dumps of the same listing (median; best), goal <= %.0fx:"
+        % CODEGEN_GOAL,
+    ]
+    for label, tools, ratio_median, ratio_best in codegen_ratios(7):
+        lines.append(
+            "  %-32s %4d tools  %5.1fx  (best %5.1fx)  %s"
+            % (
+                label,
+                tools,
+                ratio_median,
+                ratio_best,
+                "met" if ratio_median <= CODEGEN_GOAL else "MISSED",
+            )
+        )
+    progress("per-call profile")
+    lines += [""] + profile_lines(args)
+    lines.append("")
+    lines.append(
+        "(whole run: %.0f s; rerun: python tools/bench.py --goals)"
+        % (time.perf_counter() - started)
+    )
+    return lines
+
+
+def boxed(rows: List[List[str]]) -> List[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for n, row in enumerate(rows):
+        cells = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:-1], widths[1:-1])]
+        lines.append("| " + " | ".join(cells + [row[-1].ljust(widths[-1])]) + " |")
+        if n == 0:
+            lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    return lines
+
+
+# ============================================================================ the per-call profile
+
+
+def thread_cpu(thread: threading.Thread) -> float:
+    """CPU seconds ``thread`` has used so far (Linux: its own clock)."""
+    assert thread.ident is not None
+    return time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
+
+
+def call_costs(conn: Any, reader: threading.Thread, seconds: float) -> Tuple[float, float, float]:
+    """Wall, caller CPU and reader CPU per sequential call, microseconds."""
+    count = 0
+    wall, caller, read = time.perf_counter(), time.thread_time(), thread_cpu(reader)
+    end = wall + seconds
+    while time.perf_counter() < end:
+        conn.echo()
+        count += 1
+    return (
+        (time.perf_counter() - wall) / count * 1e6,
+        (time.thread_time() - caller) / count * 1e6,
+        (thread_cpu(reader) - read) / count * 1e6,
+    )
+
+
+def per_call(args: argparse.Namespace) -> Dict[str, List[Tuple[float, float, float]]]:
+    """Both threads of a sequential call, this client and the threaded floor
+    taking turns window by window in this one process."""
+    floor, ours = ThreadedFloor(), Ours()
+    reader = ours.client._session.reader_thread
+    assert reader is not None
+    try:
+        for _ in range(300):
+            floor.echo()
+            ours.echo()
+        costs: Dict[str, List[Tuple[float, float, float]]] = {"threaded": [], "client": []}
+        for turn in range(args.repeats):
+            pair = [("threaded", floor, floor.reader), ("client", ours, reader)]
+            for name, conn, thread in pair if turn % 2 == 0 else pair[::-1]:
+                costs[name].append(call_costs(conn, thread, args.duration))
+    finally:
+        floor.close()
+        ours.close()
+    return costs
+
+
+STEP_LOOPS = 20000
+
+
+def pipe_connection_class() -> Any:
+    from mcp_client.transport import Connection, NoResource
+
+    class PipeConnection(Connection):
+        """A connection that only writes (into a pipe the step reads back)."""
+
+        read_fd = -1
+
+        def kill(self) -> None:
+            pass
+
+        def wait(self, deadline: Optional[float]) -> NoResource:
+            return NoResource()
+
+        def close_output(self) -> None:
+            pass
+
+    return PipeConnection
+
+
+def step_costs() -> List[Tuple[str, str, float]]:
+    """Each step of a call on its own (thread, step, microseconds), on the echo
+    call's own values: what the call's thread spends in the package's code."""
+    import timeit
+
+    from mcp_client import jsonrpc, protocol, stdio
+    from mcp_client._core._calls import CallTable
+    from mcp_client._core._outbox import Outbox
+
+    line = b'{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"ok"}],'
+    line += b'"isError":false}}'
+    result = jsonrpc.decode(line)
+    assert isinstance(result, jsonrpc.Response)
+    params = protocol.call_tool_params("echo", {})
+    message = jsonrpc.request(7, protocol.TOOLS_CALL, params)
+    data = stdio.frame(message)
+    lock, table = threading.RLock(), CallTable()
+    read_end, write_end = os.pipe()
+    poller = __import__("select").poll()
+    poller.register(read_end, 1)
+
+    def mint() -> None:
+        with lock:
+            table.mint(protocol.TOOLS_CALL, 30.0, 1e9)
+
+    ids = iter(range(1, 10**9))  # the calls mint() made, in order
+
+    def settle() -> None:
+        with lock:
+            call = table.take(next(ids))
+        assert call is not None
+        call.settle(result.result)
+        call.wait(1.0)
+        call.outcome()
+
+    conn = pipe_connection_class()(write_end)
+    outbox = Outbox(lock, table)
+    sent = table.mint(protocol.TOOLS_CALL, 30.0, 1e9)
+
+    def write_read() -> None:
+        outbox.send(conn, data, sent)
+        os.read(read_end, 65536)
+
+    def poll_read() -> None:
+        os.write(write_end, line + b"\n")
+        poller.poll()
+        os.read(read_end, 65536)
+
+    buffer = stdio.Buffer()
+    steps: List[Tuple[str, str, Callable[[], Any]]] = [
+        (
+            "caller",
+            "params: call_tool_params, the arguments copied",
+            lambda: protocol.call_tool_params("echo", dict({})),
+        ),
+        ("caller", "a call minted under the session's lock", mint),
+        (
+            "caller",
+            "the frame: envelope, check, encode (stdio.frame)",
+            lambda: stdio.frame(jsonrpc.request(7, protocol.TOOLS_CALL, params)),
+        ),
+        (
+            "caller",
+            "result decoded (protocol.decode_call_tool)",
+            lambda: protocol.decode_call_tool(result.result),
+        ),
+        ("reader", "the line framed (stdio.Buffer.push)", lambda: buffer.push(line + b"\n")),
+        (
+            "reader",
+            "the line decoded (jsonrpc.decode: parse, envelope)",
+            lambda: jsonrpc.decode(line),
+        ),
+        ("both", "take, settle (reader); wait, outcome (caller)", settle),
+        ("caller", "the frame written (Outbox.send, the pipe; + its os.read)", write_read),
+        ("reader", "poll + os.read of a ready line (+ its os.write)", poll_read),
+    ]
+    out = []
+    try:
+        for thread, label, step in steps:
+            if step is settle:  # as many calls minted as it settles
+                for _ in range(STEP_LOOPS * 5):
+                    mint()
+            took = min(timeit.repeat(step, number=STEP_LOOPS, repeat=5)) / STEP_LOOPS
+            out.append((thread, label, took * 1e6))
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+    return out
+
+
+def profile_lines(args: argparse.Namespace) -> List[str]:
+    costs = per_call(args)
+    steps = step_costs()
+    med = {
+        name: [median([row[i] for row in rows]) for i in range(3)] for name, rows in costs.items()
+    }
+    lines = [
+        "per sequential call, microseconds (this process: the threaded floor and mcp_client"
+        " taking turns, %d windows of %.1f s, medians; CPU per thread by its own clock):"
+        % (args.repeats, args.duration),
+        "",
+    ]
+    rows = [["", "threaded floor", "mcp_client", "goal"]]
+    rows.append(["round trip (wall)"] + ["%.1f" % med[n][0] for n in ("threaded", "client")] + [""])
+    rows.append(["caller thread CPU"] + ["%.1f" % med[n][1] for n in ("threaded", "client")] + [""])
+    rows.append(["reader thread CPU"] + ["%.1f" % med[n][2] for n in ("threaded", "client")] + [""])
+    lines += boxed(rows)
+    lines += [
+        "",
+        "the steps of mcp_client's call, each timed alone on the echo call's values (best of 5):",
+        "",
+    ]
+    rows = [["thread", "step", "us"]]
+    for thread, label, took in steps:
+        rows.append([thread, label, "%.2f" % took])
+    cpu = med["client"][1] + med["client"][2]
+    rows.append(["both", "sum of the steps", "%.2f" % sum(took for _, _, took in steps)])
+    rows.append(["both", "CPU of both threads, measured above", "%.2f" % cpu])
+    rows.append(
+        [
+            "both",
+            "the rest: thread wake-ups, the GIL's hand-overs, the interpreter's loops",
+            "%.2f" % (cpu - sum(took for _, _, took in steps)),
+        ]
+    )
+    lines += boxed_left(rows)
+    return lines
+
+
+def boxed_left(rows: List[List[str]]) -> List[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for n, row in enumerate(rows):
+        cells = [c.ljust(w) for c, w in zip(row[:-1], widths[:-1])] + [row[-1].rjust(widths[-1])]
+        lines.append("| " + " | ".join(cells) + " |")
+        if n == 0:
+            lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    return lines
+
+
 # ============================================================================ main
 
 
@@ -1100,16 +1520,25 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     parser.add_argument(
         "--codemode", action="store_true", help="only the code-mode runner's figures"
     )
+    parser.add_argument(
+        "--goals",
+        action="store_true",
+        help="the performance goals against their floors, imports, codegen, the per-call profile",
+    )
+    parser.add_argument(
+        "--profile", action="store_true", help="only the per-call profile of both threads"
+    )
     parser.add_argument("--worker", nargs=2, metavar=("KIND", "CLIENT"), help=argparse.SUPPRESS)
     parser.add_argument("--duration", type=float, help="seconds per rate window")
     parser.add_argument("--repeats", type=int, help="rate windows per client")
     parser.add_argument("--events", type=int, help="samples per single-event figure")
     args = parser.parse_args(argv)
     quick = args.quick
+    goals = args.goals or args.profile  # runs of 5, as the goals are stated
     args.duration = args.duration or (0.3 if quick else 0.5)
-    args.repeats = args.repeats or (3 if quick else 7)
+    args.repeats = args.repeats or (5 if goals else 3 if quick else 7)
     args.events = args.events or (3 if quick else 9)
-    args.imports = 3 if quick else 7
+    args.imports = 11 if goals else 3 if quick else 7
     return args
 
 
@@ -1120,6 +1549,9 @@ def main(argv: Optional[List[str]] = None) -> None:
         return
     if args.codemode:
         print("\n".join(codemode_lines(codemode_figures(args))))
+        return
+    if args.goals or args.profile:
+        print("\n".join(goal_lines(args) if args.goals else profile_lines(args)))
         return
     sdk = None if args.no_sdk else sdk_available()
     clients = CLIENTS if sdk else tuple(name for name in CLIENTS if name != "sdk")
