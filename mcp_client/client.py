@@ -40,7 +40,7 @@ import math
 import time
 import weakref
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Tuple, Union
 
 from . import protocol
 from ._core import _connect, _threads
@@ -49,7 +49,6 @@ from ._core._requests import Requests, decoded
 from ._core._session import Session
 from ._core._state import State
 from ._version import __version__
-from .capture import Capture, CaptureTarget
 from .errors import (
     CallTimedOut,
     CleanupUnconfirmed,
@@ -73,6 +72,9 @@ from .errors import (
 )
 from .protocol import CallToolResult, ClientInfo, InitializeResult, ToolDescriptor
 from .transport import ProcessTransport, Retirement, Spawn, Transport
+
+if TYPE_CHECKING:  # the capture module loads when a client first records (Session.open_capture)
+    from .capture import Capture, CaptureTarget
 
 __all__ = [
     "Options",

@@ -38,7 +38,6 @@ import threading
 import weakref
 from typing import TYPE_CHECKING, Iterable, Optional
 
-from ..capture import Capture, open_capture
 from ..errors import (
     ClientBroken,
     ClientInherited,
@@ -58,6 +57,7 @@ from ._custody import Custody
 from ._state import ENDED, TRANSITIONS, State
 
 if TYPE_CHECKING:  # pragma: no cover - for annotations only
+    from ..capture import Capture
     from ..client import Options
     from ._reader import Reader
 
@@ -176,6 +176,10 @@ class Session:
 
     def open_capture(self) -> None:
         """The wire log of ``Options.capture`` (before the transport opens)."""
+        if self.options.capture is None:
+            return  # nothing to record: the capture module is not even loaded
+        from ..capture import open_capture  # on first use: import mcp_client stays small
+
         self.capture = open_capture(self.options.capture)
 
     def adopt(self, conn: Optional[Connection]) -> bool:
