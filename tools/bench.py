@@ -350,14 +350,28 @@ def sync_command(conn: Any, make: Callable[[], Any], what: str, seconds: float) 
 
 
 def serve_sync(make: Callable[[], Any]) -> None:
-    """Answer the driver's measurement commands, one JSON line each, until EOF."""
+    """Answer the driver's measurement commands, one JSON line each, until EOF.
+
+    ``cpu`` answers with the CPU time (every thread of this process) the last
+    measurement used, per call for a rate, per event for a time: a figure the
+    other processes on the machine disturb far less than the wall clock.
+    """
     conn = make()
+    used = 0.0
     try:
         warm(conn)
         reply("ready")
         for line in sys.stdin:
             command = json.loads(line)
-            reply(sync_command(conn, make, command["what"], command["seconds"]))
+            if command["what"] == "cpu":
+                reply(used)
+                continue
+            started, wall = time.process_time(), time.perf_counter()
+            value = sync_command(conn, make, command["what"], command["seconds"])
+            used = time.process_time() - started
+            if command["what"] in ("seq", "inflight"):  # a rate: per call
+                used /= max(1.0, value * (time.perf_counter() - wall))
+            reply(value)
     finally:
         conn.close()
 
@@ -1106,6 +1120,8 @@ IMPORT_SETS = {
 }
 IMPORT_GOAL = 2.0  # the client's import within 2x of the stdlib set's
 CODEGEN_GOAL = 20.0  # generate within 20x of json.dumps of the same listing
+CLIENTS_OF_GOALS = ("floor", "threaded", "client")
+BASE_NAMES = {"floor": "bare floor", "threaded": "threaded floor"}
 
 
 def turn_ratios(samples: Dict[Tuple[str, str], List[float]], what: str, base: str) -> List[float]:
@@ -1117,7 +1133,7 @@ def turn_ratios(samples: Dict[Tuple[str, str], List[float]], what: str, base: st
 
 def goal_samples(args: argparse.Namespace) -> Dict[Tuple[str, str], List[float]]:
     """Runs of ``args.repeats`` windows / events of each client, taking turns."""
-    workers = [Worker(name) for name in ("floor", "threaded", "client")]
+    workers = [Worker(name) for name in CLIENTS_OF_GOALS]
     samples: Dict[Tuple[str, str], List[float]] = {}
     try:
         for worker in workers:
@@ -1129,6 +1145,7 @@ def goal_samples(args: argparse.Namespace) -> Dict[Tuple[str, str], List[float]]
                 for worker in workers[turn % 3 :] + workers[: turn % 3]:
                     value = worker.ask(what, args.duration if windowed else 0.0)
                     samples.setdefault((worker.name, what), []).append(value)
+                    samples.setdefault((worker.name, what + "_cpu"), []).append(worker.ask("cpu"))
     finally:
         for worker in workers:
             worker.close()
@@ -1230,6 +1247,23 @@ def goal_lines(args: argparse.Namespace) -> List[str]:
                     "met" if met else "MISSED",
                 ),
             ]
+        )
+    lines += boxed(rows)
+    lines += [
+        "",
+        "the same runs by CPU time (every thread of each client's process; per call for the"
+        " rates, per event for the times; lower is better; ratio = mcp_client / baseline):",
+        "",
+    ]
+    rows = [["", "floor", "threaded floor", "mcp_client", "ratio (median)", "range", "baseline"]]
+    for what, label, base, _, _ in GOALS:
+        key = what + "_cpu"
+        scale, unit = (1e6, "us/call") if what in ("seq", "inflight") else (1e3, "ms")
+        ratios = turn_ratios(samples, key, base)
+        rows.append(
+            ["%s, CPU %s" % (label.split(" (")[0], unit)]
+            + ["{:,.1f}".format(median(samples[(c, key)]) * scale) for c in CLIENTS_OF_GOALS]
+            + ["{:.2f}x".format(median(ratios)), spread(ratios), BASE_NAMES[base]]
         )
     lines += boxed(rows)
     progress("imports")
