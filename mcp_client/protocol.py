@@ -376,7 +376,9 @@ def call_tool_params(name: str, arguments: JsonValue) -> JsonValue:
 
 def decode_call_tool(result: JsonValue) -> CallToolResult:
     """Decode a ``tools/call`` result."""
-    body = _object(result, "result")
+    if type(result) is not dict:
+        raise ProtocolFault("result is not an object")
+    body: Dict[str, Any] = result
     raw_content = body.get("content")
     if type(raw_content) is not list:
         raise ProtocolFault("content is not an array")

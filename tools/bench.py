@@ -570,6 +570,12 @@ def run_worker(args: argparse.Namespace) -> None:
         serve(name)
     elif kind == "jail":
         reply(worker_jail(int(name)))
+    elif kind == "calls":  # under callgrind: `count` sequential calls, nothing else timed
+        client, count = name.split(":")
+        conn: Any = SYNC[client]()
+        for _ in range(int(count)):
+            conn.echo()
+        conn.close()
     elif kind == "codemode":
         server, repeats, duration, events = name.split(":")
         reply(worker_codemode(server, int(repeats), float(duration), int(events)))
@@ -1152,16 +1158,40 @@ def goal_samples(args: argparse.Namespace) -> Dict[Tuple[str, str], List[float]]
     return samples
 
 
+#: Prints the standard-library modules ``import mcp_client`` loads beyond the set.
+DEPENDENCIES_PROBE = """
+import sys
+sys.path[1:1] = %r
+%s
+before = set(sys.modules)
+import mcp_client
+print(" ".join(sorted(m for m in set(sys.modules) - before
+                      if not m.startswith("mcp_client") and "." not in m)))
+"""
+
+
+def stdlib_dependencies(paths: List[str]) -> str:
+    """An import statement for the set and every other standard-library module
+    the client loads at import (logging, dataclasses, typing, ...)."""
+    probe = DEPENDENCIES_PROBE % (paths, IMPORT_SETS["stdlib"])
+    found = subprocess.run(
+        [sys.executable, "-S", "-c", probe], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout.split()
+    return "%s, %s" % (IMPORT_SETS["stdlib"], ", ".join(found))
+
+
 def import_samples(runs: int) -> Dict[str, List[Tuple[float, float]]]:
-    """(in-process import time, whole-process time) of each of ``IMPORT_SETS`` in
-    fresh ``python -S`` interpreters, the three taking turns."""
+    """(in-process import time, whole-process time) of each of ``IMPORT_SETS``, and
+    of the standard library the client needs, in fresh ``python -S`` interpreters,
+    taking turns."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     paths = [ROOT] + [p for p in sys.path if p]
-    out: Dict[str, List[Tuple[float, float]]] = {name: [] for name in IMPORT_SETS}
-    names = list(IMPORT_SETS)
+    sets = dict(IMPORT_SETS, needed=stdlib_dependencies(paths))
+    out: Dict[str, List[Tuple[float, float]]] = {name: [] for name in sets}
+    names = list(sets)
     for run in range(runs + 1):  # the first, untimed, writes any stale bytecode
-        for name in names[run % 3 :] + names[: run % 3]:
-            probe = IMPORT_PROBE % (paths, IMPORT_SETS[name])
+        for name in names[run % len(names) :] + names[: run % len(names)]:
+            probe = IMPORT_PROBE % (paths, sets[name])
             start = time.perf_counter()
             done = subprocess.run(
                 [sys.executable, "-S", "-c", probe],
@@ -1284,6 +1314,13 @@ def goal_lines(args: argparse.Namespace) -> List[str]:
             IMPORT_GOAL,
             "met" if median(per_run) <= IMPORT_GOAL else "MISSED",
         ),
+        "  the standard library the client loads at import, alone (the set and %s):"
+        " %.1f ms, %.2fx the set: the least the client's import can be"
+        % (
+            stdlib_dependencies([ROOT] + [p for p in sys.path if p]).split("selectors, ", 1)[1],
+            own["needed"] * 1e3,
+            median([n[0] / s[0] for n, s in zip(imports["needed"], imports["stdlib"])]),
+        ),
         "  whole process: python -c pass %.1f ms, the stdlib set %.1f ms (%.2fx pass),"
         " mcp_client %.1f ms (%.2fx pass, %.2fx the stdlib set)"
         % (
@@ -1357,28 +1394,39 @@ def call_costs(conn: Any, reader: threading.Thread, seconds: float) -> Tuple[flo
     )
 
 
-def per_call(args: argparse.Namespace) -> Dict[str, List[Tuple[float, float, float]]]:
+Costs = Tuple[float, float, float]
+Steps = List[Tuple[str, str, float]]
+
+
+def per_call(args: argparse.Namespace) -> Tuple[Dict[str, List[Costs]], List[Steps]]:
     """Both threads of a sequential call, this client and the threaded floor
-    taking turns window by window in this one process."""
+    taking turns window by window in this one process, and after each pair of
+    windows every step of this client's call timed alone: the turns see the
+    same machine."""
     floor, ours = ThreadedFloor(), Ours()
     reader = ours.client._session.reader_thread
     assert reader is not None
+    steps = StepTimer()
     try:
         for _ in range(300):
             floor.echo()
             ours.echo()
-        costs: Dict[str, List[Tuple[float, float, float]]] = {"threaded": [], "client": []}
+        costs: Dict[str, List[Costs]] = {"threaded": [], "client": []}
+        turns: List[Steps] = []
         for turn in range(args.repeats):
             pair = [("threaded", floor, floor.reader), ("client", ours, reader)]
             for name, conn, thread in pair if turn % 2 == 0 else pair[::-1]:
                 costs[name].append(call_costs(conn, thread, args.duration))
+            turns.append(steps.measure())
     finally:
         floor.close()
         ours.close()
-    return costs
+        steps.close()
+    return costs, turns
 
 
-STEP_LOOPS = 20000
+#: Times each step runs in one turn's measurement.
+STEP_LOOPS = 5000
 
 
 def pipe_connection_class() -> Any:
@@ -1401,129 +1449,211 @@ def pipe_connection_class() -> Any:
     return PipeConnection
 
 
-def step_costs() -> List[Tuple[str, str, float]]:
+class StepTimer:
     """Each step of a call on its own (thread, step, microseconds), on the echo
-    call's own values: what the call's thread spends in the package's code."""
-    import timeit
+    call's own values, through the package's own code: what each of the call's
+    two threads spends where."""
 
-    from mcp_client import jsonrpc, protocol, stdio
-    from mcp_client._core._calls import CallTable
-    from mcp_client._core._outbox import Outbox
+    LINE = (
+        b'{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"ok"}],'
+        b'"isError":false}}'
+    )
 
-    line = b'{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"ok"}],'
-    line += b'"isError":false}}'
-    result = jsonrpc.decode(line)
-    assert isinstance(result, jsonrpc.Response)
-    params = protocol.call_tool_params("echo", {})
-    message = jsonrpc.request(7, protocol.TOOLS_CALL, params)
-    data = stdio.frame(message)
-    lock, table = threading.RLock(), CallTable()
-    read_end, write_end = os.pipe()
-    poller = __import__("select").poll()
-    poller.register(read_end, 1)
+    def __init__(self) -> None:
+        import select
 
-    def mint() -> None:
-        with lock:
-            table.mint(protocol.TOOLS_CALL, 30.0, 1e9)
+        from mcp_client import jsonrpc, protocol, stdio
+        from mcp_client._core._calls import CallTable
+        from mcp_client._core._outbox import Outbox
 
-    ids = iter(range(1, 10**9))  # the calls mint() made, in order
+        response = jsonrpc.decode(self.LINE)
+        assert isinstance(response, jsonrpc.Response)
+        self.result = response.result
+        self.params = protocol.call_tool_params("echo", {})
+        self.data = stdio.frame(jsonrpc.request(7, protocol.TOOLS_CALL, self.params))
+        self.lock, self.table = threading.RLock(), CallTable()
+        self.read_end, self.write_end = os.pipe()
+        self.poller = select.poll()
+        self.poller.register(self.read_end, select.POLLIN)
+        self.conn = pipe_connection_class()(self.write_end)
+        self.outbox = Outbox(self.lock, self.table)
+        self.sent = self.table.mint(protocol.TOOLS_CALL, 30.0, 1e9)
+        self.buffer = stdio.Buffer()
+        self.ids = iter(range(2, 10**12))  # the calls mint() made, in order
+        self.steps: List[Tuple[str, str, Callable[[], Any]]] = [
+            ("caller", "params: call_tool_params, the arguments copied", self.params_step),
+            ("caller", "a call minted under the session's lock", self.mint),
+            ("caller", "the frame: envelope, check, encode (stdio.frame)", self.frame),
+            ("caller", "the frame written (Outbox.send to a pipe; + its os.read)", self.write),
+            ("caller", "the result decoded (protocol.decode_call_tool)", self.decode_result),
+            ("reader", "poll + os.read of a ready line (+ its os.write)", self.poll_read),
+            ("reader", "the line framed (stdio.Buffer.push)", self.push),
+            ("reader", "the line decoded (jsonrpc.decode: parse, envelope)", self.decode_line),
+            ("both", "take + settle (reader); wait + outcome (caller)", self.settle),
+        ]
 
-    def settle() -> None:
-        with lock:
-            call = table.take(next(ids))
+    def params_step(self) -> None:
+        from mcp_client import protocol
+
+        protocol.call_tool_params("echo", dict({}))
+
+    def mint(self) -> None:
+        from mcp_client import protocol
+
+        with self.lock:
+            self.table.mint(protocol.TOOLS_CALL, 30.0, 1e9)
+
+    def frame(self) -> None:
+        from mcp_client import jsonrpc, protocol, stdio
+
+        stdio.frame(jsonrpc.request(7, protocol.TOOLS_CALL, self.params))
+
+    def write(self) -> None:
+        self.outbox.send(self.conn, self.data, self.sent)
+        os.read(self.read_end, 65536)
+
+    def decode_result(self) -> None:
+        from mcp_client import protocol
+
+        protocol.decode_call_tool(self.result)
+
+    def poll_read(self) -> None:
+        os.write(self.write_end, self.LINE + b"\n")
+        self.poller.poll()
+        os.read(self.read_end, 65536)
+
+    def push(self) -> None:
+        self.buffer.push(self.LINE + b"\n")
+
+    def decode_line(self) -> None:
+        from mcp_client import jsonrpc
+
+        jsonrpc.decode(self.LINE)
+
+    def settle(self) -> None:
+        with self.lock:
+            call = self.table.take(next(self.ids))
         assert call is not None
-        call.settle(result.result)
+        call.settle(self.result)
         call.wait(1.0)
         call.outcome()
 
-    conn = pipe_connection_class()(write_end)
-    outbox = Outbox(lock, table)
-    sent = table.mint(protocol.TOOLS_CALL, 30.0, 1e9)
+    def measure(self) -> Steps:
+        out = []
+        for thread, label, step in self.steps:
+            if step == self.settle:  # as many calls minted as it settles
+                for _ in range(STEP_LOOPS):
+                    self.mint()
+            started = time.perf_counter()
+            for _ in range(STEP_LOOPS):
+                step()
+            out.append((thread, label, (time.perf_counter() - started) / STEP_LOOPS * 1e6))
+        return out
 
-    def write_read() -> None:
-        outbox.send(conn, data, sent)
-        os.read(read_end, 65536)
+    def close(self) -> None:
+        os.close(self.read_end)
+        os.close(self.write_end)
 
-    def poll_read() -> None:
-        os.write(write_end, line + b"\n")
-        poller.poll()
-        os.read(read_end, 65536)
 
-    buffer = stdio.Buffer()
-    steps: List[Tuple[str, str, Callable[[], Any]]] = [
-        (
-            "caller",
-            "params: call_tool_params, the arguments copied",
-            lambda: protocol.call_tool_params("echo", dict({})),
-        ),
-        ("caller", "a call minted under the session's lock", mint),
-        (
-            "caller",
-            "the frame: envelope, check, encode (stdio.frame)",
-            lambda: stdio.frame(jsonrpc.request(7, protocol.TOOLS_CALL, params)),
-        ),
-        (
-            "caller",
-            "result decoded (protocol.decode_call_tool)",
-            lambda: protocol.decode_call_tool(result.result),
-        ),
-        ("reader", "the line framed (stdio.Buffer.push)", lambda: buffer.push(line + b"\n")),
-        (
-            "reader",
-            "the line decoded (jsonrpc.decode: parse, envelope)",
-            lambda: jsonrpc.decode(line),
-        ),
-        ("both", "take, settle (reader); wait, outcome (caller)", settle),
-        ("caller", "the frame written (Outbox.send, the pipe; + its os.read)", write_read),
-        ("reader", "poll + os.read of a ready line (+ its os.write)", poll_read),
-    ]
-    out = []
-    try:
-        for thread, label, step in steps:
-            if step is settle:  # as many calls minted as it settles
-                for _ in range(STEP_LOOPS * 5):
-                    mint()
-            took = min(timeit.repeat(step, number=STEP_LOOPS, repeat=5)) / STEP_LOOPS
-            out.append((thread, label, took * 1e6))
-    finally:
-        os.close(read_end)
-        os.close(write_end)
-    return out
+#: The two call counts whose difference callgrind measures (start-up cancels out).
+INSTRUCTION_CALLS = (300, 1300)
+
+
+def instructions(client: str) -> Optional[Tuple[float, float]]:
+    """Instructions per sequential call of ``client``'s caller and reader threads,
+    counted by callgrind (``valgrind``), which the machine's load does not change:
+    the difference between two runs of :data:`INSTRUCTION_CALLS` calls."""
+    if shutil.which("valgrind") is None:
+        return None
+    counts = []
+    with tempfile.TemporaryDirectory(prefix="bench-callgrind-") as where:
+        for calls in INSTRUCTION_CALLS:
+            out = os.path.join(where, "%d.out" % calls)
+            argv = ["valgrind", "--tool=callgrind", "--separate-threads=yes"]
+            argv += ["--callgrind-out-file=" + out, sys.executable, os.path.abspath(__file__)]
+            argv += ["--worker", "calls", "%s:%d" % (client, calls)]
+            subprocess.run(argv, cwd=ROOT, check=True, capture_output=True)
+            counts.append([thread_instructions(out + "-%02d" % n) for n in (1, 2)])
+    calls = INSTRUCTION_CALLS[1] - INSTRUCTION_CALLS[0]
+    return (
+        (counts[1][0] - counts[0][0]) / calls,
+        (counts[1][1] - counts[0][1]) / calls,
+    )
+
+
+def thread_instructions(path: str) -> float:
+    """The instruction total of one thread's callgrind file (thread 1: the caller,
+    thread 2: the first thread started, the reader)."""
+    with open(path) as dump:
+        for line in dump:
+            if line.startswith("summary:") or line.startswith("totals:"):
+                return float(line.split()[1])
+    raise ValueError("no totals in %s" % path)
+
+
+def instruction_lines() -> List[str]:
+    counted = {name: instructions(name) for name in ("threaded", "client")}
+    ours, floor = counted["client"], counted["threaded"]
+    if ours is None or floor is None:
+        return ["instructions per call: not counted (valgrind is not installed)"]
+    rows = [["instructions per call", "threaded floor", "mcp_client", "mcp_client / threaded"]]
+    for n, label in enumerate(("caller thread", "reader thread")):
+        rows.append(
+            [label, "{:,.0f}".format(floor[n]), "{:,.0f}".format(ours[n])]
+            + ["%.2fx" % (ours[n] / floor[n])]
+        )
+    rows.append(
+        ["both", "{:,.0f}".format(sum(floor)), "{:,.0f}".format(sum(ours))]
+        + ["%.2fx" % (sum(ours) / sum(floor))]
+    )
+    return [
+        "instructions per sequential call, counted by callgrind (the difference between %d"
+        " and %d calls; the load of the machine does not change them):" % INSTRUCTION_CALLS,
+        "",
+    ] + boxed(rows)
 
 
 def profile_lines(args: argparse.Namespace) -> List[str]:
-    costs = per_call(args)
-    steps = step_costs()
+    costs, turns = per_call(args)
     med = {
         name: [median([row[i] for row in rows]) for i in range(3)] for name, rows in costs.items()
     }
+    steps = [
+        (thread, label, median([turn[n][2] for turn in turns]))
+        for n, (thread, label, _) in enumerate(turns[0])
+    ]
     lines = [
         "per sequential call, microseconds (this process: the threaded floor and mcp_client"
-        " taking turns, %d windows of %.1f s, medians; CPU per thread by its own clock):"
+        " taking turns, %d windows of %.1f s each, medians; CPU per thread by its own clock):"
         % (args.repeats, args.duration),
         "",
     ]
-    rows = [["", "threaded floor", "mcp_client", "goal"]]
-    rows.append(["round trip (wall)"] + ["%.1f" % med[n][0] for n in ("threaded", "client")] + [""])
-    rows.append(["caller thread CPU"] + ["%.1f" % med[n][1] for n in ("threaded", "client")] + [""])
-    rows.append(["reader thread CPU"] + ["%.1f" % med[n][2] for n in ("threaded", "client")] + [""])
+    rows = [["", "threaded floor", "mcp_client", "mcp_client / threaded floor"]]
+    for n, label in enumerate(("round trip (wall)", "caller thread CPU", "reader thread CPU")):
+        rows.append(
+            [label]
+            + ["%.1f" % med[name][n] for name in ("threaded", "client")]
+            + ["%.2fx" % (med["client"][n] / med["threaded"][n])]
+        )
     lines += boxed(rows)
     lines += [
         "",
-        "the steps of mcp_client's call, each timed alone on the echo call's values (best of 5):",
+        "the steps of mcp_client's call, each timed alone on the echo call's values, %d times"
+        " after each pair of windows above (medians):" % STEP_LOOPS,
         "",
     ]
     rows = [["thread", "step", "us"]]
     for thread, label, took in steps:
         rows.append([thread, label, "%.2f" % took])
+    total = sum(took for _, _, took in steps)
     cpu = med["client"][1] + med["client"][2]
-    rows.append(["both", "sum of the steps", "%.2f" % sum(took for _, _, took in steps)])
-    rows.append(["both", "CPU of both threads, measured above", "%.2f" % cpu])
+    rows.append(["both", "sum of the steps", "%.2f" % total])
+    rows.append(["both", "CPU of both threads per call, measured above", "%.2f" % cpu])
     rows.append(
         [
             "both",
-            "the rest: thread wake-ups, the GIL's hand-overs, the interpreter's loops",
-            "%.2f" % (cpu - sum(took for _, _, took in steps)),
+            "the rest: waking threads, handing the GIL over, the loops",
+            "%.2f" % (cpu - total),
         ]
     )
     lines += boxed_left(rows)

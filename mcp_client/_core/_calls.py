@@ -108,7 +108,8 @@ class Call:
         return self._result is UNSENT and self._error is None
 
     def outcome(self) -> JsonValue:
-        """The result, or the error raised; only after :meth:`wait` said ``True``."""
+        """The result (:data:`UNSENT` for a frame handed back), or the error
+        raised; only after :meth:`wait` said ``True``."""
         error, self._error = self._error, None  # no cycle through the traceback
         if error is not None:
             raise error

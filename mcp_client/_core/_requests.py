@@ -35,7 +35,7 @@ from ..errors import (
 from ..jsonrpc import request
 from ..jsonvalue import EncodeRefused, JsonValue
 from . import LOGGER
-from ._calls import Call
+from ._calls import UNSENT, Call
 from ._census import FORKS
 from ._outbox import Outbox
 from ._session import Session, fresh
@@ -100,8 +100,9 @@ class Requests:
                 if not call.wait(until(call.deadline + TIMER_SLACK)):
                     self._settle_timeout(call)
                     call.wait(None)  # settled by now: by us, or by whoever took it just before
-                if not call.unsent():
-                    return call.outcome()
+                result = call.outcome()  # UNSENT: the frame came back unwritten
+                if result is not UNSENT:
+                    return result
                 self._resend(call)
         except BaseException:  # interrupted: nobody awaits its answer any more
             self.take(call.id)
