@@ -26,6 +26,10 @@ higher is better, for times, memory and CPU lower is better.
     python tools/bench.py --quick    # a shorter, noisier run
     python tools/bench.py --json out.json   # also keep the raw figures
     python tools/bench.py --codemode        # only the code-mode runner's hop and start-up
+    python tools/bench.py --goals           # the performance goals against their floors,
+                                            # import, codegen, the per-call profile (~2 min)
+    python tools/bench.py --profile         # only the per-call profile of both threads
+    python tools/bench.py --instructions    # only instructions per call (needs valgrind)
 """
 
 from __future__ import annotations
@@ -1351,6 +1355,8 @@ def goal_lines(args: argparse.Namespace) -> List[str]:
         )
     progress("per-call profile")
     lines += [""] + profile_lines(args)
+    progress("instructions per call (callgrind)")
+    lines += [""] + instruction_lines()
     lines.append("")
     lines.append(
         "(whole run: %.0f s; rerun: python tools/bench.py --goals)"
@@ -1692,6 +1698,11 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     parser.add_argument(
         "--profile", action="store_true", help="only the per-call profile of both threads"
     )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="only the instructions per call of both threads (callgrind)",
+    )
     parser.add_argument("--worker", nargs=2, metavar=("KIND", "CLIENT"), help=argparse.SUPPRESS)
     parser.add_argument("--duration", type=float, help="seconds per rate window")
     parser.add_argument("--repeats", type=int, help="rate windows per client")
@@ -1713,6 +1724,9 @@ def main(argv: Optional[List[str]] = None) -> None:
         return
     if args.codemode:
         print("\n".join(codemode_lines(codemode_figures(args))))
+        return
+    if args.instructions:
+        print("\n".join(instruction_lines()))
         return
     if args.goals or args.profile:
         print("\n".join(goal_lines(args) if args.goals else profile_lines(args)))
