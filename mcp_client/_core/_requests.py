@@ -33,7 +33,7 @@ from ..errors import (
     WriteStalled,
 )
 from ..jsonrpc import request
-from ..jsonvalue import EncodeRefused, JsonValue
+from ..jsonvalue import EncodeRefused, JsonValue, check
 from . import LOGGER
 from ._calls import UNSENT, Call
 from ._census import FORKS
@@ -88,6 +88,7 @@ class Requests:
             call = self.calls.mint(method, timeout, deadline)
             self.timer.arm(deadline)
         try:
+            check(params, 1)  # the caller's part, one level inside the envelope; the rest is ours
             self._send(session.outgoing(request(call.id, method, params)), call)
         except BaseException:
             self.take(call.id)

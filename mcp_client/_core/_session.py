@@ -221,8 +221,11 @@ class Session:
     def outgoing(self, message: JsonValue) -> bytes:
         """``message`` framed, and recorded as sent in the capture: every frame
         we write goes through here, then through its writer (the outbox, the
-        answerer, the connection)."""
-        data = frame(message)
+        answerer, the connection). Every message is the package's own envelope
+        (a minted id or the server's decoded one, a method of ``protocol``'s)
+        around params its sender has checked (``Requests.start``), so it is
+        encoded without a second walk."""
+        data = frame(message, checked=True)
         if self.capture is not None:
             self.capture.line("send", data[:-1])
         return data
