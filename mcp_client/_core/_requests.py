@@ -32,8 +32,8 @@ from ..errors import (
     WriteFailed,
     WriteStalled,
 )
-from ..jsonrpc import request
 from ..jsonvalue import EncodeRefused, JsonValue, check
+from ..stdio import frame_request
 from . import LOGGER
 from ._calls import UNSENT, Call
 from ._census import FORKS
@@ -89,7 +89,7 @@ class Requests:
             self.timer.arm(deadline)
         try:
             check(params, 1)  # the caller's part, one level inside the envelope; the rest is ours
-            self._send(session.outgoing(request(call.id, method, params)), call)
+            self._send(session.recorded(frame_request(call.id, method, params)), call)
         except BaseException:
             self.take(call.id)
             raise

@@ -225,7 +225,11 @@ class Session:
         (a minted id or the server's decoded one, a method of ``protocol``'s)
         around params its sender has checked (``Requests.start``), so it is
         encoded without a second walk."""
-        data = frame(message, checked=True)
+        return self.recorded(frame(message, checked=True))
+
+    def recorded(self, data: bytes) -> bytes:
+        """A frame about to be written, recorded as sent in the capture (every
+        frame we write comes through here: see :meth:`outgoing`)."""
         if self.capture is not None:
             self.capture.line("send", data[:-1])
         return data
