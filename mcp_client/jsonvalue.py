@@ -92,7 +92,7 @@ def _parse(data: bytes | str, decode: Callable[[str], Any]) -> JsonValue:
         raise CorruptionReport("not UTF-8 at byte %d" % e.start) from None
     except (ValueError, TypeError) as e:
         raise CorruptionReport(str(e)[:200]) from None
-    if _may_be_too_deep(text) and _too_deep(value):
+    if len(text) > _SHALLOW and _may_be_too_deep(text) and _too_deep(value):
         raise CorruptionReport("nesting deeper than %d" % MAX_DEPTH)
     return value
 
@@ -116,6 +116,10 @@ _SCAN_FAST: Callable[[str, int], Tuple[Any, int]] = getattr(_FAST_DECODER, "scan
 
 #: Up to this many characters, counting brackets is cheaper than walking the value.
 _COUNT_LIMIT = 4096
+
+
+#: No text this long or shorter can nest deeper than ``MAX_DEPTH``: looked at in line.
+_SHALLOW = 2 * MAX_DEPTH
 
 
 def _may_be_too_deep(text: str) -> bool:

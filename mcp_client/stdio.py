@@ -96,8 +96,11 @@ class Buffer:
             self._hold(chunk)
             return []
         if cut == len(chunk) - 1 and not self._pending:  # one whole line: the common case
-            line = self._finish(chunk[:cut])
-            return [line] if line else []
+            # _finish in line (the reader runs this for every answer)
+            line = chunk[: cut - 1] if chunk.endswith(b"\r\n") else chunk[:cut]
+            if len(line) > self._limit:
+                self._fail(len(line))
+            return [] if not line or line.isspace() else [line]
         lines = chunk.split(b"\n")
         tail = lines.pop()
         done = [self._complete(lines[0])]
