@@ -251,6 +251,8 @@ def check(value: object, level: int = 0) -> None:
         node, level = stack.pop()
         if level >= MAX_DEPTH:
             raise EncodeRefused("nesting deeper than %d" % MAX_DEPTH)
+        if not node:
+            continue  # {} or []: a tool called without arguments
         if type(node) is dict:
             for key in node:
                 if type(key) is not str:
