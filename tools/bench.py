@@ -1468,10 +1468,14 @@ class StepTimer:
     def __init__(self) -> None:
         import select
 
-        from mcp_client import jsonrpc, protocol, stdio
+        from mcp_client import jsonrpc, jsonvalue, protocol, stdio
         from mcp_client._core._calls import CallTable
         from mcp_client._core._outbox import Outbox
 
+        self.jsonrpc, self.stdio, self.protocol = jsonrpc, stdio, protocol
+        self.method = protocol.TOOLS_CALL
+        self.check = getattr(jsonvalue, "check", None)
+        self.frame_request = getattr(stdio, "frame_request", None)
         response = jsonrpc.decode(self.LINE)
         assert isinstance(response, jsonrpc.Response)
         self.result = response.result
@@ -1485,11 +1489,11 @@ class StepTimer:
         self.outbox = Outbox(self.lock, self.table)
         self.sent = self.table.mint(protocol.TOOLS_CALL, 30.0, 1e9)
         self.buffer = stdio.Buffer()
-        self.ids = iter(range(2, 10**12))  # the calls mint() made, in order
+        self.pool: List[int] = []  # the calls minted for settle(), last first
         self.steps: List[Tuple[str, str, Callable[[], Any]]] = [
             ("caller", "params: call_tool_params, the arguments copied", self.params_step),
-            ("caller", "a call minted under the session's lock", self.mint),
-            ("caller", "the frame: envelope, check, encode (stdio.frame)", self.frame),
+            ("caller", "a call minted under the session's lock (and taken back)", self.mint),
+            ("caller", "the frame: params checked, encoded, enveloped", self.frame),
             ("caller", "the frame written (Outbox.send to a pipe; + its os.read)", self.write),
             ("caller", "the result decoded (protocol.decode_call_tool)", self.decode_result),
             ("reader", "poll + os.read of a ready line (+ its os.write)", self.poll_read),
@@ -1499,29 +1503,29 @@ class StepTimer:
         ]
 
     def params_step(self) -> None:
-        from mcp_client import protocol
-
-        protocol.call_tool_params("echo", dict({}))
+        self.protocol.call_tool_params("echo", dict({}))
 
     def mint(self) -> None:
-        from mcp_client import protocol
-
         with self.lock:
-            self.table.mint(protocol.TOOLS_CALL, 30.0, 1e9)
+            call = self.table.mint(self.method, 30.0, 1e9)
+        with self.lock:  # the reader's take: the table stays as small as a call's
+            self.table.take(call.id)
 
     def frame(self) -> None:
-        from mcp_client import jsonrpc, protocol, stdio
-
-        stdio.frame(jsonrpc.request(7, protocol.TOOLS_CALL, self.params))
+        # What Requests.start does: the caller's params checked where they sit,
+        # the envelope spelled around them (older trees: the whole message).
+        if self.frame_request is None:
+            self.stdio.frame(self.jsonrpc.request(7, self.method, self.params))
+        else:
+            self.check(self.params, 1)
+            self.frame_request(7, self.method, self.params)
 
     def write(self) -> None:
         self.outbox.send(self.conn, self.data, self.sent)
         os.read(self.read_end, 65536)
 
     def decode_result(self) -> None:
-        from mcp_client import protocol
-
-        protocol.decode_call_tool(self.result)
+        self.protocol.decode_call_tool(self.result)
 
     def poll_read(self) -> None:
         os.write(self.write_end, self.LINE + b"\n")
@@ -1532,28 +1536,35 @@ class StepTimer:
         self.buffer.push(self.LINE + b"\n")
 
     def decode_line(self) -> None:
-        from mcp_client import jsonrpc
-
-        jsonrpc.decode(self.LINE)
+        self.jsonrpc.decode(self.LINE)
 
     def settle(self) -> None:
+        ident = self.pool.pop()
         with self.lock:
-            call = self.table.take(next(self.ids))
+            call = self.table.take(ident)
         assert call is not None
         call.settle(self.result)
         call.wait(1.0)
         call.outcome()
 
     def measure(self) -> Steps:
+        import gc
+
         out = []
         for thread, label, step in self.steps:
-            if step == self.settle:  # as many calls minted as it settles
+            if step == self.settle:  # as many calls minted as it settles, beforehand
+                with self.lock:
+                    minted = [self.table.mint(self.method, 30.0, 1e9) for _ in range(STEP_LOOPS)]
+                self.pool = [call.id for call in reversed(minted)]
+            gc.disable()  # a collection the pending calls above cause is no step's
+            try:
+                started = time.perf_counter()
                 for _ in range(STEP_LOOPS):
-                    self.mint()
-            started = time.perf_counter()
-            for _ in range(STEP_LOOPS):
-                step()
-            out.append((thread, label, (time.perf_counter() - started) / STEP_LOOPS * 1e6))
+                    step()
+                took = (time.perf_counter() - started) / STEP_LOOPS * 1e6
+            finally:
+                gc.enable()
+            out.append((thread, label, took))
         return out
 
     def close(self) -> None:
