@@ -25,6 +25,8 @@ __all__ = [
     "parse",
     "dump",
     "encode",
+    "encode_checked",
+    "check",
     "CorruptionReport",
     "EncodeRefused",
 ]
@@ -90,7 +92,7 @@ def _parse(data: bytes | str, decode: Callable[[str], Any]) -> JsonValue:
         raise CorruptionReport("not UTF-8 at byte %d" % e.start) from None
     except (ValueError, TypeError) as e:
         raise CorruptionReport(str(e)[:200]) from None
-    if _may_be_too_deep(text) and _too_deep(value):
+    if len(text) > _SHALLOW and _may_be_too_deep(text) and _too_deep(value):
         raise CorruptionReport("nesting deeper than %d" % MAX_DEPTH)
     return value
 
@@ -114,6 +116,10 @@ _SCAN_FAST: Callable[[str, int], Tuple[Any, int]] = getattr(_FAST_DECODER, "scan
 
 #: Up to this many characters, counting brackets is cheaper than walking the value.
 _COUNT_LIMIT = 4096
+
+
+#: No text this long or shorter can nest deeper than ``MAX_DEPTH``: looked at in line.
+_SHALLOW = 2 * MAX_DEPTH
 
 
 def _may_be_too_deep(text: str) -> bool:
@@ -209,7 +215,14 @@ _ENCODE = _make_encoder()
 
 def encode(value: JsonValue) -> bytes:
     """Compact one-line UTF-8 JSON for ``value``, or :class:`EncodeRefused`."""
-    _check(value)
+    check(value)
+    return encode_checked(value)
+
+
+def encode_checked(value: JsonValue) -> bytes:
+    r""":func:`encode` for a value already :func:`check`\ ed, or built by the package
+    from such parts (a message around checked params): the walk is not made again.
+    A lone surrogate, which only the encoding finds, is still :class:`EncodeRefused`."""
     try:
         return _ENCODE(value).encode("utf-8")
     except UnicodeEncodeError as e:  # a lone surrogate in some string
@@ -223,18 +236,23 @@ def dump(value: JsonValue) -> str:
     return encode(value).decode("utf-8")
 
 
-def _check(value: object) -> None:
+def check(value: object, level: int = 0) -> None:
+    """Refuse (:class:`EncodeRefused`) what :func:`encode` refuses, lone
+    surrogates aside; ``level``: how deep ``value`` sits in the message that will
+    carry it (the nesting bound is the whole message's)."""
     # json.dumps would quietly accept tuples, int keys, subclasses with odd
     # __str__ and cycles; the wire must only ever see plain JSON values.
     # Containers go on the stack; scalars are judged where they are met.
     if type(value) not in _CONTAINERS:
         _check_scalar(value)
         return
-    stack: List[Tuple[Any, int]] = [(value, 0)]
+    stack: List[Tuple[Any, int]] = [(value, level)]
     while stack:
         node, level = stack.pop()
         if level >= MAX_DEPTH:
             raise EncodeRefused("nesting deeper than %d" % MAX_DEPTH)
+        if not node:
+            continue  # {} or []: a tool called without arguments
         if type(node) is dict:
             for key in node:
                 if type(key) is not str:

@@ -33,6 +33,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcp_client.errors import EncodeRefused, FramingFault, LineTooLong
+from mcp_client.jsonrpc import request
 from mcp_client.jsonvalue import encode, parse
 from mcp_client.stdio import (
     KEEP_FROM,
@@ -41,6 +42,7 @@ from mcp_client.stdio import (
     READ_SIZE_LARGE,
     Buffer,
     frame,
+    frame_request,
 )
 
 from strategies import json_values, property_settings
@@ -137,6 +139,36 @@ class Frame(unittest.TestCase):
         self.assertEqual(out.index(b"\n"), len(out) - 1)
         self.assertNotIn(b"\r", out)
         self.assertEqual(Buffer().push(out), [out[:-1]])  # JSON text is never blank
+
+
+class FrameRequest(unittest.TestCase):
+    """``frame_request`` spells the envelope that ``jsonrpc.request`` builds: the
+    bytes must be those ``frame`` gives for the built message."""
+
+    def test_a_call_and_a_request_without_params(self) -> None:
+        self.assertEqual(
+            frame_request(7, "tools/call", {"name": "echo", "arguments": {}}),
+            b'{"jsonrpc":"2.0","id":7,"method":"tools/call",'
+            b'"params":{"name":"echo","arguments":{}}}\n',
+        )
+        self.assertEqual(frame_request(1, "ping", None), frame(request(1, "ping")))
+
+    @PROPERTY
+    @given(
+        st.integers(min_value=0, max_value=2**63),
+        st.text(max_size=20),
+        st.one_of(st.none(), JSON_VALUES),
+    )
+    def test_the_same_bytes_as_the_built_message(
+        self, ident: int, method: str, params: Any
+    ) -> None:
+        try:
+            built = frame(request(ident, method, params))
+        except EncodeRefused:  # a lone surrogate: refused both ways
+            with self.assertRaises(EncodeRefused):
+                frame_request(ident, method, params)
+            return
+        self.assertEqual(frame_request(ident, method, params), built)
 
 
 class Reassembly(unittest.TestCase):
