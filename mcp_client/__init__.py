@@ -39,7 +39,16 @@ from .errors import (
     Unavailable,
     VersionUnsupported,
 )
-from .protocol import ClientInfo
+from .protocol import (
+    CallToolResult,
+    ClientInfo,
+    ContentBlock,
+    InitializeResult,
+    Other,
+    ServerInfo,
+    Text,
+    ToolDescriptor,
+)
 from .transport import (
     ChannelClosed,
     ChannelTransport,
@@ -95,6 +104,13 @@ __all__ = [
     "Options",
     "ClientInfo",
     "Client",
+    "InitializeResult",
+    "ServerInfo",
+    "ToolDescriptor",
+    "CallToolResult",
+    "ContentBlock",
+    "Text",
+    "Other",
     "State",
     "prepare",
     "prepare_owned",

@@ -48,6 +48,8 @@ from ._core._census import ACTIVE
 from ._core._requests import Requests, decoded
 from ._core._session import Session
 from ._core._state import State
+
+State.__module__ = __name__  # its public home, as help() and pydoc show it
 from ._version import __version__
 from .capture import Capture, CaptureTarget
 from .errors import (
@@ -190,11 +192,12 @@ def _as_transport(target: TransportLike) -> Transport:
 class Client:
     """One MCP server over one transport. Every method is safe from any thread.
 
-    The public face: the constructors, the five calls and the properties. What
-    the client's parts share -- the lock, the state, the connection, the
-    capture, the calls, the evidence -- is its :class:`~mcp_client._core._session.Session`
-    (its table says who writes what, under which lock); ``_requests`` walks the
-    calls through it.
+    Made by :func:`start` (spawn and handshake), :func:`prepare` (parked: no
+    process, no thread, until :meth:`connect`) or :func:`prepare_owned`. The
+    calls: :meth:`list_tools`, :meth:`call_tool`, :meth:`ping`; the end:
+    :meth:`stop` (asks, never blocks) and :meth:`shutdown` (waits for the
+    evidence); leaving a ``with`` block shuts down. A death of the server fails
+    every call in flight with :class:`Unavailable` and latches the reason.
     """
 
     def __init__(self, transport: TransportLike, options: Optional[Options] = None) -> None:
@@ -209,6 +212,7 @@ class Client:
 
     @property
     def state(self) -> State:
+        """Where the client is in its life: parked, connecting, ready, closed, broken."""
         return self._session.state
 
     @property
