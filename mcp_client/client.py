@@ -48,8 +48,6 @@ from ._core._census import ACTIVE
 from ._core._requests import Requests, decoded
 from ._core._session import Session
 from ._core._state import State
-
-State.__module__ = __name__  # its public home, as help() and pydoc show it
 from ._version import __version__
 from .capture import Capture, CaptureTarget
 from .errors import (
@@ -75,6 +73,8 @@ from .errors import (
 )
 from .protocol import CallToolResult, ClientInfo, InitializeResult, ToolDescriptor
 from .transport import ProcessTransport, Retirement, Spawn, Transport
+
+State.__module__ = __name__  # its public home, as help() and pydoc show it
 
 __all__ = [
     "Options",

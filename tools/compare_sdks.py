@@ -105,7 +105,8 @@ WRAPPER = """
 import runpy, subprocess, sys
 marker = sys.argv[1]
 sleeper = [sys.executable, "-c", "import time; time.sleep(600)", marker + "-grandchild"]
-subprocess.Popen(sleeper, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+quiet = subprocess.DEVNULL
+subprocess.Popen(sleeper, stdin=quiet, stdout=quiet, stderr=quiet)
 sys.argv = ["mcp-server-time", "--local-timezone", "UTC"]
 runpy.run_module("mcp_server_time", run_name="__main__")
 """
