@@ -1,7 +1,7 @@
 """Server-chosen names into Python identifiers for the generated module.
 
 Pure: no I/O, no threads, no clocks. Only what Python requires is changed
-(issue 19: a model guesses ``sortBy``, not ``sort_by_e3f84df7``):
+(a model guesses ``sortBy``, not ``sort_by_e3f84df7``):
 
 * ``mangle`` keeps a tool (or server) name verbatim when it is an ASCII
   identifier starting with a letter (``[A-Za-z][A-Za-z0-9_]*``), at most

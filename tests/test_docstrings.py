@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import pydoc
 import re
 import subprocess
 import sys
@@ -123,6 +124,13 @@ class TheManual(unittest.TestCase):
         # is the one place a private name may appear.
         body = re.sub(r"PACKAGE CONTENTS\n(?:    .*\n)+", "", text)
         self.assertEqual(HISTORY.findall(body), [])
+
+    def test_no_public_module_s_manual_names_an_issue_or_a_private_module(self) -> None:
+        for module in public_modules():
+            with self.subTest(module=module.__name__):
+                text = pydoc.plain(pydoc.render_doc(module))
+                body = re.sub(r"PACKAGE CONTENTS\n(?:    .*\n)+", "", text)
+                self.assertEqual(HISTORY.findall(body), [])
 
     def test_the_pattern_finds_what_it_is_for(self) -> None:
         for text in ("since issue 18", "issues 6", "see #123", "mcp_client._core._state"):
