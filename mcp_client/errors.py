@@ -34,6 +34,10 @@ The hierarchy (urllib3's shape: one root, leaves that carry their context)::
     +-- ChannelError               transport-internal, translated by the client (.reason)
     |   +-- WriteStalled, WriteFailed
     +-- ConfigError                config.load: a servers file that cannot be used (.path, .entry)
+    +-- CodeModeError              code mode (mcp_client.codemode) cannot go on
+        +-- NoServerStarted            CodeMode.open: every server failed (str() names each)
+        +-- JailUnavailable            the program (or a server) cannot be had jailed
+        +-- UnknownServer              a server key asked for is not in the config
 
 ``tests/test_errors.py`` derives the tree from the classes and holds this
 drawing to it, edge by edge: a class added, moved or renamed is drawn here too.
@@ -420,6 +424,25 @@ class ConfigError(McpClientError):
 
     def __reduce__(self) -> Tuple[Any, ...]:
         return (type(self), (self.path, self.entry, self.reason))
+
+
+# --------------------------------------------------------------------------- code mode
+
+
+class CodeModeError(_Reason, McpClientError):
+    """Code mode cannot go on: the reason says why (``mcp_client.codemode``)."""
+
+
+class NoServerStarted(CodeModeError):
+    """``CodeMode.open``: no server started; the reason names each one's failure."""
+
+
+class JailUnavailable(CodeModeError):
+    """A jail was asked for and cannot be had; nothing runs unjailed instead."""
+
+
+class UnknownServer(CodeModeError):
+    """A server key asked for (``--server NAME``) is not in the config file."""
 
 
 def _one_line(text: str) -> str:

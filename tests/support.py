@@ -31,6 +31,7 @@ SCRIPTS = (
     "stress",
     "trickle",
     "jail_probe",
+    "codemode_tools",
     "jail_harness",
 )
 

@@ -25,7 +25,7 @@ higher is better, for times, memory and CPU lower is better.
     python tools/bench.py            # the full run (about a minute and a half)
     python tools/bench.py --quick    # a shorter, noisier run
     python tools/bench.py --json out.json   # also keep the raw figures
-    python tools/bench.py --codemode        # only the code-mode runner's hop and start-up
+    python tools/bench.py --codemode        # only code mode's hop and run() start-up
 """
 
 from __future__ import annotations
@@ -633,21 +633,18 @@ def jail_lines(figures: Figures) -> List[str]:
 
 # ============================================================================ the code-mode runner
 
-RUNNER = os.path.join(HERE, "codemode.py")
-#: The program the runner runs: a window of echo calls for each line of its stdin (the
-#: window's seconds), answered with its rate, so that it takes turns with a direct client.
+#: The program ``run()`` runs: 50 calls to warm, then a window of calls of the given
+#: seconds, answered with its rate; one run a window, taking turns with a direct client.
 HOP_PROGRAM = """
-import sys, time as clock
+import time as clock
 from cap.mcp import s1
-print("up", flush=True)
 for _ in range(50):
     s1.%(call)s
-for line in sys.stdin:
-    count, start, seconds = 0, clock.perf_counter(), float(line)
-    while clock.perf_counter() < start + seconds:
-        s1.%(call)s
-        count += 1
-    print(count / (clock.perf_counter() - start), flush=True)
+count, start = 0, clock.perf_counter()
+while clock.perf_counter() < start + %(seconds)r:
+    s1.%(call)s
+    count += 1
+print(count / (clock.perf_counter() - start))
 """
 #: What the hop is measured against: the echo server (the brief's), and a real
 #: server whose calls cost what real servers' do (mcp-server-time, when installed).
@@ -666,69 +663,64 @@ def hop_server_argv(name: str) -> Optional[List[str]]:
 
 
 def worker_codemode(server: str, repeats: int, duration: float, events: int) -> Figures:
-    """Calls/s from a program through ``tools/codemode.py`` beside the same calls made
-    directly with a ``Client``, the two taking turns window by window; and the
-    runner's start-up for three servers, started concurrently."""
+    """Through ``mcp_client.codemode``: calls/s from a program beside the same calls made
+    directly with a ``Client``, taking turns window by window; ``open`` of three servers
+    at once; ``run()`` of a one-line program, jailed and not, beside the bare start of
+    the same child (``python -B -c pass``), taking turns."""
+    from mcp_client.codemode import CodeMode, Limits
+    from mcp_client.config import ConfiguredServer
+    from mcp_client.transport import Spawn
+
     argv = hop_server_argv(server)
     if argv is None:
         return {}
-    with tempfile.TemporaryDirectory(prefix="bench-codemode-") as where:
-        config = os.path.join(where, "servers.json")
-        with open(config, "w") as out:
-            entry = {"command": argv[0], "args": argv[1:]}
-            json.dump({"mcpServers": {"s%d" % n: entry for n in (1, 2, 3)}}, out)
-        program = os.path.join(where, "program.py")
-        with open(program, "w") as out:
-            out.write(HOP_PROGRAM % {"call": HOP_SERVERS[server][0]})
-        command = [sys.executable, RUNNER, "--config", config]
-        if shutil.which("bwrap") is None:
-            command.append("--no-jail")
-        # The runner imports this checkout's mcp_client, whatever is installed.
-        path = os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")])
-        env = dict(os.environ, PYTHONPATH=path)
-        figures = taking_turns(
-            command + [program], env, argv, HOP_SERVERS[server][1:], repeats, duration
-        )
-        figures["surface"] = median(
-            [timed(lambda: run_quietly(command + ["--surface"], env)) for _ in range(events)]
-        )
-        figures["one"] = median([handshake(lambda: Ours(server=argv)) for _ in range(events)])
-    figures["jailed"] = float("--no-jail" not in command)
+    jailed = shutil.which("bwrap") is not None
+    spawn = Spawn(argv[0], tuple(argv[1:]))
+    servers = [ConfiguredServer("s%d" % n, spawn) for n in (1, 2, 3)]
+    figures: Figures = {"jailed": float(jailed)}
+    opens = []
+    for _ in range(events):
+        start = time.perf_counter()
+        CodeMode.open(servers, jail_program=False).close()
+        opens.append(time.perf_counter() - start)
+    figures["open"] = median(opens)
+    unbounded = Limits(max_calls=1 << 40)  # the rate is the figure: no cap on the calls
+    with CodeMode.open(servers, jail_program=jailed, limits=unbounded) as code:
+        with CodeMode.open(servers, jail_program=False) as bare:
+            figures.update(one_line_runs(code, bare, events))
+        figures.update(calls_taking_turns(code, argv, HOP_SERVERS[server], repeats, duration))
     return figures
 
 
-def taking_turns(
-    command: List[str],
-    env: Dict[str, str],
-    server: List[str],
-    tool: Tuple[Any, ...],
-    repeats: int,
-    duration: float,
+def one_line_runs(jailed: Any, unjailed: Any, events: int) -> Figures:
+    """``run("pass")`` jailed and not, and ``python -B -c pass``, in turn."""
+    runs: Dict[str, List[float]] = {"run_jailed": [], "run_plain": [], "bare": []}
+    for _ in range(events):
+        runs["run_jailed"].append(timed(lambda: jailed.run("pass\n")))
+        runs["run_plain"].append(timed(lambda: unjailed.run("pass\n")))
+        runs["bare"].append(timed(lambda: run_quietly([sys.executable, "-B", "-c", "pass"])))
+    return {key: median(values) for key, values in runs.items()}
+
+
+def calls_taking_turns(
+    code: Any, server: List[str], hop: Tuple[Any, ...], repeats: int, duration: float
 ) -> Figures:
-    """The runner's start-up (exec to the program's first line), then windows of the
-    program's calls and of a direct client's, in turn."""
+    """Windows of a program's calls through ``run()`` and of a direct client's, in turn."""
     direct = Ours(server=server)
-    call = lambda: direct.client.call_tool(tool[0], tool[1])  # noqa: E731
+    call = lambda: direct.client.call_tool(hop[1], hop[2])  # noqa: E731
     rate(call, duration)  # warm
-    start = time.perf_counter()
-    runner = subprocess.Popen(
-        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT
-    )
-    assert runner.stdin is not None and runner.stdout is not None
+    program = HOP_PROGRAM % {"call": hop[0], "seconds": duration}
+    hops, directs = [], []
     try:
-        if runner.stdout.readline() != "up\n":
-            raise SystemExit("the runner failed: %s" % (runner.communicate(),))
-        up = time.perf_counter() - start
-        hops, directs = [], []
         for _ in range(repeats):
-            runner.stdin.write("%r\n" % duration)
-            runner.stdin.flush()
-            hops.append(float(runner.stdout.readline()))
+            result = code.run(program)
+            if result.exit_status != 0:
+                raise SystemExit("the program failed: %s" % result.stderr)
+            hops.append(float(result.stdout))
             directs.append(rate(call, duration))
     finally:
-        runner.communicate()
         direct.close()
-    return {"up": up, "hop": median(hops), "direct": median(directs)}
+    return {"hop": median(hops), "direct": median(directs)}
 
 
 def codemode_figures(args: argparse.Namespace) -> Figures:
@@ -743,8 +735,10 @@ def codemode_figures(args: argparse.Namespace) -> Figures:
 
 def codemode_lines(figures: Figures) -> List[str]:
     """The runner's figures, after the jail's."""
+    if "echo_jailed" not in figures:
+        return ["code mode: no figures"]
     lines = [
-        "code-mode runner (tools/codemode.py; the program %s; three servers of a kind, "
+        "code mode (mcp_client.codemode; the program %s; three servers of a kind, "
         "the program calling one):" % ("jailed" if figures["echo_jailed"] else "unjailed, no bwrap")
     ]
     for server, what in (("echo", "tools/echo_server.py"), ("time", "mcp-server-time")):
@@ -752,13 +746,14 @@ def codemode_lines(figures: Figures) -> List[str]:
             lines.append("  %s: not installed" % what)
             continue
         f = {
-            key: figures["%s_%s" % (server, key)]
-            for key in ("hop", "direct", "up", "surface", "one")
+            key[len(server) + 1 :]: value
+            for key, value in figures.items()
+            if key.startswith(server + "_")
         }
         hop_ratio = f["hop"] / f["direct"]
         goal = " (goal >=0.7x: %s)" % ("met" if hop_ratio >= 0.7 else "MISSED")
         lines += [
-            "  %s: sequential calls %s/s from the program through the runner, %s/s direct "
+            "  %s: sequential calls %s/s from a program through run(), %s/s direct "
             "with a Client: %.2fx%s"
             % (
                 what,
@@ -767,9 +762,16 @@ def codemode_lines(figures: Figures) -> List[str]:
                 hop_ratio,
                 goal if server == "echo" else "",
             ),
-            "    start-up, three at once: %.0f ms from exec to the program's first line; "
-            "--surface, exec to exit: %.0f ms (one direct handshake: %.0f ms)"
-            % (f["up"] * 1e3, f["surface"] * 1e3, f["one"] * 1e3),
+            "    run() of a one-line program: %.0f ms jailed (%.1fx), %.0f ms unjailed (%.1fx), "
+            "against python -B -c pass: %.0f ms; open(), three servers at once: %.0f ms"
+            % (
+                f["run_jailed"] * 1e3,
+                f["run_jailed"] / f["bare"],
+                f["run_plain"] * 1e3,
+                f["run_plain"] / f["bare"],
+                f["bare"] * 1e3,
+                f["open"] * 1e3,
+            ),
         ]
     return lines
 

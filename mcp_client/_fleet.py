@@ -1,0 +1,157 @@
+"""Code mode's servers: started at once, kept up across runs, started again once dead.
+
+A :class:`Slot` is one configured server: its spawn, its current client, what was
+generated from its listing, and its tools' annotations (the policy reads them).
+:func:`start_all` connects every slot at once; :meth:`Slot.client_for` hands a run
+the client to call, starting a new one from the same spawn (and listing it again)
+when the old one died before this run saw it die; :func:`retire_all` ends them.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
+
+from ._core import _threads
+from .client import Client, Options, prepare
+from .errors import McpClientError, StderrTail
+from .protocol import ToolDescriptor
+from .text import sanitize
+from .transport import CAPTURE, ProcessTransport, Spawn
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only: the jail and codegen load on use
+    from .codegen import Generated, GeneratedTool
+    from .jail import Jail
+
+#: Seconds a server may take to shake hands, and then to list its tools.
+START_TIMEOUT = 30.0
+#: How much of a failed server's stderr is shown: lines, and characters a line.
+TAIL_LINES, TAIL_CHARS = 10, 300
+
+
+def stderr_tail(client: Client) -> str:
+    """The server's last stderr lines, each sanitized and capped, as ``\\n  | ...`` lines."""
+    tail = client.stderr_tail.strip().splitlines()[-TAIL_LINES:]
+    return "".join("\n  | " + sanitize(line, TAIL_CHARS) for line in tail)
+
+
+class Slot:
+    """One configured server; ``lock`` guards the client's replacement."""
+
+    def __init__(self, name: str, spawn: Spawn, jail: Optional["Jail"], options: Options) -> None:
+        self.name = name
+        self.spawn = spawn
+        self.jail = jail
+        self.options = options
+        self.lock = threading.Lock()
+        self.client = self._prepare()
+        self.generated: Optional["Generated"] = None
+        self.tools: Dict[str, "GeneratedTool"] = {}  # by wire name
+        self.functions: Dict[str, "GeneratedTool"] = {}  # by Python name
+        self.annotations: Dict[str, Dict[str, object]] = {}  # by wire name
+        self.failure = ""
+        self.broken_in: Optional[int] = None  # the run that saw the client die
+        self.retired = False
+
+    def _prepare(self) -> Client:
+        transport = ProcessTransport(self.spawn, stderr=CAPTURE, jail=self.jail)
+        return prepare(transport, self.options)
+
+    def open(self) -> None:
+        """Connect, list, generate; on failure ``failure`` says why and the client is stopped."""
+        from . import codegen
+
+        try:
+            self.client.connect()
+            listing = self.client.list_tools(START_TIMEOUT)
+            generated = codegen.generate(self.name, listing)
+        except McpClientError as e:  # the tail is shown apart, whole: not str()'s last lines
+            self.failure = e.headline() if isinstance(e, StderrTail) else str(e)
+            self.client.stop()
+            return
+        self._adopt(generated, listing)
+
+    def _adopt(self, generated: "Generated", listing: Tuple[ToolDescriptor, ...]) -> None:
+        self.tools = {tool.wire_name: tool for tool in generated.tools}
+        self.functions = {tool.function: tool for tool in generated.tools}
+        self.annotations = {tool.name: dict(tool.annotations or {}) for tool in listing}
+        self.generated = generated
+
+    def left_out(self) -> str:
+        return "server %s left out: %s%s" % (self.name, self.failure, stderr_tail(self.client))
+
+    def client_for(self, run: int) -> Tuple[Client, Optional[str]]:
+        """The client run ``run`` calls, and a line when it had to be started again.
+
+        A client that died before this run saw it die is replaced by a new one from
+        the same spawn, listed again (the tools the run may call are the new
+        listing's). One that died under this run stays dead for the rest of it:
+        the program hears of the death once, as every call after it.
+        """
+        with self.lock:
+            if self.retired or not self._dead() or self.broken_in == run:
+                return self.client, None
+            old = self.client
+            said = stderr_tail(old)
+            old.stop()
+            try:
+                old.shutdown()
+            except McpClientError:  # dead already: its evidence is all we lack
+                pass
+            self.client = self._prepare()
+            self.broken_in = None
+            failure = self._restart()
+            note = "server %s was dead and was started again%s%s" % (
+                self.name,
+                "" if failure is None else " but failed: " + failure,
+                said,
+            )
+            return self.client, note
+
+    def _restart(self) -> Optional[str]:
+        try:
+            self.client.connect()
+            listing = self.client.list_tools(START_TIMEOUT)
+        except McpClientError as e:
+            self.client.stop()
+            return e.headline() if isinstance(e, StderrTail) else str(e)
+        wanted = {tool.name for tool in listing}
+        self.annotations = {tool.name: dict(tool.annotations or {}) for tool in listing}
+        self.tools = {wire: tool for wire, tool in self.tools.items() if wire in wanted}
+        self.functions = {tool.function: tool for tool in self.tools.values()}
+        return None
+
+    def _dead(self) -> bool:
+        from .client import State
+
+        return self.client.state in (State.CLOSED, State.BROKEN)
+
+    def saw_death(self, run: int) -> None:
+        with self.lock:
+            if self._dead():
+                self.broken_in = run
+
+
+def start_all(slots: Sequence[Slot]) -> List[Slot]:
+    """Open every slot at once; the ones that worked."""
+    threads = [_threads.named(slot.open, "mcp-codemode-start-" + slot.name[:40]) for slot in slots]
+    for thread in threads:
+        _threads.start(thread)
+    for thread in threads:
+        thread.join()
+    return [slot for slot in slots if slot.generated is not None]
+
+
+def retire_all(slots: Sequence[Slot]) -> List[str]:
+    """Retire every slot's client; a line for each not confirmed gone."""
+    for slot in slots:
+        with slot.lock:
+            slot.retired = True
+            slot.client.stop()  # every kill requested first: they die together
+    unconfirmed = []
+    for slot in slots:
+        try:
+            slot.client.shutdown()
+        except McpClientError as e:
+            unconfirmed.append("server %s not confirmed gone: %s" % (slot.name, e))
+    return unconfirmed
