@@ -6,6 +6,7 @@
     mcp-client --config FILE [--server NAME] [options]
     mcp-client replay [--timeout SECONDS] [--serve] LOG
     mcp-client codemode --config FILE [options] [PROGRAM.py | -]   (mcp_client.codemode_cli)
+    mcp-client serve --config FILE [options]   (code mode as an MCP server: mcp_client.serve)
 
 (``mcp-client`` is the console script ``pip install`` writes; ``python -m
 mcp_client`` is the same command, for a checkout.)
@@ -332,7 +333,8 @@ def _parser() -> argparse.ArgumentParser:
         usage="%(prog)s [options] [-- COMMAND ARGS...]\n"
         "       %(prog)s --config FILE [--server NAME] [options]\n"
         "       %(prog)s replay [--timeout SECONDS] [--serve] LOG\n"
-        "       %(prog)s codemode --config FILE [options] [PROGRAM.py | -]",
+        "       %(prog)s codemode --config FILE [options] [PROGRAM.py | -]\n"
+        "       %(prog)s serve --config FILE [options]",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Start an MCP server over stdio (the bundled demo server when no COMMAND "
         "is given), handshake, list its tools, and print the server, the tools and "
@@ -1249,6 +1251,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         from . import codemode_cli  # only here, as replay_run: the main job does not load it
 
         return codemode_cli.main(argv[1:], program() + " codemode")
+    if len(argv) > 0 and argv[0] == "serve":  # code mode as an MCP server (mcp_client.serve)
+        from . import serve
+
+        return serve.main(argv[1:], program() + " serve")
     try:
         settings = parse_arguments(argv)
     except UsageError as e:

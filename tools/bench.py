@@ -26,6 +26,7 @@ higher is better, for times, memory and CPU lower is better.
     python tools/bench.py --quick    # a shorter, noisier run
     python tools/bench.py --json out.json   # also keep the raw figures
     python tools/bench.py --codemode        # only code mode's hop and run() start-up
+    python tools/bench.py --serve           # only mcp-client serve's (tools/bench_serve.py)
 """
 
 from __future__ import annotations
@@ -776,6 +777,17 @@ def codemode_lines(figures: Figures) -> List[str]:
     return lines
 
 
+# ============================================================================ mcp-client serve
+
+
+def serve_lines(args: argparse.Namespace) -> List[str]:
+    """``serve``'s figures (bytes shown, calls/s through it, a one-line run): bench_serve.py."""
+    import bench_serve  # beside this script
+
+    progress("mcp-client serve")
+    return bench_serve.lines(bench_serve.figures(args.repeats, args.duration, args.events))
+
+
 # ============================================================================ imports
 
 IMPORTS = {
@@ -1102,6 +1114,9 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     parser.add_argument(
         "--codemode", action="store_true", help="only the code-mode runner's figures"
     )
+    parser.add_argument(
+        "--serve", action="store_true", help="only mcp-client serve's figures (bench_serve.py)"
+    )
     parser.add_argument("--worker", nargs=2, metavar=("KIND", "CLIENT"), help=argparse.SUPPRESS)
     parser.add_argument("--duration", type=float, help="seconds per rate window")
     parser.add_argument("--repeats", type=int, help="rate windows per client")
@@ -1123,6 +1138,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     if args.codemode:
         print("\n".join(codemode_lines(codemode_figures(args))))
         return
+    if args.serve:
+        print("\n".join(serve_lines(args)))
+        return
     sdk = None if args.no_sdk else sdk_available()
     clients = CLIENTS if sdk else tuple(name for name in CLIENTS if name != "sdk")
     started = time.perf_counter()
@@ -1130,6 +1148,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     lines = header(args, sdk) + table(results)
     lines += [""] + jail_lines(results.get("jail", {})) + [""]
     lines += codemode_lines(results["codemode"]) + [""]
+    lines += serve_lines(args) + [""]
     lines.append(
         "(whole run: %.0f s; rerun: python tools/bench.py [--quick])"
         % (time.perf_counter() - started)
