@@ -114,10 +114,35 @@ def commands(text: str) -> List[Tuple[str, str, int]]:
     return [(command, "\n".join(out) + "\n" if out else "", code) for command, out, code in found]
 
 
+#: A directory holding this checkout's ``mcp-client``, first on the examples' PATH.
+SHIMS = tempfile.mkdtemp(prefix="mcp-docs-bin-")
+SHIM = """#!%s
+import sys
+sys.path.insert(0, %r)
+from mcp_client.cli import main
+sys.exit(main())
+"""
+
+
+def setUpModule() -> None:
+    # The console script the install makes, but for this checkout: a server an example
+    # starts gets a minimal environment (no PYTHONPATH), and must still run this code.
+    path = os.path.join(SHIMS, "mcp-client")
+    with open(path, "w", encoding="utf-8") as script:
+        script.write(SHIM % (sys.executable, REPO))
+    os.chmod(path, 0o755)
+
+
+def tearDownModule() -> None:
+    shutil.rmtree(SHIMS, ignore_errors=True)
+
+
 def environment() -> dict:
-    """This interpreter (and its scripts) first on PATH; this checkout importable."""
+    """This checkout's mcp-client, then this interpreter, first on PATH; this checkout
+    importable."""
     env = dict(os.environ)
-    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+    first = [SHIMS, os.path.dirname(sys.executable)]
+    env["PATH"] = os.pathsep.join(first + [env.get("PATH", "")])
     env["PYTHONPATH"] = REPO + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env
 
