@@ -200,6 +200,29 @@ class Marking(MarkingCase):
         )
 
 
+#: What a user's documentation does not name: the project's issues and commits.
+HISTORY = re.compile(r"\bissues? #?\d+|(?<![\w/-])#\d{2,}\b|\bcommit [0-9a-f]{7,}")
+COMMIT = re.compile(r"(?<![\w./-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}(?![\w-])")
+
+
+class NoHistory(unittest.TestCase):
+    def test_no_document_names_an_issue_or_a_commit(self) -> None:
+        for document in documents():
+            with open(os.path.join(REPO, document), encoding="utf-8") as source:
+                text = source.read()
+            with self.subTest(document=document):
+                self.assertEqual(HISTORY.findall(text), [])
+                self.assertEqual(COMMIT.findall(text), [])
+
+    def test_the_patterns_find_what_they_are_for(self) -> None:
+        for text in ("since issue 19", "FastMCP #3077", "(main, 32cd445)"):
+            with self.subTest(text=text):
+                self.assertTrue(HISTORY.search(text) or COMMIT.search(text))
+        for text in ("cap.mcp.mcp_time_d2a7aa6c", "2025-06-18", "a 16 MiB line", "[#top]"):
+            with self.subTest(text=text):
+                self.assertIsNone(HISTORY.search(text) or COMMIT.search(text))
+
+
 class Examples(MarkingCase):
     """One test a document: its examples in order, in a directory of their own."""
 
