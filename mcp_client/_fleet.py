@@ -22,6 +22,7 @@ from .transport import CAPTURE, ProcessTransport, Spawn
 if TYPE_CHECKING:  # pragma: no cover - annotations only: the jail and codegen load on use
     from .codegen import Generated, GeneratedTool
     from .jail import Jail
+    from .shapes import Store
 
 #: Seconds a server may take to shake hands, and then to list its tools.
 START_TIMEOUT = 30.0
@@ -38,17 +39,26 @@ def stderr_tail(client: Client) -> str:
 class Slot:
     """One configured server; ``lock`` guards the client's replacement."""
 
-    def __init__(self, name: str, spawn: Spawn, jail: Optional["Jail"], options: Options) -> None:
+    def __init__(
+        self,
+        name: str,
+        spawn: Spawn,
+        jail: Optional["Jail"],
+        options: Options,
+        shapes: Optional["Store"] = None,
+    ) -> None:
         self.name = name
         self.spawn = spawn
         self.jail = jail
         self.options = options
+        self.shapes = shapes  # learned shapes: read at generation, fed by every call
         self.lock = threading.Lock()
         self.client = self._prepare()
         self.generated: Optional["Generated"] = None
         self.tools: Dict[str, "GeneratedTool"] = {}  # by wire name
         self.functions: Dict[str, "GeneratedTool"] = {}  # by Python name
         self.annotations: Dict[str, Dict[str, object]] = {}  # by wire name
+        self.descriptors: Dict[str, ToolDescriptor] = {}  # by wire name (the shapes' key)
         self.failure = ""
         self.broken_in: Optional[int] = None  # the run that saw the client die
         self.retired = False
@@ -64,7 +74,12 @@ class Slot:
         try:
             self.client.connect()
             listing = self.client.list_tools(START_TIMEOUT)
-            generated = codegen.generate(self.name, listing)
+            info = self.client.initialize_result
+            learned = None
+            if self.shapes is not None and info is not None:
+                about = info.server_info
+                learned = self.shapes.learned(about.name, about.version, listing)
+            generated = codegen.generate(self.name, listing, info=info, learned=learned)
         except McpClientError as e:  # the tail is shown apart, whole: not str()'s last lines
             self.failure = e.headline() if isinstance(e, StderrTail) else str(e)
             self.client.stop()
@@ -75,6 +90,7 @@ class Slot:
         self.tools = {tool.wire_name: tool for tool in generated.tools}
         self.functions = {tool.function: tool for tool in generated.tools}
         self.annotations = {tool.name: dict(tool.annotations or {}) for tool in listing}
+        self.descriptors = {tool.name: tool for tool in listing}
         self.generated = generated
 
     def left_out(self) -> str:
@@ -117,6 +133,7 @@ class Slot:
             return e.headline() if isinstance(e, StderrTail) else str(e)
         wanted = {tool.name for tool in listing}
         self.annotations = {tool.name: dict(tool.annotations or {}) for tool in listing}
+        self.descriptors = {tool.name: tool for tool in listing}
         self.tools = {wire: tool for wire, tool in self.tools.items() if wire in wanted}
         self.functions = {tool.function: tool for tool in self.tools.values()}
         return None

@@ -33,6 +33,7 @@ FAILURE_KINDS: Dict[str, str] = {
     "tool_failed": "ToolFailed",
     "call_failed": "CallFailed",
     "refused": "CallRefused",
+    "mismatch": "ResultMismatch",
 }
 
 #: The name of the program's file in its run directory (tracebacks show it).
@@ -71,11 +72,17 @@ class CallRefused(CallFailed):
     """The runner's policy refused the call; it was never sent. str() names the rule."""
 
 
+class ResultMismatch(CallFailed):
+    """The result broke the outputSchema its tool declares: the server broke its promise.
+    str() names where, what was expected and what came."""
+
+
 #: The runner's failure kinds, each the exception the program gets.
 FAILURES: Dict[str, Type[Exception]] = {
     "tool_failed": ToolFailed,
     "call_failed": CallFailed,
     "refused": CallRefused,
+    "mismatch": ResultMismatch,
 }
 
 _lock = threading.Lock()  # one call on the pipe at a time, whichever thread makes it
@@ -256,8 +263,8 @@ CAP_INIT = (
 )
 CAP_MCP = (
     '"""The generated modules, one per server; the failures a call can raise."""\n\n'
-    "from cap.internal.mcp import CallFailed, CallRefused, ToolFailed\n\n"
-    '__all__ = ["CallFailed", "CallRefused", "ToolFailed"]\n'
+    "from cap.internal.mcp import CallFailed, CallRefused, ResultMismatch, ToolFailed\n\n"
+    '__all__ = ["CallFailed", "CallRefused", "ResultMismatch", "ToolFailed"]\n'
 )
 
 

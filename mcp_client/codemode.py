@@ -64,7 +64,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from . import _catalog, _check, _fleet, _pipe, _program
 from .client import Options
@@ -74,11 +74,15 @@ from .errors import (
     JailUnavailable,
     McpClientError,
     NoServerStarted,
+    ResultMismatch,
     ToolFailed,
     TransportFailed,
     Unavailable,
 )
 from .jsonvalue import parse
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only: the store loads when asked for
+    from .shapes import Store
 
 __all__ = [
     "CallRecord",
@@ -186,7 +190,7 @@ class CallRecord:
     server: str
     tool: str  # the function's name in cap.mcp.<server>
     ms: float
-    outcome: str  # "ok" | "tool_failed" | "call_failed" | "refused"
+    outcome: str  # "ok" | "tool_failed" | "call_failed" | "refused" | "mismatch"
 
 
 @dataclass(frozen=True)
@@ -250,8 +254,10 @@ class CodeMode:
         jail_program: bool,
         policy: Policy,
         limits: Limits,
+        shapes: Optional["Store"] = None,
     ) -> None:
         self._slots = tuple(slots)
+        self._shapes = shapes
         self._live = {slot.name: slot for slot in live}
         self._root = root
         self._jail_program = jail_program
@@ -284,8 +290,13 @@ class CodeMode:
         server_readable: Sequence[str] = (),
         server_writable: Sequence[str] = (),
         server_network: bool = False,
+        shapes: Optional[str] = None,
     ) -> "CodeMode":
         """Start ``servers`` (what ``config.load`` returns) and write the ``cap`` package.
+
+        ``shapes``, a directory: the store of learned shapes (``mcp_client.shapes``).
+        The modules are generated with what it holds, and every call a run delivers
+        adds its result's shape (never a value) to it, written when the run ends.
 
         ``jail_servers=True`` runs every server in the project's ``Jail``, with
         ``server_readable``/``server_writable``/``server_network`` for all of them.
@@ -301,7 +312,12 @@ class CodeMode:
         options = Options(
             handshake_timeout=_fleet.START_TIMEOUT, request_timeout=limits.call_timeout
         )
-        slots = [_fleet.Slot(each.name, each.spawn, jail, options) for each in servers]
+        store = None
+        if shapes is not None:
+            from .shapes import Store
+
+            store = Store(shapes)
+        slots = [_fleet.Slot(each.name, each.spawn, jail, options, store) for each in servers]
         try:
             live = _fleet.start_all(slots)
             if not live:
@@ -314,7 +330,7 @@ class CodeMode:
             _fleet.retire_all(slots)
             raise
         try:
-            return cls(slots, live, root, jail_program, policy, limits)
+            return cls(slots, live, root, jail_program, policy, limits, store)
         except BaseException:
             _fleet.retire_all(slots)
             shutil.rmtree(root, ignore_errors=True)
@@ -413,6 +429,8 @@ class CodeMode:
             return self._run_in(run_dir, book, wall, stdin, tee)
         finally:
             shutil.rmtree(run_dir, ignore_errors=True)
+            if self._shapes is not None:
+                self._shapes.flush()
 
     def _run_dir(self, number: int, program: str) -> str:
         run_dir = os.path.join(self._root, "run-%d" % number)
@@ -556,13 +574,29 @@ class CodeMode:
 
         try:
             result = client.call_tool(tool.wire_name, arguments, timeout=self.limits.call_timeout)
-            return "ok", {"value": deliver(tool, result)}
+            value = deliver(tool, result)
+            self._learn(slot, client, tool, value, result.structured_content)
+            return "ok", {"value": value}
+        except ResultMismatch as e:  # the server broke its own outputSchema
+            return "mismatch", _failure("mismatch", "%s: %s" % (name, e))
         except ToolFailed as e:
             return "tool_failed", _failure("tool_failed", str(e))
         except McpClientError as e:
             if isinstance(e, Unavailable):
                 slot.saw_death(book.number)
             return "call_failed", _failure("call_failed", "%s: %s" % (name, e))
+
+    def _learn(
+        self, slot: _fleet.Slot, client: Any, tool: Any, value: Any, structured: Any
+    ) -> None:
+        """Add the shapes of what was delivered to the store (never a value)."""
+        info = client.initialize_result
+        descriptor = slot.descriptors.get(tool.wire_name)
+        if self._shapes is None or info is None or descriptor is None:
+            return
+        data = value.get("data") if tool.returns == "result" else None
+        about = info.server_info
+        self._shapes.observe(about.name, about.version, descriptor, data, structured)
 
 
 # ----------------------------------------------------------------------------- helpers

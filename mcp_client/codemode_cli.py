@@ -83,6 +83,7 @@ class RunnerOptions:
     server_network: bool
     policy: Policy
     limits: Limits
+    shapes: Optional[str] = None  # --shapes DIR: the store of learned shapes
 
 
 def add_runner_arguments(parser: argparse.ArgumentParser) -> None:
@@ -106,6 +107,12 @@ def add_runner_arguments(parser: argparse.ArgumentParser) -> None:
     jails.add_argument("--server-network", action="store_true", help="jailed servers keep the net")
     _add_policy(parser.add_argument_group("policy (from the tools' annotations: claims)"))
     _add_limits(parser.add_argument_group("limits"))
+    parser.add_argument(
+        "--shapes",
+        metavar="DIR",
+        help="learn what tools without an outputSchema return: their shapes (never values) "
+        "kept in DIR, and shown on the surface from then on",
+    )
 
 
 def _add_policy(group: "argparse._ArgumentGroup") -> None:
@@ -180,6 +187,7 @@ def runner_options(namespace: argparse.Namespace) -> RunnerOptions:
             max_output_bytes=namespace.max_output_bytes,
             memory_bytes=namespace.memory_bytes,
         ),
+        shapes=getattr(namespace, "shapes", None),
     )
 
 
@@ -218,6 +226,7 @@ def open_runner(
         server_readable=options.server_readable,
         server_writable=options.server_writable,
         server_network=options.server_network,
+        shapes=options.shapes,
     )
     for line in runner.left_out:
         say(line)

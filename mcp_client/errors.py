@@ -18,6 +18,7 @@ The hierarchy (urllib3's shape: one root, leaves that carry their context)::
     +-- GenerateError              codegen.generate refused the listing
     |   +-- TooManyTools, ToolNameCollision, SurfaceTooLarge, SanitizerBreach
     +-- ToolFailed                 a tool answered with a failure (codegen.deliver: .tool, .result)
+    +-- ResultMismatch             a result broke its tool's outputSchema (codegen.deliver: .path)
     +-- ClientError                a call on a client failed
     |   +-- Unavailable            the client cannot serve calls (.reason)
     |   |   +-- ClientClosed           ... because *you* retired it (trio's "closed")
@@ -210,6 +211,32 @@ class ToolFailed(McpClientError):
 
     def __str__(self) -> str:
         return self.message
+
+
+class ResultMismatch(McpClientError):
+    """A tool's ``structuredContent`` broke the ``outputSchema`` the tool declared
+    (``codegen.deliver``, through ``checker``): the server broke its own promise.
+
+    ``tool`` is the wire name, ``path`` where the value left its shape
+    (``$["items"][3]["id"]``), ``expected`` what the schema said there and
+    ``got`` what came (its JSON kind, a scalar's short text): all sanitized.
+    Not a ``ToolFailed``: the tool did not say it failed. A code-mode program
+    meets it as ``cap.mcp.ResultMismatch``, a ``CallFailed``.
+    """
+
+    def __init__(self, tool: str, path: str, expected: str, got: str) -> None:
+        super().__init__(tool, path, expected, got)
+        self.tool = tool
+        self.path = path
+        self.expected = expected
+        self.got = got
+
+    def __str__(self) -> str:
+        return sanitize(
+            "tool %s broke its outputSchema at %s: expected %s, got %s"
+            % (self.tool, self.path, self.expected, self.got),
+            600,
+        )
 
 
 # --------------------------------------------------------------------------- client calls
