@@ -63,6 +63,15 @@ if TYPE_CHECKING:  # what __getattr__ below gives, for the type checker
     from . import jail as jail
     from . import jailer as jailer
     from . import schema as schema
+    from .content import (
+        AudioContent,
+        Block,
+        EmbeddedResource,
+        ImageContent,
+        ResourceLink,
+        TextContent,
+        ToolOutput,
+    )
     from .jail import DEFAULT_HIDDEN, Jail
 
 # Loaded on first use (PEP 562), so that a client that never jails and never
@@ -75,6 +84,15 @@ _LAZY = {
     "jail": ("jail", None),
     "jailer": ("jailer", None),
     "schema": ("schema", None),
+    # What a generated function returns for a tool without an outputSchema, and its
+    # blocks typed: TypedDicts a program narrows by "type" (mcp_client.content).
+    "ToolOutput": ("content", "ToolOutput"),
+    "Block": ("content", "Block"),
+    "TextContent": ("content", "TextContent"),
+    "ImageContent": ("content", "ImageContent"),
+    "AudioContent": ("content", "AudioContent"),
+    "ResourceLink": ("content", "ResourceLink"),
+    "EmbeddedResource": ("content", "EmbeddedResource"),
 }
 
 
@@ -111,6 +129,13 @@ __all__ = [
     "ContentBlock",
     "Text",
     "Other",
+    "ToolOutput",
+    "Block",
+    "TextContent",
+    "ImageContent",
+    "AudioContent",
+    "ResourceLink",
+    "EmbeddedResource",
     "State",
     "prepare",
     "prepare_owned",

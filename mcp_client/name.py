@@ -18,7 +18,7 @@ Pure: no I/O, no threads, no clocks. Only what Python requires is changed
   as parameters, and so are ``str``, ``cast`` or ``Dict``: the body depends
   on none of them (its annotations and its cast go through ``_typing``).
 
-A name that is not an identifier only because of ``-`` or ``.`` (issue 24:
+A name that is not an identifier only because of ``-`` or ``.`` (as
 ``get-sum``) becomes the name with ``_`` (``get_sum``), when that is itself
 kept verbatim by the rule above; ``mangle_all`` then gives a digest only to
 the altered names that would meet another name of the same listing
