@@ -33,6 +33,7 @@ SCRIPTS = (
     "jail_probe",
     "codemode_tools",
     "jail_harness",
+    "lifeline_harness",
 )
 
 OPTIONS = Options(handshake_timeout=LONG, request_timeout=LONG, retire_timeout=LONG)

@@ -15,7 +15,8 @@ interpreter, so every figure includes what a user's program pays. Measured:
   interpreter has exited?
 * **gone after SIGKILL**: the job is SIGKILLed while the server runs; is every
   process of the server gone within two seconds? (This client is measured
-  twice: unjailed, and with ``Jail()``.)
+  three ways: a plain start, ``ProcessTransport(spawn, lifeline=True)``, and
+  with ``Jail()``.)
 
 Run: ``python tools/compare_sdks.py [--rounds N] [--json FILE]``. Needs
 ``pip install mcp fastmcp mcp-server-time`` (Python 3.10+); a client that is
@@ -57,7 +58,12 @@ import json, sys, time
 from mcp_client import Jail, ProcessTransport, Spawn, start
 argv, mode, readable = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3]
 spawn = Spawn(argv[0], tuple(argv[1:]))
-transport = ProcessTransport(spawn, jail=Jail(readable=(readable,))) if mode == "jailed" else spawn
+if mode == "jailed":
+    transport = ProcessTransport(spawn, jail=Jail(readable=(readable,)))
+elif mode == "lifeline":
+    transport = ProcessTransport(spawn, lifeline=True)
+else:
+    transport = ProcessTransport(spawn)
 with start(transport) as client:
     client.list_tools()
     client.call_tool("get_current_time", {"timezone": "UTC"})
@@ -274,8 +280,9 @@ def measure(rounds: int, clients: Sequence[str]) -> Dict[str, Dict[str, object]]
             figures[client]["group_gone_at_shutdown"] = gone_at_shutdown(client, workdir)
             figures[client]["gone_after_sigkill"] = gone_after_sigkill(client, workdir, "hang")
         if "mcp_client" in figures:
-            jailed = gone_after_sigkill("mcp_client", workdir, "jailed")
-            figures["mcp_client"]["gone_after_sigkill_jailed"] = jailed
+            for mode in ("lifeline", "jailed"):
+                gone = gone_after_sigkill("mcp_client", workdir, mode)
+                figures["mcp_client"]["gone_after_sigkill_" + mode] = gone
     return figures
 
 
@@ -286,6 +293,7 @@ ROWS = (
     ("error lines: no such command", "error_lines_missing_command"),
     ("server's whole group gone at shutdown", "group_gone_at_shutdown"),
     ("server gone after the harness's SIGKILL", "gone_after_sigkill"),
+    ("  the same, started with lifeline=True", "gone_after_sigkill_lifeline"),
     ("  the same, the server jailed (Jail())", "gone_after_sigkill_jailed"),
 )
 
