@@ -27,16 +27,15 @@ import math
 import time
 import weakref
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Tuple, Union
 
 from . import protocol
 from ._core import _connect, _threads
 from ._core._census import ACTIVE
-from ._core._requests import Requests, decoded
+from ._core._requests import Requests
 from ._core._session import Session
 from ._core._state import State
 from ._version import __version__
-from .capture import Capture, CaptureTarget
 from .errors import (
     CallTimedOut,
     CleanupUnconfirmed,
@@ -60,6 +59,9 @@ from .errors import (
 )
 from .protocol import CallToolResult, ClientInfo, InitializeResult, ToolDescriptor
 from .transport import ProcessTransport, Retirement, Spawn, Transport
+
+if TYPE_CHECKING:  # the capture module loads when a client first records (Session.open_capture)
+    from .capture import Capture, CaptureTarget
 
 State.__module__ = __name__  # its public home, as help() and pydoc show it
 
@@ -345,7 +347,10 @@ class Client:
         """Call the tool whose wire name is ``name``. ``isError`` is a result, not an exception."""
         params = protocol.call_tool_params(name, dict(arguments or {}))
         raw = self._requests.request(protocol.TOOLS_CALL, params, self._timeout(timeout))
-        return decoded(protocol.decode_call_tool, raw)
+        try:  # decoded(), spelled out: the one call every tool call makes
+            return protocol.decode_call_tool(raw)
+        except ProtocolFault as e:
+            raise ResultMalformed(e) from e
 
     def ping(self, timeout: Optional[float] = None) -> None:
         """Round-trip a ``ping``; the answer must be an object (the spec's empty result)."""

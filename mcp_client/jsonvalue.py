@@ -14,6 +14,7 @@ import gc
 import json
 import math
 import sys
+from itertools import compress, repeat
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from .errors import CorruptionReport, EncodeRefused
@@ -25,6 +26,8 @@ __all__ = [
     "parse",
     "dump",
     "encode",
+    "encode_checked",
+    "check",
     "CorruptionReport",
     "EncodeRefused",
 ]
@@ -209,7 +212,14 @@ _ENCODE = _make_encoder()
 
 def encode(value: JsonValue) -> bytes:
     """Compact one-line UTF-8 JSON for ``value``, or :class:`EncodeRefused`."""
-    _check(value)
+    check(value)
+    return encode_checked(value)
+
+
+def encode_checked(value: JsonValue) -> bytes:
+    r""":func:`encode` for a value already :func:`check`\ ed, or built by the package
+    from such parts (a message around checked params): the walk is not made again.
+    A lone surrogate, which only the encoding finds, is still :class:`EncodeRefused`."""
     try:
         return _ENCODE(value).encode("utf-8")
     except UnicodeEncodeError as e:  # a lone surrogate in some string
@@ -223,23 +233,43 @@ def dump(value: JsonValue) -> str:
     return encode(value).decode("utf-8")
 
 
-def _check(value: object) -> None:
+def check(value: object, level: int = 0) -> None:
+    """Refuse (:class:`EncodeRefused`) what :func:`encode` refuses, lone
+    surrogates aside; ``level``: how deep ``value`` sits in the message that will
+    carry it (the nesting bound is the whole message's)."""
     # json.dumps would quietly accept tuples, int keys, subclasses with odd
     # __str__ and cycles; the wire must only ever see plain JSON values.
     # Containers go on the stack; scalars are judged where they are met.
     if type(value) not in _CONTAINERS:
         _check_scalar(value)
         return
-    stack: List[Tuple[Any, int]] = [(value, 0)]
+    #
+    # One pass over the containers, and each container's keys and children are
+    # first judged together at C speed (a set of types that must hold them all):
+    # the common container -- string keys, plain scalars or one nested container
+    # -- costs a few bytecodes, not a few for each of its items. Only a
+    # container that fails that look is walked item by item, in the same order
+    # as ever, so a refusal names the same item.
+    stack: List[Tuple[Any, int]] = [(value, level)]
     while stack:
         node, level = stack.pop()
         if level >= MAX_DEPTH:
             raise EncodeRefused("nesting deeper than %d" % MAX_DEPTH)
+        if not node:
+            continue  # {} or []: a tool without arguments
         if type(node) is dict:
-            for key in node:
-                if type(key) is not str:
-                    raise EncodeRefused("object key %r is not a string" % (key,))
+            if not _STR.issuperset(map(type, node)):
+                for key in node:
+                    if type(key) is not str:
+                        raise EncodeRefused("object key %r is not a string" % (key,))
             node = node.values()
+        kinds = set(map(type, node))
+        if kinds <= _PLAIN:
+            continue  # strings, integers, booleans and nulls only: nothing to look at
+        if kinds <= _PLAIN_OR_NESTED:  # and containers: those go on the stack, in order
+            nested = compress(node, map(_NESTED.__contains__, map(type, node)))
+            stack.extend(zip(nested, repeat(level + 1)))
+            continue
         for child in node:
             kind = type(child)
             if kind is dict or kind is list:
@@ -257,3 +287,8 @@ def _check_scalar(value: object) -> None:
 
 
 _SCALARS = (type(None), bool, int, float, str)
+#: The key type of every JSON object, and the values that need no look of their own.
+_STR = frozenset([str])
+_PLAIN = frozenset([str, int, bool, type(None)])
+_NESTED = frozenset(_CONTAINERS)
+_PLAIN_OR_NESTED = _PLAIN | _NESTED

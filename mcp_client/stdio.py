@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import List, Optional, Union
 
 from .errors import FramingFault, LineTooLong
-from .jsonvalue import JsonValue, encode
+from .jsonvalue import JsonValue, encode, encode_checked
 
 __all__ = [
     "MAX_LINE_BYTES",
@@ -171,10 +171,12 @@ def _drop_cr(parts: List[_Piece]) -> None:
             return
 
 
-def frame(message: JsonValue) -> bytes:
+def frame(message: JsonValue, checked: bool = False) -> bytes:
     """The bytes that carry ``message`` on the wire: compact JSON plus ``\\n``.
 
     ``jsonvalue.encode`` escapes every control character inside strings, so the
-    only newline in the result is the terminator.
+    only newline in the result is the terminator. ``checked``: every part of
+    ``message`` was checked already (``jsonvalue.check``) or is the package's
+    own, so its walk is not made again.
     """
-    return encode(message) + b"\n"
+    return (encode_checked(message) if checked else encode(message)) + b"\n"

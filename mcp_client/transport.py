@@ -274,7 +274,8 @@ class _PipeWriter:
         try:  # the acquire inside the try: interrupted after it, the finally releases
             if not lock.acquire(False) and not lock.acquire(True, until(deadline)):
                 raise WriteStalled(0)
-            self._check_open()
+            if self._closed or self._torn:  # looked at in line: every request comes here
+                self._check_open()
             self._torn = len(data) > ATOMIC_WRITE_BYTES  # before a byte can leave
             self._write_all(data, deadline)
             self._torn = False

@@ -18,19 +18,22 @@ from typing import Any, Iterator, List, Tuple
 import mcp_client
 from mcp_client import errors
 
+SCRIPTS = ("jail_init", "lifeline")
+
 
 def public_modules() -> List[ModuleType]:
     """The package and every module of it whose name has no leading underscore."""
     names = [info.name for info in pkgutil.iter_modules(mcp_client.__path__)]
-    # jail_init is not imported: it is the jail's pid 1, read as text and run inside.
+    # Scripts read as text and run in a child, never imported: the jail's pid 1, and
+    # an unjailed server's lifeline.
     public = [
-        "mcp_client." + name for name in names if not name.startswith("_") and name != "jail_init"
+        "mcp_client." + name for name in names if not name.startswith("_") and name not in SCRIPTS
     ]
     return [mcp_client] + [importlib.import_module(name) for name in sorted(public)]
 
 
 def exported(module: ModuleType) -> Iterator[Tuple[str, Any]]:
-    """``module``'s public names: its ``__all__``, or (errors, jail_init) what it defines."""
+    """``module``'s public names: its ``__all__``, or (errors) what it defines."""
     names = getattr(module, "__all__", None)
     if names is None:
         names = [n for n, v in vars(module).items() if not n.startswith("_") and defined(v, module)]

@@ -35,7 +35,17 @@ from hypothesis import strategies as st
 
 from mcp_client import jsonvalue
 from mcp_client.errors import CorruptionReport, EncodeRefused
-from mcp_client.jsonvalue import MAX_DEPTH, MAX_INT_DIGITS, _too_deep, depth, dump, encode, parse
+from mcp_client.jsonvalue import (
+    MAX_DEPTH,
+    MAX_INT_DIGITS,
+    _too_deep,
+    check,
+    depth,
+    dump,
+    encode,
+    encode_checked,
+    parse,
+)
 
 from strategies import json_values, property_settings
 from support import same
@@ -316,6 +326,10 @@ class DumpRefuses(unittest.TestCase):
         self.assertIn(reason, caught.exception.reason)
         with self.assertRaises(EncodeRefused):
             encode(value)
+        if reason != "lone surrogate":  # found by the encoding, not by the walk
+            with self.assertRaises(EncodeRefused) as walked:
+                check(value)
+            self.assertEqual(walked.exception.reason, caught.exception.reason)
 
     def test_non_finite_floats(self) -> None:
         for value, shown in ((math.nan, "nan"), (math.inf, "inf"), (-math.inf, "-inf")):
@@ -352,9 +366,48 @@ class DumpRefuses(unittest.TestCase):
     def test_an_int_too_long_to_print(self) -> None:
         with self.assertRaises(EncodeRefused):
             dump(10**5000)
+        with self.assertRaises(EncodeRefused):
+            encode_checked(10**5000)  # the encoder's own refusal, with no walk before it
+
+    def test_a_fault_among_plain_items_is_found_where_it_sits(self) -> None:
+        # The walk judges a container's items together first; a container that
+        # fails that look is walked item by item, and the refusal names its item.
+        self._refused(["a", 1, True, None, {"k": ["b", 2, math.nan]}], "nan is not")
+        self._refused({"a": [1, 2], "b": {"c": [None, (1,)]}}, "tuple")
+        self._refused(["a", {"x": 1, 2: "y"}], "key 2")
+        self._refused([[], {}, [[]], {"k": {}}, [1.5, set()]], "set")
+
+    def test_the_bound_counts_from_where_the_value_sits(self) -> None:
+        check(nested_value(MAX_DEPTH))
+        check(nested_value(MAX_DEPTH - 1), 1)  # params inside a request's envelope
+        with self.assertRaises(EncodeRefused) as caught:
+            check(nested_value(MAX_DEPTH), 1)
+        self.assertIn("nesting deeper than %d" % MAX_DEPTH, caught.exception.reason)
 
 
 class Properties(unittest.TestCase):
+    @PROPERTY
+    @given(JSON_VALUES)
+    def test_a_checked_value_encodes_as_encode_does(self, value: Any) -> None:
+        check(value)
+        self.assertEqual(encode_checked(value), encode(value))
+
+    @PROPERTY
+    @given(st.integers(min_value=0, max_value=MAX_DEPTH + 2))
+    def test_params_checked_in_place_get_the_whole_message_verdict(self, deep: int) -> None:
+        # Requests.start checks only the params, one level inside the envelope:
+        # the verdict must be the one a walk of the whole message gives.
+        params = nested_value(deep)
+        message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+        verdicts = []
+        for walk in (lambda: check(params, 1), lambda: encode(message)):
+            try:
+                walk()
+                verdicts.append(None)
+            except EncodeRefused as e:
+                verdicts.append(e.reason)
+        self.assertEqual(verdicts[0], verdicts[1])
+
     @PROPERTY
     @given(JSON_VALUES)
     def test_round_trip_is_exact(self, value: Any) -> None:

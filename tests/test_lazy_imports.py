@@ -20,8 +20,14 @@ import mcp_client
 from mcp_client import cli, codegen, config, noise, replay, text
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-#: What a client that neither jails nor generates does not need.
-LAZY = ["mcp_client.jail", "mcp_client.jailer", "mcp_client.codegen", "mcp_client.schema"]
+#: What a client that neither jails, nor generates, nor records its wire does not need.
+LAZY = [
+    "mcp_client.jail",
+    "mcp_client.jailer",
+    "mcp_client.codegen",
+    "mcp_client.schema",
+    "mcp_client.capture",
+]
 
 
 def fresh(code: str) -> Any:

@@ -25,8 +25,12 @@ higher is better, for times, memory and CPU lower is better.
     python tools/bench.py            # the full run (about a minute and a half)
     python tools/bench.py --quick    # a shorter, noisier run
     python tools/bench.py --json out.json   # also keep the raw figures
-    python tools/bench.py --codemode        # only code mode's hop and run() start-up
+    python tools/bench.py --codemode        # only the code-mode runner's hop and start-up
     python tools/bench.py --serve           # only mcp-client serve's (tools/bench_serve.py)
+    python tools/bench.py --goals           # the performance goals against their floors,
+                                            # import, codegen, the per-call profile (~2 min)
+    python tools/bench.py --profile         # only the per-call profile of both threads
+    python tools/bench.py --instructions    # only instructions per call (needs valgrind)
 """
 
 from __future__ import annotations
@@ -356,14 +360,28 @@ def sync_command(conn: Any, make: Callable[[], Any], what: str, seconds: float) 
 
 
 def serve_sync(make: Callable[[], Any]) -> None:
-    """Answer the driver's measurement commands, one JSON line each, until EOF."""
+    """Answer the driver's measurement commands, one JSON line each, until EOF.
+
+    ``cpu`` answers with the CPU time (every thread of this process) the last
+    measurement used, per call for a rate, per event for a time: a figure the
+    other processes on the machine disturb far less than the wall clock.
+    """
     conn = make()
+    used = 0.0
     try:
         warm(conn)
         reply("ready")
         for line in sys.stdin:
             command = json.loads(line)
-            reply(sync_command(conn, make, command["what"], command["seconds"]))
+            if command["what"] == "cpu":
+                reply(used)
+                continue
+            started, wall = time.process_time(), time.perf_counter()
+            value = sync_command(conn, make, command["what"], command["seconds"])
+            used = time.process_time() - started
+            if command["what"] in ("seq", "inflight"):  # a rate: per call
+                used /= max(1.0, value * (time.perf_counter() - wall))
+            reply(value)
     finally:
         conn.close()
 
@@ -562,6 +580,12 @@ def run_worker(args: argparse.Namespace) -> None:
         serve(name)
     elif kind == "jail":
         reply(worker_jail(int(name)))
+    elif kind == "calls":  # under callgrind: `count` sequential calls, nothing else timed
+        client, count = name.split(":")
+        conn: Any = SYNC[client]()
+        for _ in range(int(count)):
+            conn.echo()
+        conn.close()
     elif kind == "codemode":
         server, repeats, duration, events = name.split(":")
         reply(worker_codemode(server, int(repeats), float(duration), int(events)))
@@ -1116,6 +1140,572 @@ def cpu_model() -> str:
     return platform.processor() or "unknown CPU"
 
 
+# ============================================================================ the goals (--goals)
+
+#: The goals of the performance work, each against a floor of the same run:
+#: key, label, baseline client, whether higher is better, the bound.
+GOALS = [
+    ("seq", "sequential tools/call (calls/s)", "threaded", True, 1.0),
+    ("inflight", "64 calls in flight (calls/s)", "threaded", True, 1.2),
+    ("blob", "one 8 MiB text result (ms)", "floor", False, 1.0),
+    ("list", "1,000 tools over 20 pages (ms)", "threaded", False, 1.0),
+]
+#: What ``--goals`` imports in fresh interpreters, against each other: nothing, the
+#: standard library the client is made of, and the client.
+IMPORT_SETS = {
+    "pass": "pass",
+    "stdlib": "import json, threading, subprocess, selectors",
+    "client": "import mcp_client",
+}
+IMPORT_GOAL = 2.0  # the client's import within 2x of the stdlib set's
+CODEGEN_GOAL = 20.0  # generate within 20x of json.dumps of the same listing
+CLIENTS_OF_GOALS = ("floor", "threaded", "client")
+BASE_NAMES = {"floor": "bare floor", "threaded": "threaded floor"}
+
+
+def turn_ratios(samples: Dict[Tuple[str, str], List[float]], what: str, base: str) -> List[float]:
+    """This client's sample over the baseline's, turn by turn (each turn is one
+    window or event of every client, back to back)."""
+    ours, theirs = samples[("client", what)], samples[(base, what)]
+    return [a / b for a, b in zip(ours, theirs) if b]
+
+
+def goal_samples(args: argparse.Namespace) -> Dict[Tuple[str, str], List[float]]:
+    """Runs of ``args.repeats`` windows / events of each client, taking turns."""
+    workers = [Worker(name) for name in CLIENTS_OF_GOALS]
+    samples: Dict[Tuple[str, str], List[float]] = {}
+    try:
+        for worker in workers:
+            assert worker.answer() == "ready", worker.name
+        for what, _, _, _, _ in GOALS:
+            progress(what)
+            windowed = what in ("seq", "inflight")
+            for turn in range(args.repeats):
+                for worker in workers[turn % 3 :] + workers[: turn % 3]:
+                    value = worker.ask(what, args.duration if windowed else 0.0)
+                    samples.setdefault((worker.name, what), []).append(value)
+                    samples.setdefault((worker.name, what + "_cpu"), []).append(worker.ask("cpu"))
+    finally:
+        for worker in workers:
+            worker.close()
+    return samples
+
+
+#: Prints the standard-library modules ``import mcp_client`` loads beyond the set.
+DEPENDENCIES_PROBE = """
+import sys
+sys.path[1:1] = %r
+%s
+before = set(sys.modules)
+import mcp_client
+print(" ".join(sorted(m for m in set(sys.modules) - before
+                      if not m.startswith("mcp_client") and "." not in m)))
+"""
+
+
+def stdlib_dependencies(paths: List[str]) -> str:
+    """An import statement for the set and every other standard-library module
+    the client loads at import (logging, dataclasses, typing, ...)."""
+    probe = DEPENDENCIES_PROBE % (paths, IMPORT_SETS["stdlib"])
+    found = subprocess.run(
+        [sys.executable, "-S", "-c", probe], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout.split()
+    return "%s, %s" % (IMPORT_SETS["stdlib"], ", ".join(found))
+
+
+def import_samples(runs: int) -> Dict[str, List[Tuple[float, float]]]:
+    """(in-process import time, whole-process time) of each of ``IMPORT_SETS``, and
+    of the standard library the client needs, in fresh ``python -S`` interpreters,
+    taking turns."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    paths = [ROOT] + [p for p in sys.path if p]
+    sets = dict(IMPORT_SETS, needed=stdlib_dependencies(paths))
+    out: Dict[str, List[Tuple[float, float]]] = {name: [] for name in sets}
+    names = list(sets)
+    for run in range(runs + 1):  # the first, untimed, writes any stale bytecode
+        for name in names[run % len(names) :] + names[: run % len(names)]:
+            probe = IMPORT_PROBE % (paths, sets[name])
+            start = time.perf_counter()
+            done = subprocess.run(
+                [sys.executable, "-S", "-c", probe],
+                cwd=ROOT,
+                env=env,
+                check=True,
+                capture_output=True,
+                text=True,
+            )
+            whole = time.perf_counter() - start
+            if run:
+                out[name].append((float(done.stdout.split()[0]), whole))
+    return out
+
+
+def codegen_ratios(repeat: int) -> List[Tuple[str, int, float, float]]:
+    """(listing, tools, generate / json.dumps median, range low-high as one figure
+    pair is not kept: the best ratio) for the 256-tool listings of
+    ``tools/bench_codegen.py`` and the golden listings of real servers."""
+    import functools
+
+    sys.path.insert(0, HERE)
+    import bench_codegen
+    from timing import sample
+
+    from mcp_client import codegen, protocol
+
+    listings: List[Tuple[str, Any]] = [
+        ("256 tools, " + variant, bench_codegen.listing(variant))
+        for variant in ("no @", "@ in descriptions", "@ in a wire name", "output schemas")
+    ]
+    golden = os.path.join(ROOT, "tests", "golden")
+    for name in sorted(os.listdir(golden)):
+        if name.endswith(".tools.json"):
+            with open(os.path.join(golden, name)) as listing_file:
+                listings.append((name[: -len(".tools.json")], json.load(listing_file)))
+    rows = []
+    for label, raw in listings:
+        tools = protocol.decode_tools_page(raw).tools
+        codegen.generate("bench", tools)
+        dumps = sample(functools.partial(json.dumps, raw), 50, repeat)
+        loops = 2 if len(tools) > 50 else 20
+        generate = sample(functools.partial(codegen.generate, "bench", tools), loops, repeat)
+        rows.append((label, len(tools), generate[1] / dumps[1], generate[0] / dumps[0]))
+    return rows
+
+
+def spread(values: List[float], fmt: str = "{:.2f}") -> str:
+    return (fmt + "-" + fmt).format(min(values), max(values)) if values else "-"
+
+
+def goal_lines(args: argparse.Namespace) -> List[str]:
+    started = time.perf_counter()
+    samples = goal_samples(args)
+    lines = [
+        "goals, each against a floor of the same run: %d windows of %.1f s (rates) or %d"
+        " events (times) per client, the three taking turns; ratio = mcp_client / baseline"
+        " (median of the turn-by-turn ratios, their range)"
+        % (args.repeats, args.duration, args.repeats),
+        "",
+    ]
+    rows = [["", "floor", "threaded floor", "mcp_client", "ratio (median)", "range", "goal"]]
+    for what, label, base, higher, bound in GOALS:
+        scale = 1.0 if what in ("seq", "inflight") else 1e3
+        fmt = "{:,.0f}" if scale == 1.0 else "{:,.1f}"
+        ratios = turn_ratios(samples, what, base)
+        middle = median(ratios)
+        met = middle >= bound if higher else middle <= bound
+        rows.append(
+            [label]
+            + [
+                fmt.format(median(samples[(c, what)]) * scale)
+                for c in ("floor", "threaded", "client")
+            ]
+            + [
+                "{:.2f}x".format(middle),
+                spread(ratios),
+                "%s %.1fx the %s: %s"
+                % (
+                    ">=" if higher else "<=",
+                    bound,
+                    "threaded floor" if base == "threaded" else "bare floor",
+                    "met" if met else "MISSED",
+                ),
+            ]
+        )
+    lines += boxed(rows)
+    lines += [
+        "",
+        "the same runs by CPU time (every thread of each client's process; per call for the"
+        " rates, per event for the times; lower is better; ratio = mcp_client / baseline):",
+        "",
+    ]
+    rows = [["", "floor", "threaded floor", "mcp_client", "ratio (median)", "range", "baseline"]]
+    for what, label, base, _, _ in GOALS:
+        key = what + "_cpu"
+        scale, unit = (1e6, "us/call") if what in ("seq", "inflight") else (1e3, "ms")
+        ratios = turn_ratios(samples, key, base)
+        rows.append(
+            ["%s, CPU %s" % (label.split(" (")[0], unit)]
+            + ["{:,.1f}".format(median(samples[(c, key)]) * scale) for c in CLIENTS_OF_GOALS]
+            + ["{:.2f}x".format(median(ratios)), spread(ratios), BASE_NAMES[base]]
+        )
+    lines += boxed(rows)
+    progress("imports")
+    imports = import_samples(args.imports)
+    own = {name: median([s[0] for s in runs]) for name, runs in imports.items()}
+    whole = {name: median([s[1] for s in runs]) for name, runs in imports.items()}
+    per_run = [c[0] / s[0] for c, s in zip(imports["client"], imports["stdlib"])]
+    lines += [
+        "",
+        "import, %d fresh `python -S` interpreters each, taking turns (medians):" % args.imports,
+        "  in-process: import mcp_client %.1f ms, import json, threading, subprocess, selectors"
+        " %.1f ms: %.2fx (range %s; goal <= %.1fx: %s)"
+        % (
+            own["client"] * 1e3,
+            own["stdlib"] * 1e3,
+            median(per_run),
+            spread(per_run),
+            IMPORT_GOAL,
+            "met" if median(per_run) <= IMPORT_GOAL else "MISSED",
+        ),
+        "  the standard library the client loads at import, alone (the set and %s):"
+        " %.1f ms, %.2fx the set: the least the client's import can be"
+        % (
+            stdlib_dependencies([ROOT] + [p for p in sys.path if p]).split("selectors, ", 1)[1],
+            own["needed"] * 1e3,
+            median([n[0] / s[0] for n, s in zip(imports["needed"], imports["stdlib"])]),
+        ),
+        "  whole process: python -c pass %.1f ms, the stdlib set %.1f ms (%.2fx pass),"
+        " mcp_client %.1f ms (%.2fx pass, %.2fx the stdlib set)"
+        % (
+            whole["pass"] * 1e3,
+            whole["stdlib"] * 1e3,
+            whole["stdlib"] / whole["pass"],
+            whole["client"] * 1e3,
+            whole["client"] / whole["pass"],
+            whole["client"] / whole["stdlib"],
+        ),
+    ]
+    progress("codegen")
+    lines += [
+        "",
+        "codegen: generate / json.dumps of the same listing (median; best), goal <= %.0fx:"
+        % CODEGEN_GOAL,
+    ]
+    for label, tools, ratio_median, ratio_best in codegen_ratios(7):
+        lines.append(
+            "  %-32s %4d tools  %5.1fx  (best %5.1fx)  %s"
+            % (
+                label,
+                tools,
+                ratio_median,
+                ratio_best,
+                "met" if ratio_median <= CODEGEN_GOAL else "MISSED",
+            )
+        )
+    progress("per-call profile")
+    lines += [""] + profile_lines(args)
+    progress("instructions per call (callgrind)")
+    lines += [""] + instruction_lines()
+    lines.append("")
+    lines.append(
+        "(whole run: %.0f s; rerun: python tools/bench.py --goals)"
+        % (time.perf_counter() - started)
+    )
+    return lines
+
+
+def boxed(rows: List[List[str]]) -> List[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for n, row in enumerate(rows):
+        cells = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:-1], widths[1:-1])]
+        lines.append("| " + " | ".join(cells + [row[-1].ljust(widths[-1])]) + " |")
+        if n == 0:
+            lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    return lines
+
+
+# ============================================================================ the per-call profile
+
+
+def thread_cpu(thread: threading.Thread) -> float:
+    """CPU seconds ``thread`` has used so far (Linux: its own clock)."""
+    assert thread.ident is not None
+    return time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
+
+
+def call_costs(conn: Any, reader: threading.Thread, seconds: float) -> Tuple[float, float, float]:
+    """Wall, caller CPU and reader CPU per sequential call, microseconds."""
+    count = 0
+    wall, caller, read = time.perf_counter(), time.thread_time(), thread_cpu(reader)
+    end = wall + seconds
+    while time.perf_counter() < end:
+        conn.echo()
+        count += 1
+    return (
+        (time.perf_counter() - wall) / count * 1e6,
+        (time.thread_time() - caller) / count * 1e6,
+        (thread_cpu(reader) - read) / count * 1e6,
+    )
+
+
+Costs = Tuple[float, float, float]
+Steps = List[Tuple[str, str, float]]
+
+
+def per_call(args: argparse.Namespace) -> Tuple[Dict[str, List[Costs]], List[Steps]]:
+    """Both threads of a sequential call, this client and the threaded floor
+    taking turns window by window in this one process, and after each pair of
+    windows every step of this client's call timed alone: the turns see the
+    same machine."""
+    floor, ours = ThreadedFloor(), Ours()
+    reader = ours.client._session.reader_thread
+    assert reader is not None
+    steps = StepTimer()
+    try:
+        for _ in range(300):
+            floor.echo()
+            ours.echo()
+        costs: Dict[str, List[Costs]] = {"threaded": [], "client": []}
+        turns: List[Steps] = []
+        for turn in range(args.repeats):
+            pair = [("threaded", floor, floor.reader), ("client", ours, reader)]
+            for name, conn, thread in pair if turn % 2 == 0 else pair[::-1]:
+                costs[name].append(call_costs(conn, thread, args.duration))
+            turns.append(steps.measure())
+    finally:
+        floor.close()
+        ours.close()
+        steps.close()
+    return costs, turns
+
+
+#: Times each step runs in one turn's measurement.
+STEP_LOOPS = 5000
+
+
+def pipe_connection_class() -> Any:
+    from mcp_client.transport import Connection, NoResource
+
+    class PipeConnection(Connection):
+        """A connection that only writes (into a pipe the step reads back)."""
+
+        read_fd = -1
+
+        def kill(self) -> None:
+            pass
+
+        def wait(self, deadline: Optional[float]) -> NoResource:
+            return NoResource()
+
+        def close_output(self) -> None:
+            pass
+
+    return PipeConnection
+
+
+class StepTimer:
+    """Each step of a call on its own (thread, step, microseconds), on the echo
+    call's own values, through the package's own code: what each of the call's
+    two threads spends where."""
+
+    LINE = (
+        b'{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"ok"}],'
+        b'"isError":false}}'
+    )
+
+    def __init__(self) -> None:
+        import select
+
+        from mcp_client import jsonrpc, protocol, stdio
+        from mcp_client._core._calls import CallTable
+        from mcp_client._core._outbox import Outbox
+
+        response = jsonrpc.decode(self.LINE)
+        assert isinstance(response, jsonrpc.Response)
+        self.result = response.result
+        self.params = protocol.call_tool_params("echo", {})
+        self.data = stdio.frame(jsonrpc.request(7, protocol.TOOLS_CALL, self.params))
+        self.lock, self.table = threading.RLock(), CallTable()
+        self.read_end, self.write_end = os.pipe()
+        self.poller = select.poll()
+        self.poller.register(self.read_end, select.POLLIN)
+        self.conn = pipe_connection_class()(self.write_end)
+        self.outbox = Outbox(self.lock, self.table)
+        self.sent = self.table.mint(protocol.TOOLS_CALL, 30.0, 1e9)
+        self.buffer = stdio.Buffer()
+        self.ids = iter(range(2, 10**12))  # the calls mint() made, in order
+        self.steps: List[Tuple[str, str, Callable[[], Any]]] = [
+            ("caller", "params: call_tool_params, the arguments copied", self.params_step),
+            ("caller", "a call minted under the session's lock", self.mint),
+            ("caller", "the frame: envelope, check, encode (stdio.frame)", self.frame),
+            ("caller", "the frame written (Outbox.send to a pipe; + its os.read)", self.write),
+            ("caller", "the result decoded (protocol.decode_call_tool)", self.decode_result),
+            ("reader", "poll + os.read of a ready line (+ its os.write)", self.poll_read),
+            ("reader", "the line framed (stdio.Buffer.push)", self.push),
+            ("reader", "the line decoded (jsonrpc.decode: parse, envelope)", self.decode_line),
+            ("both", "take + settle (reader); wait + outcome (caller)", self.settle),
+        ]
+
+    def params_step(self) -> None:
+        from mcp_client import protocol
+
+        protocol.call_tool_params("echo", dict({}))
+
+    def mint(self) -> None:
+        from mcp_client import protocol
+
+        with self.lock:
+            self.table.mint(protocol.TOOLS_CALL, 30.0, 1e9)
+
+    def frame(self) -> None:
+        from mcp_client import jsonrpc, protocol, stdio
+
+        stdio.frame(jsonrpc.request(7, protocol.TOOLS_CALL, self.params))
+
+    def write(self) -> None:
+        self.outbox.send(self.conn, self.data, self.sent)
+        os.read(self.read_end, 65536)
+
+    def decode_result(self) -> None:
+        from mcp_client import protocol
+
+        protocol.decode_call_tool(self.result)
+
+    def poll_read(self) -> None:
+        os.write(self.write_end, self.LINE + b"\n")
+        self.poller.poll()
+        os.read(self.read_end, 65536)
+
+    def push(self) -> None:
+        self.buffer.push(self.LINE + b"\n")
+
+    def decode_line(self) -> None:
+        from mcp_client import jsonrpc
+
+        jsonrpc.decode(self.LINE)
+
+    def settle(self) -> None:
+        with self.lock:
+            call = self.table.take(next(self.ids))
+        assert call is not None
+        call.settle(self.result)
+        call.wait(1.0)
+        call.outcome()
+
+    def measure(self) -> Steps:
+        out = []
+        for thread, label, step in self.steps:
+            if step == self.settle:  # as many calls minted as it settles
+                for _ in range(STEP_LOOPS):
+                    self.mint()
+            started = time.perf_counter()
+            for _ in range(STEP_LOOPS):
+                step()
+            out.append((thread, label, (time.perf_counter() - started) / STEP_LOOPS * 1e6))
+        return out
+
+    def close(self) -> None:
+        os.close(self.read_end)
+        os.close(self.write_end)
+
+
+#: The two call counts whose difference callgrind measures (start-up cancels out).
+INSTRUCTION_CALLS = (300, 1300)
+
+
+def instructions(client: str) -> Optional[Tuple[float, float]]:
+    """Instructions per sequential call of ``client``'s caller and reader threads,
+    counted by callgrind (``valgrind``), which the machine's load does not change:
+    the difference between two runs of :data:`INSTRUCTION_CALLS` calls."""
+    if shutil.which("valgrind") is None:
+        return None
+    counts = []
+    with tempfile.TemporaryDirectory(prefix="bench-callgrind-") as where:
+        for calls in INSTRUCTION_CALLS:
+            out = os.path.join(where, "%d.out" % calls)
+            argv = ["valgrind", "--tool=callgrind", "--separate-threads=yes"]
+            argv += ["--callgrind-out-file=" + out, sys.executable, os.path.abspath(__file__)]
+            argv += ["--worker", "calls", "%s:%d" % (client, calls)]
+            subprocess.run(argv, cwd=ROOT, check=True, capture_output=True)
+            counts.append([thread_instructions(out + "-%02d" % n) for n in (1, 2)])
+    calls = INSTRUCTION_CALLS[1] - INSTRUCTION_CALLS[0]
+    return (
+        (counts[1][0] - counts[0][0]) / calls,
+        (counts[1][1] - counts[0][1]) / calls,
+    )
+
+
+def thread_instructions(path: str) -> float:
+    """The instruction total of one thread's callgrind file (thread 1: the caller,
+    thread 2: the first thread started, the reader)."""
+    with open(path) as dump:
+        for line in dump:
+            if line.startswith("summary:") or line.startswith("totals:"):
+                return float(line.split()[1])
+    raise ValueError("no totals in %s" % path)
+
+
+def instruction_lines() -> List[str]:
+    counted = {name: instructions(name) for name in ("threaded", "client")}
+    ours, floor = counted["client"], counted["threaded"]
+    if ours is None or floor is None:
+        return ["instructions per call: not counted (valgrind is not installed)"]
+    rows = [["instructions per call", "threaded floor", "mcp_client", "mcp_client / threaded"]]
+    for n, label in enumerate(("caller thread", "reader thread")):
+        rows.append(
+            [label, "{:,.0f}".format(floor[n]), "{:,.0f}".format(ours[n])]
+            + ["%.2fx" % (ours[n] / floor[n])]
+        )
+    rows.append(
+        ["both", "{:,.0f}".format(sum(floor)), "{:,.0f}".format(sum(ours))]
+        + ["%.2fx" % (sum(ours) / sum(floor))]
+    )
+    return [
+        "instructions per sequential call, counted by callgrind (the difference between %d"
+        " and %d calls; the load of the machine does not change them):" % INSTRUCTION_CALLS,
+        "",
+    ] + boxed(rows)
+
+
+def profile_lines(args: argparse.Namespace) -> List[str]:
+    costs, turns = per_call(args)
+    med = {
+        name: [median([row[i] for row in rows]) for i in range(3)] for name, rows in costs.items()
+    }
+    steps = [
+        (thread, label, median([turn[n][2] for turn in turns]))
+        for n, (thread, label, _) in enumerate(turns[0])
+    ]
+    lines = [
+        "per sequential call, microseconds (this process: the threaded floor and mcp_client"
+        " taking turns, %d windows of %.1f s each, medians; CPU per thread by its own clock):"
+        % (args.repeats, args.duration),
+        "",
+    ]
+    rows = [["", "threaded floor", "mcp_client", "mcp_client / threaded floor"]]
+    for n, label in enumerate(("round trip (wall)", "caller thread CPU", "reader thread CPU")):
+        rows.append(
+            [label]
+            + ["%.1f" % med[name][n] for name in ("threaded", "client")]
+            + ["%.2fx" % (med["client"][n] / med["threaded"][n])]
+        )
+    lines += boxed(rows)
+    lines += [
+        "",
+        "the steps of mcp_client's call, each timed alone on the echo call's values, %d times"
+        " after each pair of windows above (medians):" % STEP_LOOPS,
+        "",
+    ]
+    rows = [["thread", "step", "us"]]
+    for thread, label, took in steps:
+        rows.append([thread, label, "%.2f" % took])
+    total = sum(took for _, _, took in steps)
+    cpu = med["client"][1] + med["client"][2]
+    rows.append(["both", "sum of the steps", "%.2f" % total])
+    rows.append(["both", "CPU of both threads per call, measured above", "%.2f" % cpu])
+    rows.append(
+        [
+            "both",
+            "the rest: waking threads, handing the GIL over, the loops",
+            "%.2f" % (cpu - total),
+        ]
+    )
+    lines += boxed_left(rows)
+    return lines
+
+
+def boxed_left(rows: List[List[str]]) -> List[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for n, row in enumerate(rows):
+        cells = [c.ljust(w) for c, w in zip(row[:-1], widths[:-1])] + [row[-1].rjust(widths[-1])]
+        lines.append("| " + " | ".join(cells) + " |")
+        if n == 0:
+            lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    return lines
+
+
 # ============================================================================ main
 
 
@@ -1132,16 +1722,30 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     parser.add_argument(
         "--serve", action="store_true", help="only mcp-client serve's figures (bench_serve.py)"
     )
+    parser.add_argument(
+        "--goals",
+        action="store_true",
+        help="the performance goals against their floors, imports, codegen, the per-call profile",
+    )
+    parser.add_argument(
+        "--profile", action="store_true", help="only the per-call profile of both threads"
+    )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="only the instructions per call of both threads (callgrind)",
+    )
     parser.add_argument("--worker", nargs=2, metavar=("KIND", "CLIENT"), help=argparse.SUPPRESS)
     parser.add_argument("--duration", type=float, help="seconds per rate window")
     parser.add_argument("--repeats", type=int, help="rate windows per client")
     parser.add_argument("--events", type=int, help="samples per single-event figure")
     args = parser.parse_args(argv)
     quick = args.quick
+    goals = args.goals or args.profile  # runs of 5, as the goals are stated
     args.duration = args.duration or (0.3 if quick else 0.5)
-    args.repeats = args.repeats or (3 if quick else 7)
+    args.repeats = args.repeats or (5 if goals else 3 if quick else 7)
     args.events = args.events or (3 if quick else 9)
-    args.imports = 3 if quick else 7
+    args.imports = 11 if goals else 3 if quick else 7
     return args
 
 
@@ -1155,6 +1759,12 @@ def main(argv: Optional[List[str]] = None) -> None:
         return
     if args.serve:
         print("\n".join(serve_lines(args)))
+        return
+    if args.instructions:
+        print("\n".join(instruction_lines()))
+        return
+    if args.goals or args.profile:
+        print("\n".join(goal_lines(args) if args.goals else profile_lines(args)))
         return
     sdk = None if args.no_sdk else sdk_available()
     clients = CLIENTS if sdk else tuple(name for name in CLIENTS if name != "sdk")

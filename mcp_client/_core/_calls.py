@@ -73,12 +73,16 @@ class Call:
         self._error: Optional[BaseException] = None
 
     def settle(self, result: Any) -> None:
-        self._mark_settled()
+        if self._done:  # the check in line: the reader runs this holding the GIL its caller needs
+            self._settled_twice()
+        self._done = True
         self._result = result
         self._settled.release()
 
     def fail(self, error: BaseException) -> None:
-        self._mark_settled()
+        if self._done:
+            self._settled_twice()
+        self._done = True
         self._error = error
         self._settled.release()
 
@@ -89,11 +93,9 @@ class Call:
         self._done = False
         self._result = None
 
-    def _mark_settled(self) -> None:
+    def _settled_twice(self) -> None:
         # Loud rather than a silent replacement of an outcome a caller may be reading.
-        if self._done:
-            raise RuntimeError("call %d (%s) settled twice" % (self.id, self.method))
-        self._done = True
+        raise RuntimeError("call %d (%s) settled twice" % (self.id, self.method))
 
     def wait(self, timeout: Optional[float]) -> bool:
         """``True`` once settled; waits at most ``timeout`` seconds (``None``: no limit)."""
@@ -106,7 +108,8 @@ class Call:
         return self._result is UNSENT and self._error is None
 
     def outcome(self) -> JsonValue:
-        """The result, or the error raised; only after :meth:`wait` said ``True``."""
+        """The result (:data:`UNSENT` for a frame handed back), or the error
+        raised; only after :meth:`wait` said ``True``."""
         error, self._error = self._error, None  # no cycle through the traceback
         if error is not None:
             raise error

@@ -136,11 +136,12 @@ class Outbox:
         of a call settled meanwhile (timed out) is dropped."""
         batch: List[Call] = []
         size = 0
-        queue, calls = self._queue, self._calls
+        queue = self._queue
         with self._lock:
+            pending = self._calls.pending  # under the lock: a latch replaces it
             while queue and size + len(queue[0].frame or b"") <= ATOMIC_WRITE_BYTES:
                 call = queue.popleft()
-                if call.id in calls:
+                if call.id in pending:
                     batch.append(call)
                     size += len(call.frame or b"")
         return batch

@@ -1,6 +1,6 @@
 """The reader thread: one per active client, and the only thread that ends it.
 
-:class:`Reader` drains the server's stdout through ``selectors`` into a bounded
+:class:`Reader` drains the server's stdout through ``poll`` into a bounded
 :class:`~mcp_client.stdio.Buffer`, decodes each line, and settles the call it
 answers (its caller is waiting on it); it answers the server's own requests
 through an :class:`~mcp_client._core._answers.Answerer`, skips tolerated noise, and
@@ -31,7 +31,6 @@ from __future__ import annotations
 import logging
 import os
 import select
-import selectors
 import time
 from typing import List, Optional, Tuple
 
@@ -109,21 +108,28 @@ class Reader:
     # ------------------------------------------------------------------ reading
 
     def _drain(self) -> None:
-        conn, wake_r = self._conn, self._wake_r
-        with selectors.DefaultSelector() as selector:
-            selector.register(conn.read_fd, selectors.EVENT_READ)
-            selector.register(wake_r, selectors.EVENT_READ)
-            if conn.stderr_fd is not None:  # drained always: the server never blocks on it
-                selector.register(conn.stderr_fd, selectors.EVENT_READ)
-            while self._session.reason is None:
-                for key, _ in selector.select():
-                    if key.fd == wake_r:
+        # poll(2) itself, not a selectors.Selector: what runs between settling a
+        # call and blocking again holds the GIL its caller needs to wake up, and
+        # the selector's Python layer was a third of it. A hang-up or an error
+        # on a descriptor is reported whatever was asked for, and its read says
+        # EOF (stdout) or fails as one (stderr).
+        conn, wake_r, session = self._conn, self._wake_r, self._session
+        read_fd, stderr_fd = conn.read_fd, conn.stderr_fd
+        poller = select.poll()
+        poller.register(read_fd, select.POLLIN)
+        poller.register(wake_r, select.POLLIN)
+        if stderr_fd is not None:  # drained always: the server never blocks on it
+            poller.register(stderr_fd, select.POLLIN)
+        poll = poller.poll
+        while session.reason is None:
+            for fd, _ in poll():
+                if fd == read_fd:
+                    if not self._read_some():
                         return
-                    if key.fd == conn.stderr_fd:
-                        if self._stderr_chunk(key.fd) < 0:
-                            selector.unregister(key.fd)
-                    elif not self._read_some():
-                        return
+                elif fd == wake_r:
+                    return
+                elif self._stderr_chunk(fd) < 0:
+                    poller.unregister(fd)
 
     def _read_some(self) -> bool:
         """Read what is there and dispatch it; ``False`` once the client must stop reading."""

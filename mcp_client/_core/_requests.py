@@ -33,9 +33,9 @@ from ..errors import (
     WriteStalled,
 )
 from ..jsonrpc import request
-from ..jsonvalue import EncodeRefused, JsonValue
+from ..jsonvalue import EncodeRefused, JsonValue, check
 from . import LOGGER
-from ._calls import Call
+from ._calls import UNSENT, Call
 from ._census import FORKS
 from ._outbox import Outbox
 from ._session import Session, fresh
@@ -88,6 +88,7 @@ class Requests:
             call = self.calls.mint(method, timeout, deadline)
             self.timer.arm(deadline)
         try:
+            check(params, 1)  # the caller's part, one level inside the envelope; the rest is ours
             self._send(session.outgoing(request(call.id, method, params)), call)
         except BaseException:
             self.take(call.id)
@@ -100,8 +101,9 @@ class Requests:
                 if not call.wait(until(call.deadline + TIMER_SLACK)):
                     self._settle_timeout(call)
                     call.wait(None)  # settled by now: by us, or by whoever took it just before
-                if not call.unsent():
-                    return call.outcome()
+                result = call.outcome()  # UNSENT: the frame came back unwritten
+                if result is not UNSENT:
+                    return result
                 self._resend(call)
         except BaseException:  # interrupted: nobody awaits its answer any more
             self.take(call.id)

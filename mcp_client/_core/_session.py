@@ -38,7 +38,6 @@ import threading
 import weakref
 from typing import TYPE_CHECKING, Iterable, Optional
 
-from ..capture import Capture, open_capture
 from ..errors import (
     ClientBroken,
     ClientInherited,
@@ -58,6 +57,7 @@ from ._custody import Custody
 from ._state import ENDED, TRANSITIONS, State
 
 if TYPE_CHECKING:  # pragma: no cover - for annotations only
+    from ..capture import Capture
     from ..client import Options
     from ._reader import Reader
 
@@ -176,6 +176,10 @@ class Session:
 
     def open_capture(self) -> None:
         """The wire log of ``Options.capture`` (before the transport opens)."""
+        if self.options.capture is None:
+            return  # nothing to record: the capture module is not even loaded
+        from ..capture import open_capture  # on first use: import mcp_client stays small
+
         self.capture = open_capture(self.options.capture)
 
     def adopt(self, conn: Optional[Connection]) -> bool:
@@ -217,8 +221,11 @@ class Session:
     def outgoing(self, message: JsonValue) -> bytes:
         """``message`` framed, and recorded as sent in the capture: every frame
         we write goes through here, then through its writer (the outbox, the
-        answerer, the connection)."""
-        data = frame(message)
+        answerer, the connection). Every message is the package's own envelope
+        (a minted id or the server's decoded one, a method of ``protocol``'s)
+        around params its sender has checked (``Requests.start``), so it is
+        encoded without a second walk."""
+        data = frame(message, checked=True)
         if self.capture is not None:
             self.capture.line("send", data[:-1])
         return data
