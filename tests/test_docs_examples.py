@@ -205,6 +205,22 @@ HISTORY = re.compile(r"\bissues? #?\d+|(?<![\w/-])#\d{2,}\b|\bcommit [0-9a-f]{7,
 COMMIT = re.compile(r"(?<![\w./-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}(?![\w-])")
 
 
+class TheTwoCommands(unittest.TestCase):
+    def test_ci_runs_the_readme_s_test_command_verbatim(self) -> None:
+        def command_in(path: str, start: str) -> List[str]:
+            with open(os.path.join(REPO, path), encoding="utf-8") as source:
+                return [line for line in source.read().split("\n") if line.startswith(start)]
+
+        start = "{ command -v bwrap"
+        readme, ci = command_in("README.md", start), command_in(".ci/run", start)
+        self.assertEqual(len(readme), 1)
+        self.assertEqual(readme, ci)
+
+    def test_the_main_job_is_the_demo_server(self) -> None:
+        with open(os.path.join(REPO, "README.md"), encoding="utf-8") as source:
+            self.assertIn("python -m pip install -e . && python -m mcp_client\n", source.read())
+
+
 class NoHistory(unittest.TestCase):
     def test_no_document_names_an_issue_or_a_commit(self) -> None:
         for document in documents():
