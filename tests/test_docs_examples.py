@@ -35,8 +35,8 @@ from typing import List, Optional, Tuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLE_TIMEOUT = 300
-MARK = re.compile(r"^<!-- example: (run|output|file|skip)\b(.*?)-->\s*$")
-FENCE = re.compile(r"^```\s*([\w-]*)\s*$")
+MARK = re.compile(r"^\s*<!-- example: (run|output|file|skip)\b(.*?)-->\s*$")
+FENCE = re.compile(r"^(\s*)```\s*([\w-]*)\s*$")  # indented too: a block in a list item
 
 
 @dataclass(frozen=True)
@@ -65,9 +65,10 @@ def blocks(markdown: str) -> List[Block]:
             end = index + 1
             while end < len(lines) and lines[end].strip() != "```":
                 end += 1
-            text = "\n".join(lines[index + 1 : end]) + "\n"
+            indent = len(fence.group(1))
+            text = "\n".join(line[indent:] for line in lines[index + 1 : end]) + "\n"
             kind, argument = mark if mark else (None, "")
-            found.append(Block(index + 1, fence.group(1), text, kind, argument))
+            found.append(Block(index + 1, fence.group(2), text, kind, argument))
             mark, index = None, end
         elif line.strip():
             mark = None  # a mark holds only for the block right after it
@@ -185,7 +186,9 @@ class Marking(MarkingCase):
             "<!-- example: run -->\n```python\nprint(1)\n```\n\n"
             "<!-- example: output -->\n\n```\n1\n```\nprose\n```python\nx\n```\n"
         )
-        found = blocks(text)
+        found = blocks(text + "- item\n\n  ```python\n  y = 1\n  ```\n")
+        self.assertEqual(found[-1].text, "y = 1\n")
+        found = found[:-1]
         self.assertEqual(
             [(b.mark, b.lang) for b in found],
             [("run", "python"), ("output", "")] + [(None, "python")],
