@@ -775,7 +775,10 @@ def _steps(
     name = settings.server_name or settings.label or session.initialized.server_info.name
     from . import codegen  # here: a client that never generates does not load the generator
 
-    session.generated = _step("generation", lambda: codegen.generate(name, session.tools or ()))
+    info = session.initialized
+    session.generated = _step(
+        "generation", lambda: codegen.generate(name, session.tools or (), info=info)
+    )
     _print(report, _surface_text(session.generated))
     if settings.source:
         _print(None if settings.json_output else out, _source_text(session.generated))

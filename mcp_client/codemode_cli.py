@@ -38,6 +38,7 @@ __all__ = [
     "EXIT_CHECK_FAILED",
     "EXIT_INTERRUPTED",
     "EXIT_NO_SERVER",
+    "EXIT_OUTPUT_CLOSED",
     "EXIT_USAGE",
     "EXIT_WALL_CLOCK",
     "RunnerOptions",
@@ -53,6 +54,7 @@ EXIT_USAGE = 2  # usage, config, or a jail that cannot be had
 EXIT_NO_SERVER = 3
 EXIT_WALL_CLOCK = 124
 EXIT_INTERRUPTED = 130  # SIGINT; SIGTERM is 143 (128 + 15)
+EXIT_OUTPUT_CLOSED = 141  # our stdout was closed under us (as a SIGPIPE death would say)
 
 NAME = "codemode"
 
@@ -63,7 +65,7 @@ EPILOG = """\
 exit status: the program's own (128+N when a signal N ended it); 1 --check found a
 fault, or --describe / --search found nothing; 2 usage, config, or no jail to be had;
 3 no server started; 124 the program ran past --wall-clock; 130 interrupted (SIGINT);
-143 terminated (SIGTERM).
+141 our stdout was closed (--surface | head); 143 terminated (SIGTERM).
 
 The policy reads each tool's annotations, which are the server's own claims: a
 server that lies about a tool gets it called. The jail is what holds then
@@ -339,6 +341,9 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = "mcp-client codemode"
     except _Terminated as e:
         _say("terminated")
         return 128 + e.signum
+    except BrokenPipeError:  # our stdout's reader went away (| head); everything is retired
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return EXIT_OUTPUT_CLOSED
     finally:
         signal.signal(signal.SIGTERM, previous)
 

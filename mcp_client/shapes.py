@@ -39,7 +39,7 @@ import logging
 import os
 import threading
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union, cast
 
 from .errors import SymlinkRefused
 from .jsonvalue import JsonValue, parse
@@ -448,8 +448,11 @@ class Store:
     def __init__(self, directory: Union[str, "os.PathLike[str]"]) -> None:
         self.directory = os.fspath(directory)
         self._lock = threading.Lock()
-        self._files: Dict[str, Dict[str, Dict[str, JsonValue]]] = {}
+        self._files: Dict[str, Dict[str, Learned]] = {}
         self._dirty: Dict[str, Tuple[str, str]] = {}
+        # tool_key digests the inputSchema: once per descriptor, not once per call. The
+        # descriptor is held with its key, so its id is not reused while cached.
+        self._keys: Dict[int, Tuple[ToolDescriptor, str]] = {}
 
     def learned(
         self, server: str, version: str, tools: Sequence[ToolDescriptor]
@@ -457,12 +460,7 @@ class Store:
         """What was learned of ``tools`` (by wire name), for ``codegen.generate``'s ``learned``."""
         with self._lock:
             entries = self._entries(server, version)
-            found: Dict[str, Learned] = {}
-            for tool in tools:
-                entry = entries.get(tool_key(tool))
-                if entry is not None:
-                    found[tool.name] = _learned(entry)
-            return found
+            return {tool.name: entries[key] for tool, key in _keyed(tools) if key in entries}
 
     def observe(
         self,
@@ -475,15 +473,16 @@ class Store:
         """Merge one delivered call's ``data`` and ``structuredContent`` shapes (never values)."""
         data_shape, structured_shape = record(data), record(structured)
         with self._lock:
+            key = self._key(tool)
             entries = self._entries(server, version)
-            key = tool_key(tool)
-            if key not in entries and len(entries) >= MAX_TOOLS:
+            old = entries.get(key)
+            if old is None and len(entries) >= MAX_TOOLS:
                 return
-            entries[key] = _observed(entries.get(key), data_shape, structured_shape)
+            entries[key] = _observed(old, data_shape, structured_shape)
             self._dirty[_file_name(server, version)] = (server, version)
 
     def flush(self) -> None:
-        """Write every file ``observe`` changed; an ``OSError`` is logged, not raised."""
+        """Write every file ``observe`` changed; a failure is logged, not raised."""
         with self._lock:
             dirty, self._dirty = self._dirty, {}
             for name, (server, version) in dirty.items():
@@ -492,13 +491,23 @@ class Store:
                 except (OSError, SymlinkRefused) as error:
                     LOGGER.warning("shapes: could not write %s: %s", name, error)
 
-    def _entries(self, server: str, version: str) -> Dict[str, Dict[str, JsonValue]]:
+    def _key(self, tool: ToolDescriptor) -> str:
+        cached = self._keys.get(id(tool))
+        if cached is not None and cached[0] is tool:
+            return cached[1]
+        if len(self._keys) >= 4 * MAX_TOOLS:
+            self._keys.clear()
+        key = tool_key(tool)
+        self._keys[id(tool)] = (tool, key)
+        return key
+
+    def _entries(self, server: str, version: str) -> Dict[str, Learned]:
         name = _file_name(server, version)
         if name not in self._files:
             self._files[name] = self._read(name)
         return self._files[name]
 
-    def _read(self, name: str) -> Dict[str, Dict[str, JsonValue]]:
+    def _read(self, name: str) -> Dict[str, Learned]:
         path = os.path.join(self.directory, name)
         try:
             with open(path, "rb") as stream:
@@ -518,7 +527,8 @@ class Store:
         from ._core._files import open_for_writing
 
         os.makedirs(self.directory, exist_ok=True)
-        body = {"format": _FORMAT, "server": server, "version": version, "tools": self._files[name]}
+        tools = {key: _dumped(learned) for key, learned in self._files[name].items()}
+        body = {"format": _FORMAT, "server": server, "version": version, "tools": tools}
         text = json.dumps(body, ensure_ascii=True, sort_keys=True, indent=1) + "\n"
         path = os.path.join(self.directory, name)
         temporary = "%s.%d.tmp" % (path, os.getpid())
@@ -528,8 +538,13 @@ class Store:
         os.replace(temporary, path)
 
 
-def _entries_of(data: bytes) -> Optional[Dict[str, Dict[str, JsonValue]]]:
-    """A store file's tools, each entry checked, or ``None`` if it is not one."""
+def _keyed(tools: Sequence[ToolDescriptor]) -> List[Tuple[ToolDescriptor, str]]:
+    return [(tool, tool_key(tool)) for tool in tools]
+
+
+def _entries_of(data: bytes) -> Optional[Dict[str, Learned]]:
+    """A store file's tools, each entry checked (a bad one dropped), or ``None`` if it
+    is not one."""
     try:
         body = parse(data)
     except ValueError:
@@ -539,35 +554,40 @@ def _entries_of(data: bytes) -> Optional[Dict[str, Dict[str, JsonValue]]]:
     tools = body.get("tools")
     if type(tools) is not dict or len(tools) > MAX_TOOLS:
         return None
-    entries: Dict[str, Dict[str, JsonValue]] = {}
+    entries: Dict[str, Learned] = {}
     for key, entry in tools.items():
-        if type(entry) is dict and _count(entry.get("calls")) and _valid_entry(entry):
-            entries[key] = entry
+        learned = _loaded(entry)
+        if learned is not None:
+            entries[key] = learned
     return entries
 
 
-def _valid_entry(entry: Mapping[str, JsonValue]) -> bool:
-    return all(
-        entry.get(part) is None or load_shape(entry[part]) is not None
-        for part in ("data", "structured")
-    )
+def _loaded(entry: JsonValue) -> Optional[Learned]:
+    if type(entry) is not dict or not _count(entry.get("calls")):
+        return None
+    parts: List[Optional[Shape]] = []
+    for part in ("data", "structured"):
+        raw = entry.get(part)
+        shape = None if raw is None else load_shape(raw)
+        if raw is not None and shape is None:
+            return None
+        parts.append(shape)
+    return Learned(cast(int, entry["calls"]), parts[0], parts[1])
 
 
-def _learned(entry: Mapping[str, JsonValue]) -> Learned:
-    calls = entry["calls"]
-    data = load_shape(entry["data"]) if entry.get("data") is not None else None
-    structured = load_shape(entry["structured"]) if entry.get("structured") is not None else None
-    return Learned(calls if type(calls) is int else 0, data, structured)
-
-
-def _observed(
-    entry: Optional[Mapping[str, JsonValue]], data: Shape, structured: Shape
-) -> Dict[str, JsonValue]:
-    old = _learned(entry) if entry is not None else Learned(0)
-    new_data = data if old.data is None else merge(old.data, data)
-    new_structured = structured if old.structured is None else merge(old.structured, structured)
+def _dumped(learned: Learned) -> JsonValue:
     return {
-        "calls": old.calls + 1,
-        "data": dump_shape(new_data),
-        "structured": dump_shape(new_structured),
+        "calls": learned.calls,
+        "data": None if learned.data is None else dump_shape(learned.data),
+        "structured": None if learned.structured is None else dump_shape(learned.structured),
     }
+
+
+def _observed(old: Optional[Learned], data: Shape, structured: Shape) -> Learned:
+    if old is None:
+        return Learned(1, data, structured)
+    return Learned(
+        old.calls + 1,
+        data if old.data is None else merge(old.data, data),
+        structured if old.structured is None else merge(old.structured, structured),
+    )

@@ -510,6 +510,59 @@ class Docs(unittest.TestCase):
         self.assertIn("data, that text parsed as JSON when it is one JSON object or array", plain)
         self.assertIn("Raises: ToolFailed: the tool reported an error (isError); str()", plain)
 
+    def test_the_surface_and_the_signature_show_one_default_said_once(self) -> None:
+        schema = {
+            "type": "object",
+            "properties": {
+                "max_count": {"type": "integer", "default": 10},
+                "pattern": {"type": "string", "default": "%", "description": 'Default: "%"'},
+                "odd": {"type": "integer", "default": "10"},  # not its own type: left out
+                "tags": {"type": "array", "items": {"type": "string"}, "default": []},
+            },
+        }
+        generated = checked(self, [tool("log", schema=schema)])
+        line = generated.tools[0].line
+        self.assertIn('*, max_count: int = 10, pattern: str = "%", odd: int | None = None', line)
+        self.assertIn("tags: list[str] | None = None", line)
+        self.assertIn(
+            'max_count: int = 10,\n    pattern: str = "%",\n    odd: Optional[int] = None,\n'
+            "    tags: Optional[List[str]] = None,\n",
+            generated.source,
+        )
+        # A shown default is sent as given; the others only when given.
+        self.assertIn(
+            '"max_count": max_count,\n        "pattern": pattern,\n    }', generated.source
+        )
+        self.assertIn('    if odd is not None:\n        arguments["odd"] = odd', generated.source)
+        doc = " ".join(generated.tools[0].doc.split())
+        self.assertEqual(doc.count("Default"), 4, doc)  # once each: pattern's is its own
+        self.assertIn("max_count: (int, optional) Default: 10.", doc)
+        self.assertIn('odd: (int, optional) Default: "10" (the server applies it', doc)
+        self.assertIn("tags: (list[str], optional) Default: [] (the server applies it", doc)
+
+    def test_the_module_docstring_names_the_server_and_holds_its_instructions(self) -> None:
+        from mcp_client.protocol import InitializeResult, ServerInfo
+
+        info = InitializeResult(
+            "2025-06-18",
+            ServerInfo("cal\x1b[2J", "1.4\u202e", 'Cal "x"'),
+            {},
+            None,
+            'Use zones.\n@decorator\ndef evil(): pass\n"""',
+        )
+        generated = generate("s", [tool("now")], info=info)
+        assert_caged(self, generated, "s", [tool("now")])
+        module = load_generated("m_info", generated.source)
+        paragraphs = [" ".join(part.split()) for part in (module.__doc__ or "").split("\n\n")]
+        self.assertEqual(
+            paragraphs,
+            [
+                'The tools of MCP server cal[2J, version 1.4 (title "Cal "x""), configured as s.',
+                "The server's instructions (its text, not checked): "
+                'Use zones. @decorator def evil(): pass """',
+            ],
+        )
+
     def test_a_renamed_tool_names_its_wire_name(self) -> None:
         generated = checked(self, [tool("read-file", "Reads."), tool("get.sum", "Adds.")])
         # Not an identifier only because of "-" or ".": the name with "_", no digest.

@@ -695,6 +695,23 @@ class HostileResults(CorpusCase):
         self.learned_listing(values)
 
     @settings(max_examples=200, deadline=None)
+    @given(
+        st.recursive(
+            st.one_of(json_values(4), st.builds(object), st.binary(max_size=4), st.just(1j)),
+            lambda kids: (
+                st.lists(kids, max_size=4)
+                | st.dictionaries(st.one_of(st.text(max_size=80), st.integers()), kids, max_size=4)
+            ),
+            max_leaves=30,
+        )
+    )
+    def test_the_shape_recorder_is_total_on_any_python_value(self, value: Any) -> None:
+        shape = shapes.record(value)
+        again = shapes.load_shape(shapes.dump_shape(shape))
+        self.assertEqual(again, shape)
+        shapes.to_type(shapes.merge(shape, shapes.record({"k": value})))
+
+    @settings(max_examples=200, deadline=None)
     @given(output_schemas, json_values(20, keys=6), st.booleans())
     def test_deliver_and_its_check_are_total(
         self, schema: Any, structured: Any, is_error: bool

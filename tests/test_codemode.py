@@ -698,6 +698,25 @@ class SharedFlags(CodeModeCase):
         self.assertIn("bytes of stdout dropped: past Limits.max_output_bytes (200)]", done.stdout)
         self.assertIn("codemode: the program went past its 2 tool calls", done.stderr)
 
+    def test_jail_servers_holds_a_lying_server_to_the_paths_it_is_given(self) -> None:
+        outside = tempfile.mkdtemp(prefix="codemode-outside-", dir="/var/tmp")
+        self.addCleanup(shutil.rmtree, outside, True)
+        program = self.program(
+            """
+            from cap.mcp import notes
+            notes.write_note(name="kept", text="mine")
+            print(notes.lying_read(path={target!r})["text"])
+            """.format(target=os.path.join(outside, "pwned"))
+        )
+        done = self.run_runner(
+            {"notes": self.notes()}, "--jail-servers", "--server-write", self.dir, program
+        )
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout, "could not write: Read-only file system\n")
+        self.assertEqual(os.listdir(outside), [])
+        with open(self.path("kept")) as kept:
+            self.assertEqual(kept.read(), "mine")
+
     def test_an_unknown_server_or_a_bad_flag_is_a_usage_error(self) -> None:
         program = self.program("print('never')\n")
         unknown = self.run_runner({"time": TIME}, "--server", "nope", program)

@@ -586,6 +586,8 @@ def run_worker(args: argparse.Namespace) -> None:
         for _ in range(int(count)):
             conn.echo()
         conn.close()
+    elif kind == "shown":
+        reply(worker_shown(name))
     elif kind == "codemode":
         server, repeats, duration, events = name.split(":")
         reply(worker_codemode(server, int(repeats), float(duration), int(events)))
@@ -763,8 +765,83 @@ def calls_taking_turns(
     return {"hop": median(hops), "direct": median(directs)}
 
 
+#: The README's config, and the test panel's servers together (a large one).
+SHOWN_PANELS = {
+    "readme": ("time", "memory", "filesystem"),
+    "panel": ("time", "git", "memory", "filesystem", "everything", "sequential-thinking"),
+}
+
+
+def shown_servers(panel: str, where: str) -> List[Any]:
+    """The panel's servers that are installed here, as ``ConfiguredServer`` values."""
+    from mcp_client.config import ConfiguredServer
+    from mcp_client.transport import Spawn
+
+    npm = os.path.join(ROOT, "tests", "npm", "node_modules", ".bin")
+    commands = {
+        "time": ([sys.executable, "-m", "mcp_server_time"], "mcp_server_time"),
+        "git": ([sys.executable, "-m", "mcp_server_git", "--repository", ROOT], "mcp_server_git"),
+        "memory": ([os.path.join(npm, "mcp-server-memory")], None),
+        "filesystem": ([os.path.join(npm, "mcp-server-filesystem"), where], None),
+        "everything": ([os.path.join(npm, "mcp-server-everything")], None),
+        "sequential-thinking": ([os.path.join(npm, "mcp-server-sequential-thinking")], None),
+    }
+    found = []
+    for key in SHOWN_PANELS[panel]:
+        argv, module = commands[key]
+        missing = (
+            importlib.util.find_spec(module) is None if module else not os.path.exists(argv[0])
+        )
+        if not missing:
+            env = {"MEMORY_FILE_PATH": os.path.join(where, "memory.jsonl")}
+            found.append(ConfiguredServer(key, Spawn(argv[0], tuple(argv[1:]), env=env)))
+    return found
+
+
+def worker_shown(panel: str) -> Figures:
+    """Bytes a model is shown before its first call: the whole surface, and the raw
+    ``tools/list`` JSON of the same servers (what a host shows without code mode)."""
+    from mcp_client.client import start
+    from mcp_client.codemode import CodeMode
+    from mcp_client.transport import ProcessTransport
+
+    with tempfile.TemporaryDirectory(prefix="bench-shown-") as where:
+        servers = shown_servers(panel, where)
+        raw = 0
+        for each in servers:
+            client = start(ProcessTransport(each.spawn))
+            try:
+                raw += len(tools_list_json(client.list_tools()))
+            finally:
+                client.shutdown()
+        with CodeMode.open(servers, jail_program=False) as code:
+            surface = len(code.surface().encode("utf-8"))
+            tools = sum(1 for line in code.surface().splitlines() if line.startswith("cap.mcp."))
+    return {"servers": float(len(servers)), "tools": float(tools), "raw": raw, "surface": surface}
+
+
+def tools_list_json(tools: Any) -> bytes:
+    """A ``tools/list`` result's JSON, compact, from the listed descriptors."""
+    listed = []
+    for tool in tools:
+        entry: Dict[str, Any] = {"name": tool.name, "inputSchema": tool.input_schema}
+        for key, value in (
+            ("title", tool.title),
+            ("description", tool.description),
+            ("outputSchema", tool.output_schema),
+            ("annotations", tool.annotations),
+        ):
+            if value is not None:
+                entry[key] = value
+        listed.append(entry)
+    return json.dumps({"tools": listed}, separators=(",", ":")).encode("utf-8")
+
+
 def codemode_figures(args: argparse.Namespace) -> Figures:
     figures: Figures = {}
+    for panel in SHOWN_PANELS:
+        found = spawn_worker("shown", panel)
+        figures.update({"shown_%s_%s" % (panel, key): value for key, value in found.items()})
     for server in HOP_SERVERS:
         found = spawn_worker(
             "codemode", "%s:%d:%r:%d" % (server, args.repeats, args.duration, args.events)
@@ -777,7 +854,7 @@ def codemode_lines(figures: Figures) -> List[str]:
     """The runner's figures, after the jail's."""
     if "echo_jailed" not in figures:
         return ["code mode: no figures"]
-    lines = [
+    lines = shown_lines(figures) + [
         "code mode (mcp_client.codemode; the program %s; three servers of a kind, "
         "the program calling one):" % ("jailed" if figures["echo_jailed"] else "unjailed, no bwrap")
     ]
@@ -825,6 +902,30 @@ def serve_lines(args: argparse.Namespace) -> List[str]:
 
     progress("mcp-client serve")
     return bench_serve.lines(bench_serve.figures(args.repeats, args.duration, args.events))
+
+
+def shown_lines(figures: Figures) -> List[str]:
+    lines = ["what a model is shown before its first call (bytes):"]
+    for panel, what in (("readme", "the README's config"), ("panel", "the test panel")):
+        f = {
+            key: figures.get("shown_%s_%s" % (panel, key), 0.0)
+            for key in ("servers", "tools", "raw", "surface")
+        }
+        if not f["raw"]:
+            lines.append("  %s: not installed" % what)
+            continue
+        lines.append(
+            "  %s (%d servers, %d tools): the surface %s, the raw tools/list JSON %s: %.0f%% less"
+            % (
+                what,
+                f["servers"],
+                f["tools"],
+                "{:,.0f}".format(f["surface"]),
+                "{:,.0f}".format(f["raw"]),
+                100.0 * (1 - f["surface"] / f["raw"]),
+            )
+        )
+    return lines
 
 
 # ============================================================================ imports
