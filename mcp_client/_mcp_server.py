@@ -35,13 +35,12 @@ from .errors import BadMessage, EncodeRefused, LineTooLong, MalformedMessage
 from .jsonvalue import JsonValue, encode, parse
 from .stdio import MAX_LINE_BYTES, Buffer, frame
 
-__all__ = ["Refused", "Tool", "Identity", "Server", "negotiate", "MAX_RUNNING", "CANCELLED"]
+__all__ = ["Refused", "Tool", "Identity", "Server", "negotiate", "MAX_RUNNING"]
 
 LOGGER = logging.getLogger(__name__)
 
 #: ``tools/call`` requests handled at once; each holds a thread (and, in code mode, a program).
 MAX_RUNNING = 8
-CANCELLED = "notifications/cancelled"
 _names = itertools.count(1)
 
 
@@ -157,7 +156,7 @@ class Server:
         # A response: we send no requests, so there is nothing it could answer.
 
     def _notified(self, message: jsonrpc.Notification) -> None:
-        if message.method == CANCELLED and isinstance(message.params, dict):
+        if message.method == protocol.NOTIFICATIONS_CANCELLED and isinstance(message.params, dict):
             ident = message.params.get("requestId")
             with self._state:  # only a call in flight: a hostile host cannot grow the set
                 if ident in self._running.values():

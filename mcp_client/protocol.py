@@ -25,6 +25,7 @@ __all__ = [
     "TOOLS_LIST",
     "TOOLS_CALL",
     "PING",
+    "NOTIFICATIONS_CANCELLED",
     "TOOLS_CAPABILITY",
     "Listing",
     "LISTINGS",
@@ -67,6 +68,8 @@ NOTIFICATIONS_INITIALIZED = "notifications/initialized"
 TOOLS_LIST = "tools/list"
 TOOLS_CALL = "tools/call"
 PING = "ping"
+#: A peer gave up on one of its requests (Utilities / Cancellation); ``serve`` heeds it.
+NOTIFICATIONS_CANCELLED = "notifications/cancelled"
 #: The server capability (``InitializeResult.capabilities``) the tool methods need.
 TOOLS_CAPABILITY = "tools"
 

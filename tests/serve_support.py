@@ -3,8 +3,9 @@ directory, the command that serves it, and the processes it made (to prove that 
 is left behind).
 
 The servers are the real ones the test extra and ``tests/npm`` install, as in
-``tests/test_codemode.py``: ``mcp-server-time`` (PyPI), and the memory and filesystem
-servers (npm).
+``tests/test_codemode.py``: ``mcp-server-time`` (PyPI, Python 3.10+), and the memory and
+filesystem servers (npm); and the suite's own scripted server, where any will do (so
+that those tests run on every Python the package supports).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any, Dict, List, Set
 
 import npm_servers
 from procs import process_stats
-from support import LONG, wait_until
+from support import LONG, server_argv, wait_until
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -27,6 +28,8 @@ REPO = os.path.dirname(HERE)
 RUN_TIMEOUT = LONG * 8
 
 TIME = {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]}
+#: The test suite's own good server (``tests/servers/scripted.py``): one tool, ``echo``.
+SCRIPTED = {"command": server_argv("good")[0], "args": server_argv("good")[1:]}
 
 #: A program against the three real servers, and what it prints.
 WORK = """\
@@ -55,11 +58,6 @@ class ServeCase(unittest.TestCase):
     """A temporary directory with a config of real servers; ``self.env`` runs this checkout."""
 
     def setUp(self) -> None:
-        if sys.version_info < (3, 10):  # as in test_codemode: the extra skips the time server
-            self.skipTest(
-                "mcp-server-time and the SDK hosts need Python >= 3.10; the test extra "
-                "does not install them on %d.%d" % sys.version_info[:2]
-            )
         self.dir = os.path.realpath(tempfile.mkdtemp(prefix="serve-test-"))
         self.addCleanup(shutil.rmtree, self.dir, True)
         os.makedirs(self.path("files"))
@@ -71,10 +69,21 @@ class ServeCase(unittest.TestCase):
     def path(self, name: str) -> str:
         return os.path.join(self.dir, name)
 
+    def require_time(self) -> None:
+        if sys.version_info < (3, 10):  # as in test_codemode: the extra skips the time server
+            self.skipTest(
+                "mcp-server-time (and the SDK hosts) need Python >= 3.10; the test extra "
+                "does not install them on %d.%d" % sys.version_info[:2]
+            )
+
     def servers(self) -> Dict[str, Any]:
         """The time, memory and filesystem servers."""
+        self.require_time()
+        return dict(self.npm_servers(), time=TIME)
+
+    def npm_servers(self) -> Dict[str, Any]:
+        """The memory and filesystem servers (npm: any Python)."""
         return {
-            "time": TIME,
             "memory": {
                 "command": npm_servers.argv(npm_servers.MEMORY)[0],
                 "env": {"MEMORY_FILE_PATH": self.path("memory.jsonl")},

@@ -17,7 +17,7 @@ import sys
 import textwrap
 from typing import IO, Any, Dict, List, Optional, Set, Tuple, cast
 
-from serve_support import RUN_TIMEOUT, TIME, ServeCase, descendants
+from serve_support import RUN_TIMEOUT, SCRIPTED, ServeCase, descendants
 from support import LONG, wait_until
 
 
@@ -80,7 +80,7 @@ class HostCase(ServeCase):
     def host(self, servers: Optional[Dict[str, Any]] = None, *flags: str) -> Host:
         self.stderr = open(self.path("serve.err"), "w+b")
         self.addCleanup(self.stderr.close)
-        argv = [sys.executable, *self.serve_args(servers or {"time": TIME}, *flags)]
+        argv = [sys.executable, *self.serve_args(servers or {"scripted": SCRIPTED}, *flags)]
         host = Host(argv, self.env, self.stderr)
         self.addCleanup(self.reap, host)
         host.start()
@@ -132,7 +132,7 @@ class HostilePrograms(HostCase):
         self.assertFine(host)
 
     def test_a_flood_of_output_is_cut_with_a_marker(self) -> None:
-        host = self.host({"time": TIME}, "--max-output", "4096")
+        host = self.host(None, "--max-output", "4096")
         result = host.run("""
             import sys
             for _ in range(2000):
@@ -147,11 +147,11 @@ class HostilePrograms(HostCase):
         self.assertFine(host)
 
     def test_a_flood_of_calls_stops_at_the_limit(self) -> None:
-        host = self.host({"time": TIME}, "--max-calls", "5")
+        host = self.host(None, "--max-calls", "5")
         result = host.run("""
-            from cap.mcp import time
+            from cap.mcp import scripted
             for _ in range(1000):
-                time.get_current_time(timezone="UTC")
+                scripted.echo(message="again")
         """)
         self.assertTrue(result["isError"])
         value = result["structuredContent"]
@@ -196,8 +196,7 @@ class Together(HostCase):
     """
 
     def test_two_runs_that_wait_for_each_other_both_finish(self) -> None:
-        servers = self.servers()
-        host = self.host(servers, "--max-calls", "1000")
+        host = self.host(self.npm_servers(), "--max-calls", "1000")
         where = self.path("files")
         for mine, theirs in (("a", "b"), ("b", "a")):
             code = self.WAITER.format(mine=os.path.join(where, mine), theirs=theirs, where=where)
@@ -221,7 +220,7 @@ class Endings(HostCase):
 
     def running(self) -> Tuple[Host, Set[int]]:
         """``serve`` with a program running; everything it made by then."""
-        host = self.host(self.servers())
+        host = self.host(dict(self.npm_servers(), scripted=SCRIPTED))
         marker = self.path("files/started")
         code = textwrap.dedent(self.STARTED.format(path=marker))
         host.send("tools/call", {"name": "run_program", "arguments": {"code": code}})
@@ -250,6 +249,36 @@ class Endings(HostCase):
 
 
 class Start(HostCase):
+    def test_a_small_surface_is_shown_whole_in_run_programs_description(self) -> None:
+        host = self.host()  # the scripted server alone: one function, well under 4 KiB
+        tools = {t["name"]: t for t in host.request("tools/list", {})["result"]["tools"]}
+        self.assertEqual(list(tools), ["search_tools", "describe_tool", "check_program",
+                                       "run_program"])  # fmt: skip
+        description = tools["run_program"]["description"]
+        self.assertIn("\ncap.mcp.scripted.echo(*, message: str | None = None) -> ", description)
+        self.assertEqual(tools["run_program"]["annotations"]["readOnlyHint"], False)
+        self.assertEqual(tools["search_tools"]["annotations"]["readOnlyHint"], True)
+
+    def test_stdout_is_the_protocols_alone_and_stdin_no_childs(self) -> None:
+        host = self.host()
+        fds = "/proc/%d/fd/" % host.process.pid
+        self.assertEqual(os.readlink(fds + "1"), os.readlink(fds + "2"), "fd 1 is stderr")
+        self.assertEqual(os.readlink(fds + "0"), os.devnull)
+        self.assertFine(host)
+
+    def test_sigterm_while_the_servers_start_leaves_nothing_behind(self) -> None:
+        slow = {"command": sys.executable, "args": ["-c", "import time; time.sleep(3600)"]}
+        self.stderr = open(self.path("serve.err"), "w+b")
+        self.addCleanup(self.stderr.close)
+        argv = [sys.executable, *self.serve_args({"slow": slow})]
+        host = Host(argv, self.env, self.stderr)
+        self.addCleanup(self.reap, host)
+        self.assertTrue(wait_until(lambda: len(self.made(host)) >= 2), "the server started")
+        made = self.made(host)
+        host.process.send_signal(signal.SIGTERM)
+        self.assertEqual(host.process.wait(LONG * 2), 128 + signal.SIGTERM, self.serve_stderr())
+        self.assertAllGone(made)
+
     def test_no_server_started_is_exit_3_and_nothing_on_stdout(self) -> None:
         broken = {"command": sys.executable, "args": ["-c", "raise SystemExit(3)"]}
         done = subprocess.run(
@@ -265,20 +294,20 @@ class Start(HostCase):
 
     def test_an_unknown_name_is_described_with_the_closest_real_ones(self) -> None:
         host = self.host()
-        arguments = {"name": "time.current_time"}
+        arguments = {"name": "scripted.echoes"}
         result = host.request("tools/call", {"name": "describe_tool", "arguments": arguments})
         answer = result["result"]
         self.assertTrue(answer["isError"])
         self.assertFalse(answer["structuredContent"]["found"])
-        self.assertIn("time.get_current_time", answer["structuredContent"]["doc"])
+        self.assertIn("the closest: scripted.echo", answer["structuredContent"]["doc"])
 
     def test_usage_faults_are_exit_2_and_nothing_on_stdout(self) -> None:
         with open(self.path("bad.json"), "w") as bad:
             bad.write("{not json")
         for argv in (
             ["--config", self.path("bad.json")],
-            [*self.serve_args({"time": TIME})[3:], "--server", "nope"],
-            [*self.serve_args({"time": TIME})[3:], "--max-runs", "0"],
+            [*self.serve_args({"scripted": SCRIPTED})[3:], "--server", "nope"],
+            [*self.serve_args({"scripted": SCRIPTED})[3:], "--max-runs", "0"],
             [],
         ):
             done = subprocess.run(

@@ -165,6 +165,13 @@ class Descriptors(ToolsCase):
         self.assertNotIn("cap.mcp.big.f0(", description)
         self.assertIn("search_tools first", description)
 
+    def test_the_jail_is_promised_only_where_there_is_one(self) -> None:
+        jailed = _serve_tools.run_description(SURFACE, _serve_tools.Terms(Limits(), Policy()))
+        self.assertIn("runs in a jail", jailed)
+        bare = _serve_tools.Terms(Limits(), Policy(), jailed=False)
+        self.assertNotIn("jail", _serve_tools.run_description(SURFACE, bare))
+        self.assertNotIn("jail", _serve_tools.instructions(self.mode, bare))  # type: ignore[arg-type]
+
     def test_the_instructions_say_how_to_begin(self) -> None:
         terms = _serve_tools.Terms(Limits(), Policy())
         text = _serve_tools.instructions(self.mode, terms)  # type: ignore[arg-type]

@@ -893,17 +893,6 @@ def codemode_lines(figures: Figures) -> List[str]:
     return lines
 
 
-# ============================================================================ mcp-client serve
-
-
-def serve_lines(args: argparse.Namespace) -> List[str]:
-    """``serve``'s figures (bytes shown, calls/s through it, a one-line run): bench_serve.py."""
-    import bench_serve  # beside this script
-
-    progress("mcp-client serve")
-    return bench_serve.lines(bench_serve.figures(args.repeats, args.duration, args.events))
-
-
 def shown_lines(figures: Figures) -> List[str]:
     lines = ["what a model is shown before its first call (bytes):"]
     for panel, what in (("readme", "the README's config"), ("panel", "the test panel")):
@@ -926,6 +915,17 @@ def shown_lines(figures: Figures) -> List[str]:
             )
         )
     return lines
+
+
+# ============================================================================ mcp-client serve
+
+
+def serve_lines(args: argparse.Namespace) -> List[str]:
+    """``serve``'s figures (bytes shown, calls/s through it, a one-line run): bench_serve.py."""
+    import bench_serve  # beside this script
+
+    progress("mcp-client serve")
+    return bench_serve.lines(bench_serve.figures(args.repeats, args.duration, args.events))
 
 
 # ============================================================================ imports

@@ -2,12 +2,11 @@
 """``mcp-client serve``'s figures, for ``tools/bench.py`` (``--serve``; also in the full run).
 
 * **Shown before the first call**, in bytes: what a host's model gets from ``serve``
-  (the ``instructions`` plus its ``tools/list`` result, as JSON), the whole surface
-  (``CodeMode.surface()``), and the raw ``tools/list`` JSON of the same servers --
-  what a host shows its model without code mode -- for a small config (time, memory,
-  filesystem) and a large one (the test panel's servers together: everything,
-  filesystem, memory, sequential-thinking, time, git). Bytes are counted, not timed:
-  the same on every run.
+  (the ``instructions`` plus its ``tools/list`` result, as JSON), beside the whole
+  surface and the raw ``tools/list`` JSON of the same servers -- what a host shows its
+  model without code mode -- counted as ``bench --codemode`` counts them, for the same
+  two configs (``bench.SHOWN_PANELS``: the README's, and the test panel's servers
+  together). Bytes are counted, not timed: the same on every run.
 * **Calls per second** from a program, sequential, through ``serve``'s ``run_program``
   (the program measures its own window) against the same calls made directly with a
   ``Client``, the two taking turns window by window; behind the echo server
@@ -35,7 +34,6 @@ from typing import Any, Dict, List, Optional, Tuple
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 ECHO = os.path.join(HERE, "echo_server.py")
-NPM_BIN = os.path.join(ROOT, "tests", "npm", "node_modules", ".bin")
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
@@ -139,99 +137,33 @@ def jail_flags() -> List[str]:
 # ----------------------------------------------------------------------------- bytes shown
 
 
-def panel(where: str, large: bool) -> Optional[Dict[str, Entry]]:
-    """The small config, or the test panel's servers together; ``None`` when one is missing."""
-    if importlib.util.find_spec("mcp_server_time") is None or not os.path.isdir(NPM_BIN):
-        return None
-    os.makedirs(os.path.join(where, "files"), exist_ok=True)
-    servers: Dict[str, Entry] = {
-        "time": {"command": sys.executable, "args": ["-m", "mcp_server_time",
-                                                     "--local-timezone", "UTC"]},
-        "memory": {"command": os.path.join(NPM_BIN, "mcp-server-memory"),
-                   "env": {"MEMORY_FILE_PATH": os.path.join(where, "memory.jsonl")}},
-        "filesystem": {"command": os.path.join(NPM_BIN, "mcp-server-filesystem"),
-                       "args": [os.path.join(where, "files")]},
-    }  # fmt: skip
-    if not large:
-        return servers
-    if importlib.util.find_spec("mcp_server_git") is None or shutil.which("git") is None:
-        return None
-    repo = os.path.join(where, "repo")
-    subprocess.run(["git", "init", "-q", repo], check=True)
-    servers["everything"] = {"command": os.path.join(NPM_BIN, "mcp-server-everything")}
-    servers["sequential_thinking"] = {
-        "command": os.path.join(NPM_BIN, "mcp-server-sequential-thinking")
-    }
-    servers["git"] = {"command": sys.executable, "args": ["-m", "mcp_server_git",
-                                                          "--repository", repo]}  # fmt: skip
-    return servers
+def shown(panel: str) -> Figures:
+    """The byte counts for one of ``bench.SHOWN_PANELS``: the surface and the raw
+    ``tools/list`` JSON as ``bench --codemode`` counts them, and serve's."""
+    import bench  # the panels and the counting, defined once, beside this script
 
-
-def raw_listing(entry: Entry) -> List[Any]:
-    """A server's ``tools`` as it sends them (every page), read over its own pipes."""
-    env = dict(os.environ, **entry.get("env", {}))
-    child = subprocess.Popen(
-        [entry["command"], *entry.get("args", [])], stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
-    )  # fmt: skip
-    assert child.stdin is not None and child.stdout is not None
-    tools: List[Any] = []
-    try:
-        ask(child, 1, "initialize", HELLO)
-        child.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-        cursor: Optional[str] = None
-        for page in range(2, 66):
-            result = ask(child, page, "tools/list", {"cursor": cursor} if cursor else {})
-            tools += result["tools"]
-            cursor = result.get("nextCursor")
-            if not cursor:
-                break
-    finally:
-        child.kill()
-        child.communicate()
-    return tools
-
-
-def ask(child: "subprocess.Popen[bytes]", ident: int, method: str, params: Entry) -> Entry:
-    assert child.stdin is not None and child.stdout is not None
-    message = {"jsonrpc": "2.0", "id": ident, "method": method, "params": params}
-    child.stdin.write(json.dumps(message).encode() + b"\n")
-    child.stdin.flush()
-    while True:
-        line = child.stdout.readline()
-        if not line:
-            raise SystemExit("a server ended before answering %s" % method)
-        answer = json.loads(line)
-        if answer.get("id") == ident:
-            result: Entry = answer["result"]
-            return result
-
-
-def shown(servers: Dict[str, Entry], where: str) -> Figures:
-    """The three byte counts for one config."""
-    from mcp_client import config
-    from mcp_client.codemode import CodeMode
-
-    path = os.path.join(where, "servers.json")
-    with open(path, "w") as out:
-        json.dump({"mcpServers": servers}, out)
-    serve = Serve(path, *jail_flags())
-    try:
-        instructions = serve.started.get("instructions", "")
-        listing = serve.request("tools/list", {})
-    finally:
-        serve.close()
-    with CodeMode.open(config.load(path).servers, jail_program=False) as mode:
-        surface = mode.surface()
-        started = len(mode.servers)
-    raw = [tool for entry in servers.values() for tool in raw_listing(entry)]
-    return {
-        "servers": float(started),
-        "tools": float(len(raw)),
-        "serve": float(len(instructions.encode("utf-8")) + compact(listing)),
-        "surface": float(len(surface.encode("utf-8"))),
-        "raw": float(compact({"tools": raw})),
-    }
+    figures = bench.worker_shown(panel)
+    with tempfile.TemporaryDirectory(prefix="bench-serve-") as where:
+        servers = bench.shown_servers(panel, where)
+        entries = {
+            each.name: {
+                "command": each.spawn.executable,
+                "args": list(each.spawn.args),
+                "env": dict(each.spawn.env or {}),
+            }
+            for each in servers
+        }
+        path = os.path.join(where, "servers.json")
+        with open(path, "w") as out:
+            json.dump({"mcpServers": entries}, out)
+        serve = Serve(path, *jail_flags())
+        try:
+            instructions = serve.started.get("instructions", "")
+            listing = serve.request("tools/list", {})
+        finally:
+            serve.close()
+    figures["serve"] = float(len(instructions.encode("utf-8")) + compact(listing))
+    return figures
 
 
 # ----------------------------------------------------------------------------- rates
@@ -313,11 +245,8 @@ def one_line(events: int) -> Figures:
 
 def figures(repeats: int, duration: float, events: int) -> Dict[str, Figures]:
     found: Dict[str, Figures] = {}
-    for name, large in (("small", False), ("large", True)):
-        with tempfile.TemporaryDirectory(prefix="bench-serve-") as where:
-            servers = panel(where, large)
-            if servers is not None:
-                found["shown_" + name] = shown(servers, where)
+    for panel in ("readme", "panel"):
+        found["shown_" + panel] = shown(panel)
     for server in CALLS:
         found["rate_" + server] = rates(server, repeats, duration)
     found["one_line"] = one_line(events)
@@ -326,11 +255,11 @@ def figures(repeats: int, duration: float, events: int) -> Dict[str, Figures]:
 
 def lines(found: Dict[str, Figures]) -> List[str]:
     report = ["mcp-client serve (code mode as an MCP server):"]
-    for name, what in (("small", "time + memory + filesystem"),
-                       ("large", "the test panel: everything, filesystem, memory, "
-                                 "sequential-thinking, time, git")):  # fmt: skip
+    for name, what in (("readme", "the README's config (time, memory, filesystem)"),
+                       ("panel", "the test panel (time, git, memory, filesystem, "
+                                 "everything, sequential-thinking)")):  # fmt: skip
         f = found.get("shown_" + name)
-        if not f:
+        if not f or not f.get("raw"):
             report.append("  shown before the first call, %s: not installed" % what)
             continue
         report += [
