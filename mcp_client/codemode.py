@@ -467,7 +467,8 @@ class CodeMode:
         """Run ``program`` (Python source) and return how it ended. Thread-safe.
 
         ``timeout``: this run's wall clock, at most ``Limits.wall_clock``. ``stdin``:
-        a descriptor for the program's stdin (``None``: ``/dev/null``). ``tee``: called
+        a descriptor whose content is the program's stdin, copied into a pipe (the
+        program never holds the descriptor itself; ``None``: EOF at once). ``tee``: called
         with ``("stdout" | "stderr", bytes)`` as the kept output arrives (the command
         streams it). Raises :class:`JailUnavailable` when the jail cannot be had: a
         program is never run unjailed unless ``jail_program=False``.
