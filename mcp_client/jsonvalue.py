@@ -14,7 +14,6 @@ import gc
 import json
 import math
 import sys
-from itertools import compress, repeat
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from .errors import CorruptionReport, EncodeRefused
@@ -243,33 +242,16 @@ def check(value: object, level: int = 0) -> None:
     if type(value) not in _CONTAINERS:
         _check_scalar(value)
         return
-    #
-    # One pass over the containers, and each container's keys and children are
-    # first judged together at C speed (a set of types that must hold them all):
-    # the common container -- string keys, plain scalars or one nested container
-    # -- costs a few bytecodes, not a few for each of its items. Only a
-    # container that fails that look is walked item by item, in the same order
-    # as ever, so a refusal names the same item.
     stack: List[Tuple[Any, int]] = [(value, level)]
     while stack:
         node, level = stack.pop()
         if level >= MAX_DEPTH:
             raise EncodeRefused("nesting deeper than %d" % MAX_DEPTH)
-        if not node:
-            continue  # {} or []: a tool without arguments
         if type(node) is dict:
-            if not _STR.issuperset(map(type, node)):
-                for key in node:
-                    if type(key) is not str:
-                        raise EncodeRefused("object key %r is not a string" % (key,))
+            for key in node:
+                if type(key) is not str:
+                    raise EncodeRefused("object key %r is not a string" % (key,))
             node = node.values()
-        kinds = set(map(type, node))
-        if kinds <= _PLAIN:
-            continue  # strings, integers, booleans and nulls only: nothing to look at
-        if kinds <= _PLAIN_OR_NESTED:  # and containers: those go on the stack, in order
-            nested = compress(node, map(_NESTED.__contains__, map(type, node)))
-            stack.extend(zip(nested, repeat(level + 1)))
-            continue
         for child in node:
             kind = type(child)
             if kind is dict or kind is list:
@@ -287,8 +269,3 @@ def _check_scalar(value: object) -> None:
 
 
 _SCALARS = (type(None), bool, int, float, str)
-#: The key type of every JSON object, and the values that need no look of their own.
-_STR = frozenset([str])
-_PLAIN = frozenset([str, int, bool, type(None)])
-_NESTED = frozenset(_CONTAINERS)
-_PLAIN_OR_NESTED = _PLAIN | _NESTED

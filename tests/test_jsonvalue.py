@@ -370,8 +370,7 @@ class DumpRefuses(unittest.TestCase):
             encode_checked(10**5000)  # the encoder's own refusal, with no walk before it
 
     def test_a_fault_among_plain_items_is_found_where_it_sits(self) -> None:
-        # The walk judges a container's items together first; a container that
-        # fails that look is walked item by item, and the refusal names its item.
+        # Deep inside, among items that pass: the refusal names the item at fault.
         self._refused(["a", 1, True, None, {"k": ["b", 2, math.nan]}], "nan is not")
         self._refused({"a": [1, 2], "b": {"c": [None, (1,)]}}, "tuple")
         self._refused(["a", {"x": 1, 2: "y"}], "key 2")
