@@ -8,6 +8,27 @@ through its module (``from mcp_client import codegen``)::
     with start(Spawn("python", ("-m", "mcp_server_time"))) as client:
         tools = client.list_tools()
         result = client.call_tool("get_current_time", {"timezone": "UTC"})
+        print(result.structured_content)
+
+The names, by what they are for:
+
+* starting a server: :class:`Spawn` (an argv, never a shell), :class:`ProcessTransport`
+  (stderr, a :class:`Jail`, a lifeline), :func:`start`, :func:`prepare`,
+  :func:`prepare_owned`, :class:`Options`;
+* the client: :class:`Client` (``list_tools``, ``call_tool``, ``ping``, ``stop``,
+  ``shutdown``), its :class:`State`, and the evidence of its end: :class:`Exited`,
+  :class:`NoResource`, :class:`ChannelClosed`;
+* what the server said: :class:`InitializeResult`, :class:`ToolDescriptor`,
+  :class:`CallToolResult` with its :class:`Text` and :class:`Other` blocks; what a
+  generated function returns for a tool without an ``outputSchema``:
+  :class:`ToolOutput` and its typed blocks (:mod:`mcp_client.content`);
+* the errors: one root, :class:`McpClientError`, and a family per verb
+  (:class:`StartError`, :class:`ClientError`, :class:`RetirementError`; the rest in
+  :mod:`mcp_client.errors`);
+* the modules: :mod:`~mcp_client.codegen` (a server's tools as a Python module),
+  :mod:`~mcp_client.codemode` (a model's program run against them),
+  :mod:`~mcp_client.config` (the servers of a config file), :mod:`~mcp_client.jail`,
+  :mod:`~mcp_client.capture` and :mod:`~mcp_client.replay`.
 """
 
 from __future__ import annotations
@@ -39,7 +60,16 @@ from .errors import (
     Unavailable,
     VersionUnsupported,
 )
-from .protocol import ClientInfo
+from .protocol import (
+    CallToolResult,
+    ClientInfo,
+    ContentBlock,
+    InitializeResult,
+    Other,
+    ServerInfo,
+    Text,
+    ToolDescriptor,
+)
 from .transport import (
     ChannelClosed,
     ChannelTransport,
@@ -54,6 +84,15 @@ if TYPE_CHECKING:  # what __getattr__ below gives, for the type checker
     from . import jail as jail
     from . import jailer as jailer
     from . import schema as schema
+    from .content import (
+        AudioContent,
+        Block,
+        EmbeddedResource,
+        ImageContent,
+        ResourceLink,
+        TextContent,
+        ToolOutput,
+    )
     from .jail import DEFAULT_HIDDEN, Jail
 
 # Loaded on first use (PEP 562), so that a client that never jails and never
@@ -66,6 +105,15 @@ _LAZY = {
     "jail": ("jail", None),
     "jailer": ("jailer", None),
     "schema": ("schema", None),
+    # What a generated function returns for a tool without an outputSchema, and its
+    # blocks typed: TypedDicts a program narrows by "type" (mcp_client.content).
+    "ToolOutput": ("content", "ToolOutput"),
+    "Block": ("content", "Block"),
+    "TextContent": ("content", "TextContent"),
+    "ImageContent": ("content", "ImageContent"),
+    "AudioContent": ("content", "AudioContent"),
+    "ResourceLink": ("content", "ResourceLink"),
+    "EmbeddedResource": ("content", "EmbeddedResource"),
 }
 
 
@@ -95,6 +143,20 @@ __all__ = [
     "Options",
     "ClientInfo",
     "Client",
+    "InitializeResult",
+    "ServerInfo",
+    "ToolDescriptor",
+    "CallToolResult",
+    "ContentBlock",
+    "Text",
+    "Other",
+    "ToolOutput",
+    "Block",
+    "TextContent",
+    "ImageContent",
+    "AudioContent",
+    "ResourceLink",
+    "EmbeddedResource",
     "State",
     "prepare",
     "prepare_owned",

@@ -26,8 +26,8 @@ logs through it. Capturing changes nothing the client does.
 
 **A capture never holds up a call.** Recording an entry numbers it and queues
 its bytes under a lock held for microseconds; a daemon thread of the capture's
-own (``mcp-capture-N``, made and started like the client's others, by
-:mod:`mcp_client._core._threads`) formats and writes them. The queue is bounded
+own (``mcp-capture-N``, made and started like the client's others) formats
+and writes them. The queue is bounded
 (``QUEUE_LIMIT`` bytes of line data): when the stream cannot keep up (a full
 pipe, a slow disk), an entry that does not fit is *dropped*, not waited for --
 a diagnostic is never worth a missed deadline -- and the loss is recorded where

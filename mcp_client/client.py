@@ -1,29 +1,16 @@
 """The client: one MCP server, its lifecycle, and every call made to it.
 
 This module is the public face: the public calls, the properties, the
-constructors and the exit hook. The lifecycle -- the moves of
-:mod:`~mcp_client._core._state`'s table, with its two permanent end states,
-``CLOSED`` (you retired it) and ``BROKEN`` (it failed under you) -- and all the
-state the parts share are the session's. The parts, in :mod:`mcp_client._core`:
-
-* :mod:`~mcp_client._core._session` -- the shared state and the only code that
-  writes it: moves, the latch, the evidence, the checks.
-* :mod:`~mcp_client._core._requests` -- a request's path on its caller's thread,
-  through the table of pending calls and their waiters (:mod:`._calls`), the
-  write combiner (:mod:`._outbox`) and the deadline timer (:mod:`._timer`).
-* :mod:`~mcp_client._core._reader` -- the reader thread: settles answers, answers the
-  server's requests (:mod:`._answers`), drains a captured stderr, and
-  completes every retirement.
-* :mod:`~mcp_client._core._connect` -- the steps of ``connect``: open, take custody,
-  start the reader, handshake.
-* :mod:`~mcp_client._core._custody` -- the retirement's evidence, recorded once;
-  :mod:`~mcp_client._core._census` -- the active clients, and what ``fork`` changes.
+constructors and the exit hook. A client's life is a :class:`State`: parked,
+connecting, ready, then one of two permanent ends, ``CLOSED`` (you retired it)
+and ``BROKEN`` (it failed under you). What it does is done by private parts
+behind this face (CLAUDE.md's layout describes them).
 
 Every death path -- failed write, EOF, a line too long, not UTF-8, not
 JSON-RPC; ``stop``/``shutdown``; the owner of a ``prepare_owned`` client going
 away; an unexpected error in a thread -- latches the reason and dooms every
-call in flight (:meth:`Session.request_retirement`); the reader then fails
-them with :class:`Unavailable` and retires the server.
+call in flight; the reader thread then fails them with :class:`Unavailable`
+and retires the server.
 
 Asynchronous exceptions (a signal handler raising in the main thread) can land
 after any call returns. Blocking acquisitions are ``with`` blocks; the latch is
@@ -75,6 +62,8 @@ from .transport import ProcessTransport, Retirement, Spawn, Transport
 
 if TYPE_CHECKING:  # the capture module loads when a client first records (Session.open_capture)
     from .capture import Capture, CaptureTarget
+
+State.__module__ = __name__  # its public home, as help() and pydoc show it
 
 __all__ = [
     "Options",
@@ -192,11 +181,12 @@ def _as_transport(target: TransportLike) -> Transport:
 class Client:
     """One MCP server over one transport. Every method is safe from any thread.
 
-    The public face: the constructors, the five calls and the properties. What
-    the client's parts share -- the lock, the state, the connection, the
-    capture, the calls, the evidence -- is its :class:`~mcp_client._core._session.Session`
-    (its table says who writes what, under which lock); ``_requests`` walks the
-    calls through it.
+    Made by :func:`start` (spawn and handshake), :func:`prepare` (parked: no
+    process, no thread, until :meth:`connect`) or :func:`prepare_owned`. The
+    calls: :meth:`list_tools`, :meth:`call_tool`, :meth:`ping`; the end:
+    :meth:`stop` (asks, never blocks) and :meth:`shutdown` (waits for the
+    evidence); leaving a ``with`` block shuts down. A death of the server fails
+    every call in flight with :class:`Unavailable` and latches the reason.
     """
 
     def __init__(self, transport: TransportLike, options: Optional[Options] = None) -> None:
@@ -211,6 +201,7 @@ class Client:
 
     @property
     def state(self) -> State:
+        """Where the client is in its life: parked, connecting, ready, closed, broken."""
         return self._session.state
 
     @property

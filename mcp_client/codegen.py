@@ -126,9 +126,9 @@ it is cut rung by rung, the same cut on every line, until it fits:
 (A default is at most ``MAX_DEFAULT_CHARS`` long and usually shorter than the
 ``| None = None`` it replaces, so it gives way only with the plain types.)
 
-The last rung is never longer than the bare signatures the generator made
-before issue 19 (names are only ever shorter now), so a server that fitted
-then fits now. Only what still does not fit refuses the server
+The last rung is never longer than the bare signature with every name
+mangled (a name kept verbatim is never longer than its mangled form), so a
+listing whose mangled signatures fit always fits. Only what still does not fit refuses the server
 (``SurfaceTooLarge``). The order is a model's: what a tool does in a sentence,
 then what it returns, then what it takes, then the rest of the prose. The
 source and the docs are never cut by the surface budget.

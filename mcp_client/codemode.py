@@ -243,6 +243,8 @@ class Match:
 
 @dataclass(frozen=True)
 class SearchResult:
+    """What :meth:`CodeMode.search` found: the best ``matches``, how many matched."""
+
     matches: Tuple[Match, ...]
     total: int  # how many tools matched, shown or not
     truncated: bool  # more matched than ``limit``
@@ -250,6 +252,8 @@ class SearchResult:
 
 @dataclass(frozen=True)
 class CheckResult:
+    """What :meth:`CodeMode.check` found: ``ok``, and one message a fault."""
+
     ok: bool
     messages: Tuple[str, ...]  # "line N: <mypy's / compile's own words>"
     mypy: bool = False  # whether mypy ran (it is optional: the ``check`` extra)

@@ -70,6 +70,7 @@ class LoadedConfig:
     skipped: Tuple[str, ...] = ()
 
     def names(self) -> Tuple[str, ...]:
+        """The usable servers' keys, in file order."""
         return tuple(server.name for server in self.servers)
 
 

@@ -246,3 +246,23 @@ def _raw_block(block: ContentBlock) -> Any:
     if isinstance(block, Text):
         return block.raw if block.raw is not None else {"type": "text", "text": block.text}
     return block.raw
+
+
+# What help() shows for each type (a TypedDict's body holds its keys only).
+_DOCS = {
+    "Annotations": "A block's optional annotations: audience, priority, lastModified.",
+    "TextContent": 'A text block: ``{"type": "text", "text": ...}``.',
+    "ImageContent": 'An image block: ``{"type": "image", "data": <base64>, "mimeType": ...}``.',
+    "AudioContent": 'An audio block: ``{"type": "audio", "data": <base64>, "mimeType": ...}``.',
+    "ResourceLink": 'A link to a resource: ``{"type": "resource_link", "uri": ..., "name": ...}``.',
+    "TextResourceContents": "An embedded resource's text contents: ``uri``, ``text``.",
+    "BlobResourceContents": "An embedded resource's binary contents: ``uri``, ``blob`` (base64).",
+    "EmbeddedResource": 'An embedded resource: ``{"type": "resource", "resource": ...}``.',
+    "ToolOutput": (
+        "What a tool without an outputSchema returns to a program: ``text`` (the text "
+        "blocks joined), ``data`` (that text as JSON when it is one object or array, else "
+        "None), ``content`` (every block as sent)."
+    ),
+}
+for _name, _doc in _DOCS.items():
+    globals()[_name].__doc__ = _doc

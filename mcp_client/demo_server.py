@@ -171,6 +171,7 @@ class Tool:
     title: Optional[str] = None
 
     def descriptor(self) -> JsonObject:
+        """The tool as ``tools/list`` lists it."""
         entry: JsonObject = {
             "name": self.name,
             "description": self.description,

@@ -503,14 +503,17 @@ class Cgroup:
         """A new group under ``parent``, each setting written in order."""
         _sweep(parent)
         path = os.path.join(parent, "%s%d-%d" % (_PREFIX, os.getpid(), next(_serial)))
+        # Marked in use before it exists: another thread's sweep would otherwise find it
+        # empty between the mkdir and the mark, and remove it under our feet.
+        _active[path] = None
         try:
             os.mkdir(path, 0o755)
         except OSError as e:
+            _active.pop(path, None)
             raise TransportFailed(
                 "cannot create the cgroup %s: %s. %s"
                 % (path, e.strerror or e, _HINTS[settings[0][0].split(".")[0]])
             ) from e
-        _active[path] = None
         group = cls(path)
         try:
             for name, value, required in settings:

@@ -1,7 +1,7 @@
 """Server-chosen names into Python identifiers for the generated module.
 
 Pure: no I/O, no threads, no clocks. Only what Python requires is changed
-(issue 19: a model guesses ``sortBy``, not ``sort_by_e3f84df7``):
+(a model guesses ``sortBy``, not ``sort_by_e3f84df7``):
 
 * ``mangle`` keeps a tool (or server) name verbatim when it is an ASCII
   identifier starting with a letter (``[A-Za-z][A-Za-z0-9_]*``), at most
@@ -18,7 +18,7 @@ Pure: no I/O, no threads, no clocks. Only what Python requires is changed
   as parameters, and so are ``str``, ``cast`` or ``Dict``: the body depends
   on none of them (its annotations and its cast go through ``_typing``).
 
-A name that is not an identifier only because of ``-`` or ``.`` (issue 24:
+A name that is not an identifier only because of ``-`` or ``.`` (as
 ``get-sum``) becomes the name with ``_`` (``get_sum``), when that is itself
 kept verbatim by the rule above; ``mangle_all`` then gives a digest only to
 the altered names that would meet another name of the same listing

@@ -138,13 +138,16 @@ class Recorded:
 
     @property
     def method(self) -> Optional[str]:
+        """The recorded message's ``method``, or ``None`` (a response, or not JSON)."""
         return _method(self.message)
 
     @property
     def ident(self) -> JsonValue:
+        """The recorded message's ``id``, or ``None``."""
         return None if self.message is None else self.message.get("id")
 
     def show(self) -> str:
+        """The recorded line, every unprintable character escaped, for a terminal."""
         return _show(self.data)
 
 

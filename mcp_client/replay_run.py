@@ -301,6 +301,8 @@ def _retire(client: Client) -> str:
 
 
 def replay_main(path: str, timeout: float, out: IO[str]) -> int:
+    """Replay the capture at ``path`` and write one outcome a call to ``out``; the
+    exit status: 0 when the client matched the recording, 1 when it diverged."""
     script = load(path)
     outcomes, divergences = drive(script, timeout)
     for line in outcomes:
@@ -322,6 +324,8 @@ def replay_main(path: str, timeout: float, out: IO[str]) -> int:
 
 
 def serve_main(path: str, stdin: IO[bytes], stdout: IO[bytes], err: IO[str]) -> int:
+    """Serve the capture at ``path`` as a stdio MCP server on ``stdin``/``stdout``,
+    each difference from the recording one line on ``err``, until ``stdin`` ends."""
     responder = Responder(load(path))
     reported = 0
 

@@ -2,8 +2,7 @@
 
 Pure: no I/O, no threads, no clocks. Neither reading has an error case
 (SEED.md, "Every decoder is total": what cannot be read is carried as data).
-Both read values into one type language (issue 19: inputs are typed like
-results):
+Both read values into one type language (inputs are typed like results):
 
 * ``Simple(kind)``, ``kind`` one of ``"string"``, ``"integer"``, ``"number"``,
   ``"boolean"``;

@@ -25,8 +25,8 @@ learning starts afresh.
 **How a shape is keyed**: by the server's ``serverInfo`` name and version
 (the file) and by a digest of the tool's name and ``inputSchema`` (its entry),
 so a server upgraded, or a tool whose parameters changed, starts afresh.
-Files are written whole, through ``_core._files.open_for_writing`` (never
-through a link) to a temporary name, then renamed into place.
+Files are written whole, never through a link (as every file the package
+writes), to a temporary name, then renamed into place.
 
 ``to_type`` reads a shape into ``schema``'s type language (records open:
 other keys may come), which ``codegen`` renders as ``seen{...}``.
@@ -97,32 +97,44 @@ _SCALARS = ("null", "boolean", "integer", "number", "string")
 
 @dataclass(frozen=True)
 class Scalar:
+    """A JSON scalar seen: ``kind`` is its JSON kind."""
+
     kind: str  # one of _SCALARS
 
 
 @dataclass(frozen=True)
 class ListOf:
+    """An array seen; ``item`` the shape of its items merged."""
+
     item: Optional["Shape"]  # None: only empty arrays were seen
 
 
 @dataclass(frozen=True)
 class ObjectOf:
+    """An object seen: each key, its shape, and in how many calls it was present."""
+
     keys: Tuple[Tuple[str, "Shape", int], ...]  # key, shape, calls it was present in
     calls: int  # objects merged into this one
 
 
 @dataclass(frozen=True)
 class MapOf:
+    """An object seen as a map: any keys, ``value`` their values' shape merged."""
+
     value: Optional["Shape"]  # None: only empty objects were seen as maps
 
 
 @dataclass(frozen=True)
 class UnionOf:
+    """Values of different kinds seen at one place."""
+
     branches: Tuple["Shape", ...]  # 2..MAX_UNION, distinct kinds, never a UnionOf
 
 
 @dataclass(frozen=True)
 class Opaque:
+    """A place too large or too deep to learn: ``reason`` says which."""
+
     reason: str  # generator text
 
 

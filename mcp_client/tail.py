@@ -109,6 +109,7 @@ class Tail:
         return "\n".join(reversed(kept))
 
     def last(self, count: int = SHOWN_LINES) -> List[str]:
+        """The last ``count`` lines kept, oldest first."""
         lines = self.text().split("\n") if self._recent else []
         return lines[-count:] if count > 0 else []
 

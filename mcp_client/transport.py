@@ -117,6 +117,7 @@ class Spawn:
         object.__setattr__(self, "args", tuple(self.args))  # a list is taken, kept as a tuple
 
     def argv(self) -> Tuple[str, ...]:
+        """The whole command line: the executable, then its arguments."""
         return (self.executable,) + self.args
 
 
@@ -756,6 +757,7 @@ class ChannelPeer:
             self._write_fd = -1
 
     def close(self) -> None:
+        """Close both ends: the client sees EOF, and its next write fails."""
         self.close_output()
         self.close_input()
 

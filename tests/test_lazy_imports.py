@@ -101,6 +101,29 @@ class ImportMcpClient(unittest.TestCase):
         self.assertNotIn("mcp_client.codegen", loaded)
 
 
+class TopLevelResultTypes(unittest.TestCase):
+    """The names a user reaches for come from ``mcp_client``: the decoded results at
+    once (``protocol`` is loaded anyway), ``ToolOutput`` and the typed blocks on first use."""
+
+    def test_the_result_types_are_the_protocol_s(self) -> None:
+        from mcp_client import protocol
+
+        for name in ("CallToolResult", "ToolDescriptor", "Text", "Other", "InitializeResult"):
+            with self.subTest(name=name):
+                self.assertIs(getattr(mcp_client, name), getattr(protocol, name))
+
+    def test_tool_output_loads_the_content_module_on_first_use(self) -> None:
+        got = fresh(
+            "import mcp_client\n"
+            "before = 'mcp_client.content' in sys.modules\n"
+            "from mcp_client import ToolOutput, TextContent\n"
+            "import mcp_client.content as content\n"
+            "print(json.dumps([before, ToolOutput is content.ToolOutput,\n"
+            "                  TextContent is content.TextContent]))"
+        )
+        self.assertEqual(got, [False, True, True])
+
+
 class TextHelpersHome(unittest.TestCase):
     """``sanitize``/``escape``/``truncate`` live in ``mcp_client.text``; codegen re-exports
     them under the names PORT.md gives, and the CLI, replay and config use the one copy."""

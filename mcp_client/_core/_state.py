@@ -14,6 +14,10 @@ __all__ = ["State", "TRANSITIONS", "ENDED"]
 
 
 class State(enum.Enum):
+    """Where a client is in its life (``Client.state``): ``PARKED`` (prepared, no
+    process), ``CONNECTING``, ``READY``, then one of the two ends, ``CLOSED`` (you
+    retired it) or ``BROKEN`` (it failed under you), which nothing leaves."""
+
     PARKED = "parked"  # prepared: no process, no thread
     CONNECTING = "connecting"  # spawned; handshake under way
     READY = "ready"  # calls are served
