@@ -1644,7 +1644,7 @@ class StepTimer:
     def frame(self) -> None:
         # What Requests.start does: the caller's params checked where they sit,
         # the envelope spelled around them (older trees: the whole message).
-        if self.frame_request is None:
+        if self.frame_request is None or self.check is None:
             self.stdio.frame(self.jsonrpc.request(7, self.method, self.params))
         else:
             self.check(self.params, 1)
