@@ -5,6 +5,7 @@
     mcp-client [options] [-- COMMAND ARGS...]
     mcp-client --config FILE [--server NAME] [options]
     mcp-client replay [--timeout SECONDS] [--serve] LOG
+    mcp-client codemode --config FILE [options] [PROGRAM.py | -]   (mcp_client.codemode_cli)
 
 (``mcp-client`` is the console script ``pip install`` writes; ``python -m
 mcp_client`` is the same command, for a checkout.)
@@ -330,7 +331,8 @@ def _parser() -> argparse.ArgumentParser:
         prog=program(),
         usage="%(prog)s [options] [-- COMMAND ARGS...]\n"
         "       %(prog)s --config FILE [--server NAME] [options]\n"
-        "       %(prog)s replay [--timeout SECONDS] [--serve] LOG",
+        "       %(prog)s replay [--timeout SECONDS] [--serve] LOG\n"
+        "       %(prog)s codemode --config FILE [options] [PROGRAM.py | -]",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Start an MCP server over stdio (the bundled demo server when no COMMAND "
         "is given), handshake, list its tools, and print the server, the tools and "
@@ -771,7 +773,10 @@ def _steps(
     name = settings.server_name or settings.label or session.initialized.server_info.name
     from . import codegen  # here: a client that never generates does not load the generator
 
-    session.generated = _step("generation", lambda: codegen.generate(name, session.tools or ()))
+    info = session.initialized
+    session.generated = _step(
+        "generation", lambda: codegen.generate(name, session.tools or (), info=info)
+    )
     _print(report, _surface_text(session.generated))
     if settings.source:
         _print(None if settings.json_output else out, _source_text(session.generated))
@@ -1129,8 +1134,7 @@ def _name(text: str) -> str:
 def _terminal(text: str, limit: Optional[int] = None) -> str:
     """Server text for a terminal: newlines and tabs kept, every other unprintable
     character escaped (so an ANSI escape or a bidi override arrives inert)."""
-    shown = inert(text, keep="\n\t")
-    return shown if limit is None else truncate(shown, limit)
+    return inert(text, keep="\n\t", limit=limit)  # cut before it is read
 
 
 # ----------------------------------------------------------------------------- JSON
@@ -1243,6 +1247,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         from . import replay_run  # only here: the main job does not pay for importing it
 
         return replay_run.main(argv[1:], program() + " replay")
+    if len(argv) > 0 and argv[0] == "codemode":
+        from . import codemode_cli  # only here, as replay_run: the main job does not load it
+
+        return codemode_cli.main(argv[1:], program() + " codemode")
     try:
         settings = parse_arguments(argv)
     except UsageError as e:

@@ -136,12 +136,14 @@ source and the docs are never cut by the surface budget.
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import re
 import token
 import tokenize
 from dataclasses import dataclass
+from dataclasses import field as _field
 from typing import (
     Any,
     Callable,
@@ -149,6 +151,7 @@ from typing import (
     FrozenSet,
     Iterator,
     List,
+    Mapping,
     NamedTuple,
     Optional,
     Sequence,
@@ -157,8 +160,11 @@ from typing import (
     Union,
 )
 
+from . import content
+from .checker import Check, Deferred
 from .errors import (
     GenerateError,
+    ResultMismatch,
     SanitizerBreach,
     SurfaceTooLarge,
     ToolFailed,
@@ -167,15 +173,17 @@ from .errors import (
 )
 from .name import (
     BODY_NAMES,
+    CONTENT_NAMES,
     TYPING_NAMES,
     Digest,
     digest_suffix,
     first_collision,
     mangle,
+    mangle_all,
     mangle_label,
     sha256_digest,
 )
-from .protocol import CallToolResult, Text, ToolDescriptor
+from .protocol import CallToolResult, InitializeResult, Text, ToolDescriptor
 from .schema import (
     AnyOf,
     Array,
@@ -193,10 +201,11 @@ from .schema import (
     plan,
     plan_output,
 )
+from .shapes import Learned, to_type
 
 # Re-exported: PORT.md names these helpers codegen's; they live in .text so that what shows
 # server text (the CLI, replay, the errors) does not load the generator.
-from .text import escape, sanitize, truncate
+from .text import escape, sanitize, scan_window, truncate
 
 __all__ = [
     "Generated",
@@ -222,6 +231,7 @@ __all__ = [
     "SurfaceTooLarge",
     "SanitizerBreach",
     "ToolFailed",
+    "ResultMismatch",
 ]
 
 #: A listing with more tools than this is refused (SEED.md, listing size is capped).
@@ -251,6 +261,8 @@ MAX_ERROR_CHARS = 2000
 LINE_WIDTH = 79
 #: The result type of every tool without an outputSchema (``deliver``'s dict).
 TOOL_OUTPUT = "ToolOutput"
+#: Characters kept of the server's ``instructions`` in the module docstring.
+MAX_INSTRUCTIONS_CHARS = 4000
 
 _INDENT = "    "
 _PYTHON_TYPES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}
@@ -266,7 +278,9 @@ class GeneratedTool:
     ``structuredContent`` (the tool declares an ``outputSchema``), ``"result"``
     when it returns a ``ToolOutput``. ``line`` is its surface line as it finally
     appears (after any budget cut, without the newline); ``doc`` its full
-    detail, at most ``MAX_DOC_BYTES``.
+    detail, at most ``MAX_DOC_BYTES``. ``check`` is the run-time check of a
+    ``"structured"`` tool's result against its declared record (``checker``,
+    compiled on first use), ``None`` when its schema reads as no record.
     """
 
     function: str
@@ -274,6 +288,7 @@ class GeneratedTool:
     returns: str
     line: str
     doc: str
+    check: Optional[Check] = _field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -293,11 +308,19 @@ class _Ref:
     site: "_Site"
 
 
+@dataclass(frozen=True)
+class _Blocks:
+    """``List[Block]``: a ToolOutput's content (the block types of ``content``)."""
+
+
+_BLOCKS = _Blocks()
+
+
 #: A type after declaration: records replaced by references to their declarations.
 #: The schema's containers (Array, Nullable, AnyOf, Field, Param) are reused to
 #: hold one, the only place codegen's types go past the schema's: hence the few
 #: ``type: ignore[arg-type]`` where a _Ref is put in them.
-_Type = Union[ValueType, _Ref]
+_Type = Union[ValueType, _Ref, _Blocks]
 
 
 @dataclass(frozen=True)
@@ -311,6 +334,12 @@ class _Declaration:
     fields: Tuple[Field, ...]  # types are _Type: nested records are _Ref
     open: bool
     is_input: bool
+    seen: bool = False  # a shape learned from calls (shapes), not declared: "seen{...}"
+
+    def _replace_seen(self) -> "_Declaration":
+        return _Declaration(
+            self.site, self.natural, self.tool, self.about, self.fields, self.open, False, True
+        )
 
 
 @dataclass(frozen=True)
@@ -329,6 +358,8 @@ class _Function:
     result: Optional[_Ref]  # a structured tool's record, when its schema reads as one
     result_reason: str  # sanitized: why a structured result is untyped, "" otherwise
     declarations: Tuple[_Declaration, ...]  # nested ones first; inputs, then the result's
+    output: Optional[Record]  # the declared result record, for the run-time check
+    seen_calls: int  # calls a learned data shape was seen in; 0: none learned
 
 
 class _Names(NamedTuple):
@@ -345,16 +376,35 @@ class _Names(NamedTuple):
 
 
 def generate(
-    server: str, tools: Sequence[ToolDescriptor], digest: Digest = sha256_digest
+    server: str,
+    tools: Sequence[ToolDescriptor],
+    digest: Digest = sha256_digest,
+    *,
+    info: Optional[InitializeResult] = None,
+    learned: Optional[Mapping[str, Learned]] = None,
 ) -> Generated:
-    """Source, surface and tools for ``server``'s ``tools``, or a :class:`GenerateError`."""
+    """Source, surface and tools for ``server``'s ``tools``, or a :class:`GenerateError`.
+
+    ``info``, the server's handshake, names it in the module docstring (its
+    name, version, title and ``instructions``, sanitized); ``learned``, by
+    wire name, types what a tool without an ``outputSchema`` was seen to
+    return (``shapes.Store.learned``).
+    """
     if len(tools) > MAX_TOOLS:
         raise TooManyTools(len(tools), MAX_TOOLS)
-    collision = first_collision((tool.name for tool in tools), digest)
+    wire_names = [tool.name for tool in tools]
+    collision = first_collision(wire_names, digest)
     if collision is not None:
         raise ToolNameCollision(collision.first, collision.second, collision.mangled)
     module_name = "cap.mcp." + mangle(server, digest)
-    functions = sorted((_read(tool, digest) for tool in tools), key=lambda f: f.name)
+    seen = learned or {}
+    functions = sorted(
+        (
+            _read(tool, name, digest, seen.get(tool.name))
+            for tool, name in zip(tools, mangle_all(wire_names, digest))
+        ),
+        key=lambda f: f.name,
+    )
     names = _name_types(functions, digest)
     pieces = [_surface_line(module_name, function, names) for function in functions]
     lines = _surface(pieces)
@@ -363,7 +413,7 @@ def generate(
         _doc(function, names, MAX_DOC_BYTES - len(signature.encode("utf-8")) - 2)
         for function, signature in zip(functions, signatures)
     ]
-    source = _module(server, module_name, functions, names, docs)
+    source = _module(server, module_name, functions, names, docs, info)
     scan_for_at(source)
     generated = tuple(
         GeneratedTool(
@@ -372,6 +422,7 @@ def generate(
             function.returns,
             line,
             signature + "\n\n" + "\n".join(doc),
+            Deferred(function.output) if function.output is not None else None,
         )
         for function, line, signature, doc in zip(functions, lines, signatures, docs)
     )
@@ -385,7 +436,9 @@ def deliver(tool: GeneratedTool, result: CallToolResult) -> Any:
     ``structuredContent`` for a ``"structured"`` tool, a ``ToolOutput`` dict
     for a ``"result"`` one; :class:`ToolFailed` when the tool answered
     ``isError``, or a ``"structured"`` tool brought no ``structuredContent``
-    object. The values are the server's, raw and untrusted.
+    object; :class:`ResultMismatch` when the ``structuredContent`` breaks the
+    record the tool declared (``GeneratedTool.check``). The values are the
+    server's, raw: checked against the declared shape, never trusted further.
     """
     if result.is_error:
         raise ToolFailed(tool.wire_name, result, _error_text(tool, result))
@@ -400,17 +453,12 @@ def deliver(tool: GeneratedTool, result: CallToolResult) -> Any:
                     MAX_ERROR_CHARS,
                 ),
             )
+        if tool.check is not None:
+            mismatch = tool.check(result.structured_content)
+            if mismatch is not None:
+                raise ResultMismatch(sanitize(tool.wire_name, MAX_NOTE_CHARS), *mismatch)
         return result.structured_content
-    return {
-        "text": "\n".join(block.text for block in result.content if isinstance(block, Text)),
-        "content": [_raw_block(block) for block in result.content],
-    }
-
-
-def _raw_block(block: Any) -> Any:
-    if isinstance(block, Text):
-        return block.raw if block.raw is not None else {"type": "text", "text": block.text}
-    return block.raw
+    return content.tool_output(result)
 
 
 def _error_text(tool: GeneratedTool, result: CallToolResult) -> str:
@@ -421,12 +469,11 @@ def _error_text(tool: GeneratedTool, result: CallToolResult) -> str:
     )
 
 
-def _read(tool: ToolDescriptor, digest: Digest) -> _Function:
-    name = mangle(tool.name, digest)
+def _read(tool: ToolDescriptor, name: str, digest: Digest, seen: Optional[Learned]) -> _Function:
     text = tool.description if tool.description is not None else tool.title
     long_description = sanitize(text or "", MAX_DOC_DESCRIPTION_CHARS)
     # The same as sanitizing to the shorter limit: the first characters are the same.
-    description = truncate(long_description, MAX_DESCRIPTION_CHARS).rstrip()
+    description = _cut_words(long_description, MAX_DESCRIPTION_CHARS)
     claims = _claims(tool, description)
     declarations: List[_Declaration] = []
     tool_plan = _degrade_on_label_collision(plan(tool.input_schema), digest)
@@ -436,8 +483,12 @@ def _read(tool: ToolDescriptor, digest: Digest) -> _Function:
             _declare_param(name, tool.name, param, declarations)
             for param in sorted(tool_plan.params, key=lambda p: p.optional)
         )
-    labels = tuple(mangle_label(param.name, digest) for param in params)
-    returns, result, reason = _read_result(name, tool, declarations)
+    labels = tuple(mangle_all([param.name for param in params], digest, mangle_label))
+    returns, result, reason, output = _read_result(name, tool, declarations)
+    seen_calls = 0
+    if returns == _RESULT and seen is not None and seen.data is not None:
+        result = _declare_seen(name, tool.name, seen, declarations)
+        seen_calls = seen.calls if result is not None else 0
     return _Function(
         name,
         tool.name,
@@ -451,6 +502,8 @@ def _read(tool: ToolDescriptor, digest: Digest) -> _Function:
         result,
         reason,
         tuple(declarations),
+        output,
+        seen_calls,
     )
 
 
@@ -500,17 +553,50 @@ def _title(tool: ToolDescriptor, description: str) -> str:
 
 def _read_result(
     function: str, tool: ToolDescriptor, out: List[_Declaration]
-) -> Tuple[str, Optional[_Ref], str]:
-    """What the tool returns, its record if it has one, and why not if it has none."""
+) -> Tuple[str, Optional[_Ref], str, Optional[Record]]:
+    """What the tool returns, its record if it has one, why not if it has none, and
+    the record as read (for the run-time check)."""
     if tool.output_schema is None:
-        return _RESULT, None, ""
+        return _RESULT, None, "", None
     output = plan_output(tool.output_schema)
     if isinstance(output, WholeValue):
-        return _STRUCTURED, None, sanitize(output.reason, MAX_NOTE_CHARS)
+        return _STRUCTURED, None, sanitize(output.reason, MAX_NOTE_CHARS), None
     site = (function, "result")
     about = "what %s returns: the call's structuredContent." % function
     ref = _declare_record(site, _pascal(function) + "Result", tool.name, about, output, False, out)
-    return _STRUCTURED, ref, ""
+    return _STRUCTURED, ref, "", output
+
+
+def _declare_seen(
+    function: str, tool: str, seen: Learned, out: List[_Declaration]
+) -> Optional[_Ref]:
+    """The per-tool ToolOutput whose ``data`` is the shape learned, or ``None`` when
+    what was seen types nothing (only null, or nothing readable)."""
+    assert seen.data is not None
+    kind = to_type(seen.data)
+    if isinstance(kind, Structured):
+        return None
+    about = "the data of %s's ToolOutput, as seen in %d call%s; the server declares no " % (
+        function,
+        seen.calls,
+        "" if seen.calls == 1 else "s",
+    )
+    natural = _pascal(function)
+    first = len(out)
+    data = _declare(
+        kind, (function, "data"), natural + "Data", tool, about + "outputSchema.", False, out
+    )
+    for index in range(first, len(out)):  # shown as seen{...}: learned, not declared
+        out[index] = out[index]._replace_seen()
+    fields = (
+        Field("text", Simple("string"), False, None),
+        Field("data", data, False, None),  # type: ignore[arg-type]  # see _Type
+        Field("content", _BLOCKS, False, None),  # type: ignore[arg-type]  # see _Type
+    )
+    site = (function, "output")
+    about = "what %s returns: a ToolOutput whose data has the shape seen." % function
+    out.append(_Declaration(site, natural + "Output", tool, about, fields, False, False))
+    return _Ref(site)
 
 
 #: Where a record sits: the function, "result" or "param" and the parameter's
@@ -655,7 +741,7 @@ def _name_types(functions: List[_Function], digest: Digest) -> _Names:
     declarations = [d for function in functions for d in function.declarations]
     taken = {function.name for function in functions} | TYPING_NAMES | BODY_NAMES
     taken |= {label for function in functions for label in function.labels}
-    taken |= {"cap", "mcp", TOOL_OUTPUT}
+    taken |= {"cap", "mcp"} | CONTENT_NAMES
     counts: Dict[str, int] = {}
     for declaration in declarations:
         counts[declaration.natural] = counts.get(declaration.natural, 0) + 1
@@ -692,6 +778,8 @@ def _source_type(kind: _Type, names: _Names) -> str:
         return "Literal[%s]" % ", ".join(_member(member) for member in kind.members)
     if isinstance(kind, AnyOf):
         return "Union[%s]" % ", ".join(_source_type(branch, names) for branch in kind.branches)
+    if isinstance(kind, _Blocks):
+        return "List[Block]"
     return "Any"
 
 
@@ -719,7 +807,10 @@ def _surface_type(
         if ref is not None:
             return ref(kind)
         name = names.of(kind)
-        return name + _record_shape(names.declarations[kind.site], names) if show.shapes else name
+        declaration = names.declarations[kind.site]
+        if declaration.seen:  # learned, not declared: a program reads it as data's shape
+            return "seen" + (_record_shape(declaration, names) if show.shapes else "{...}")
+        return name + _record_shape(declaration, names) if show.shapes else name
     if isinstance(kind, Simple):
         return _PYTHON_TYPES[kind.kind]
     if isinstance(kind, Array):
@@ -732,6 +823,8 @@ def _surface_type(
         return "Literal[%s]" % ", ".join(_member(member) for member in kind.members)
     if isinstance(kind, AnyOf):
         return " | ".join(_surface_type(branch, names, show, ref) for branch in kind.branches)
+    if isinstance(kind, _Blocks):
+        return "list[Block]"
     return "Any"
 
 
@@ -779,7 +872,9 @@ def _shape_type(kind: _Type, names: _Names, deep: bool) -> str:
     """``kind`` as a shape spells it: a nested record in full (``deep``) or ``{...}``."""
 
     def nested(site: _Ref) -> str:
-        return _shape(names.declarations[site.site], names, deep) if deep else "{...}"
+        declaration = names.declarations[site.site]
+        mark = "seen" if declaration.seen else ""
+        return mark + (_shape(declaration, names, deep) if deep else "{...}")
 
     return _surface_type(kind, names, _Show(False, False), nested)
 
@@ -798,6 +893,36 @@ def _default_text(param: Param) -> Optional[str]:
     else:
         return None
     return text if len(text) <= MAX_DEFAULT_CHARS else None
+
+
+def _signature_default(param: Param) -> Optional[str]:
+    """The default the function's signature and the surface both show, if any.
+
+    One truth for both (issue 24): an optional parameter whose server default
+    is a string, number or boolean that its own type admits, short enough to
+    show, takes it as its Python default and always sends it; any other
+    optional parameter defaults to ``None`` and is left out when ``None``.
+    """
+    if not param.optional or param.default is None:
+        return None
+    text = _default_text(param)
+    return text if text is not None and _default_fits(param.default, param.type) else None
+
+
+def _default_fits(value: Any, kind: _Type) -> bool:
+    """``value`` (a scalar) is of ``kind``: so ``label: <kind> = value`` type-checks."""
+    if isinstance(kind, Nullable):
+        return _default_fits(value, kind.inner)
+    if isinstance(kind, AnyOf):
+        return any(_default_fits(value, branch) for branch in kind.branches)
+    if isinstance(kind, Choice):
+        return type(value) in (str, int, bool) and any(
+            type(member) is type(value) and member == value for member in kind.members
+        )
+    if isinstance(kind, Simple):
+        wanted = {"string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,)}
+        return type(value) in wanted[kind.kind]
+    return False
 
 
 def _untyped_reason(kind: _Type) -> Optional[str]:
@@ -872,15 +997,31 @@ def _surface(lines: List[_Line]) -> List[str]:
 def _render(line: _Line, rung: _Rung) -> str:
     params = line.params[(rung.input_shapes, rung.defaults, rung.plain_params)]
     returns = line.returns[(rung.result_shapes, rung.plain_returns)]
-    description = line.description
-    if len(description) > rung.description_chars:  # a cut may end in a space
-        description = truncate(description, rung.description_chars).rstrip()
+    description = _cut_words(line.description, rung.description_chars)
     claim = line.claims if rung.claims else ""
     comment = claim + " " + description if claim and description else claim or description
     text = "%s%s) -> %s" % (line.head, params, returns)
     return "%s  # %s" % (text, comment) if comment else text
 
 
+def _cut_words(text: str, limit: int) -> str:
+    """At most ``limit`` characters, a cut made at a word boundary and marked ``…``.
+
+    A word longer than half the room is cut inside (a URL, a path), so a
+    long first word cannot empty the note.
+    """
+    if len(text) <= limit:
+        return text
+    if limit < 2:
+        return ""
+    head = text[: limit - 1]
+    space = head.rfind(" ")
+    if space >= limit // 2 or (space > 0 and text[limit - 1] == " "):
+        head = head[:space]
+    return head.rstrip(" ,;:") + _ELLIPSIS
+
+
+_ELLIPSIS = "\u2026"
 _PARAM_VARIANTS = ((True, True, False), (False, True, False), (False, False, True))
 _RETURN_VARIANTS = ((True, False), (False, False), (False, True))
 
@@ -910,7 +1051,7 @@ def _surface_param(param: Param, label: str, names: _Names, show: _Show, default
     kind = param.type
     if not param.optional:
         return "%s: %s" % (label, _surface_type(kind, names, show))
-    default = _default_text(param) if defaults else None
+    default = _signature_default(param) if defaults else None
     if default is not None:
         return "%s: %s = %s" % (label, _surface_type(kind, names, show), default)
     if isinstance(kind, Nullable) and not show.plain:
@@ -931,7 +1072,7 @@ def _surface_returns(function: _Function, names: _Names, shapes: bool, plain: bo
 
 
 #: ``ToolOutput``'s keys as the surface shows them (``ToolOutput`` in the module).
-_TOOL_OUTPUT_SHAPE = '{"text": str, "content": list[dict[str, Any]]}'
+_TOOL_OUTPUT_SHAPE = '{"text": str, "data": dict | list | None, "content": list[Block]}'
 
 
 def _with_star(function: _Function, render: Callable[[Param, str], str]) -> Iterator[str]:
@@ -1003,17 +1144,36 @@ def _param_note(param: Param, label: str, names: _Names) -> str:
     ]
     if label != param.name:
         notes.append("sent as %s." % _literal(param.name))
-    notes.append(_sentence(sanitize(param.description or "", MAX_DOC_NOTE_CHARS)))
+    described = _description_note(param.description)
+    notes.append(described)
     choices = _choices(param.type)
     if choices:
         notes.append("One of: %s." % choices)
-    if param.has_default:
-        shown = _default_text(param) or sanitize(json.dumps(param.default), MAX_NOTE_CHARS)
-        notes.append("Default: %s (the server applies it when this is left out)." % shown)
+    notes.append(_default_note(param, described))
     reason = _untyped_reason(param.type)
     if reason is not None:
         notes.append("(untyped: %s)" % sanitize(reason, MAX_NOTE_CHARS))
     return " ".join(note for note in notes if note)
+
+
+def _default_note(param: Param, description: str) -> str:
+    """The default, said once: not again when the description says it already."""
+    if not param.has_default or param.default is None:  # "= None" says it already
+        return ""
+    shown = _default_text(param) or sanitize(json.dumps(param.default), MAX_NOTE_CHARS)
+    if _says_default(description, param.default, shown):
+        return ""
+    if _signature_default(param) is not None:
+        return "Default: %s." % shown
+    return "Default: %s (the server applies it when this is left out)." % shown
+
+
+def _says_default(description: str, value: Any, shown: str) -> bool:
+    lowered = description.lower()
+    if "default" not in lowered:
+        return False
+    spelled = value if type(value) is str else json.dumps(value)
+    return shown in description or str(spelled).lower() in lowered[lowered.find("default") :]
 
 
 def _sentence(text: str) -> str:
@@ -1043,8 +1203,22 @@ def _doc_types(title: str, function: _Function, names: _Names, is_input: bool) -
     return lines
 
 
+def _description_note(description: Optional[str]) -> str:
+    """A parameter's or key's description as a docstring sentence. One ``$defs``
+    entry is every ``$ref`` site's (255 sites, one 200k-character description:
+    issue 25), so it is built once: the cache's key is only what ``sanitize``
+    reads of the text (its window and one more), which is the same answer and
+    holds no more than that."""
+    return _sanitized_note((description or "")[: scan_window(MAX_DOC_NOTE_CHARS) + 1])
+
+
+@functools.lru_cache(maxsize=1024)
+def _sanitized_note(window: str) -> str:
+    return _sentence(sanitize(window, MAX_DOC_NOTE_CHARS))
+
+
 def _field_note(field: Field) -> str:
-    notes = [_sentence(sanitize(field.description or "", MAX_DOC_NOTE_CHARS))]
+    notes = [_description_note(field.description)]
     choices = _choices(field.type)
     if choices:
         notes.append("One of: %s." % choices)
@@ -1055,19 +1229,30 @@ def _field_note(field: Field) -> str:
 
 
 def _doc_returns(function: _Function, names: _Names) -> List[str]:
+    if function.returns == _RESULT and function.result is not None:
+        calls = function.seen_calls
+        text = (
+            "%s: a ToolOutput (text, data, content) whose data is the shape seen in "
+            "%d call%s; the server declares no outputSchema (a shape seen, not promised: "
+            "nothing checks it)." % (names.of(function.result), calls, "" if calls == 1 else "s")
+        )
+        return ["", "Returns:"] + _indented(text, "    ")
     if function.returns == _RESULT:
         return _RETURNS_TOOL_OUTPUT
     if function.result is None:
         text = "dict[str, Any]: the call's structuredContent, untyped: %s." % function.result_reason
     else:
         text = (
-            "%s: the call's structuredContent, as the server sent it (its claim; "
-            "nothing checks it)." % names.of(function.result)
+            "%s: the call's structuredContent, as the server sent it, checked against "
+            "the outputSchema when it arrives (a mismatch raises ResultMismatch)."
+            % names.of(function.result)
         )
     return ["", "Returns:"] + _indented(text, "    ")
 
 
 def _raises(function: _Function) -> List[str]:
+    if function.returns == _STRUCTURED and function.output is None:
+        return _RAISES_UNCHECKED  # no record to check the result against
     return _RAISES[function.returns]
 
 
@@ -1096,18 +1281,25 @@ _CONTRACT = (
     "Each function returns what internal.invoke returns: mcp_client.codegen.deliver "
     "of the tools/call result. For a tool that declares an outputSchema, that is the "
     "call's structuredContent as the server sent it, typed by the TypedDict the function "
-    "names (the server's claim; nothing checks it), or Dict[str, Any] when the schema "
-    "could not be read. For a tool without one, it is a ToolOutput: the text blocks "
-    "joined by newlines, and every content block as the server sent it. A failed call "
-    "(isError, or a tool with an outputSchema that brought no structuredContent object) "
-    "raises mcp_client.errors.ToolFailed instead."
+    "names and checked against it (a mismatch raises mcp_client.errors.ResultMismatch), "
+    "or Dict[str, Any] when the schema could not be read. For a tool without one, it is "
+    "a ToolOutput: the text blocks joined by newlines, that text parsed as JSON when it "
+    "is one object or array (data), and every content block as the server sent it. A "
+    "failed call (isError, or a tool with an outputSchema that brought no "
+    "structuredContent object) raises mcp_client.errors.ToolFailed instead."
 )
 
 
 def _module(
-    server: str, module_name: str, functions: List[_Function], names: _Names, docs: List[List[str]]
+    server: str,
+    module_name: str,
+    functions: List[_Function],
+    names: _Names,
+    docs: List[List[str]],
+    info: Optional[InitializeResult],
 ) -> str:
-    lines = _header(server, module_name) + _imports(functions, names)
+    lines = _header(server, module_name) + _module_docstring(server, info)
+    lines += [""] + _imports(functions, names)
     if any(function.returns == _RESULT for function in functions):
         lines += ["", ""] + _tool_output()
     for function, doc in zip(functions, docs):
@@ -1134,6 +1326,27 @@ def _header(server: str, module_name: str) -> List[str]:
     ]
 
 
+def _module_docstring(server: str, info: Optional[InitializeResult]) -> List[str]:
+    """The module's ``__doc__``: the server's name, version and title, and its
+    ``instructions``, sanitized and capped like descriptions, as escaped literals."""
+    if info is None:
+        return _docstring(["The tools of MCP server %s." % sanitize(server, MAX_NOTE_CHARS)], "")
+    about = info.server_info
+    said = "MCP server %s" % sanitize(about.name, MAX_NOTE_CHARS)
+    if about.version:
+        said += ", version %s" % sanitize(about.version, MAX_NOTE_CHARS)
+    if about.title:
+        said += ' (title "%s")' % sanitize(about.title, MAX_NOTE_CHARS)
+    lines = _wrap(
+        "The tools of %s, configured as %s." % (said, sanitize(server, MAX_NOTE_CHARS)), 72
+    )
+    instructions = sanitize(info.instructions or "", MAX_INSTRUCTIONS_CHARS)
+    if instructions:
+        lines += ["", "The server's instructions (its text, not checked):"]
+        lines += _wrap(instructions, 72)
+    return _docstring(lines, "")
+
+
 def _imports(functions: List[_Function], names: _Names) -> List[str]:
     used = _typing_names(functions, names)
     typing_line = ["from typing import " + ", ".join(sorted(used))] if used else []
@@ -1155,8 +1368,8 @@ def _typing_names(functions: List[_Function], names: _Names) -> FrozenSet[str]:
             kinds.append(param.type)
             if param.optional:
                 used.add("Optional")
-        if function.returns == _RESULT:
-            used |= {"TypedDict", "List", "Dict", "Any"}  # ToolOutput
+        if function.returns == _RESULT:  # ToolOutput and the block types
+            used |= set(content.DECLARATION_TYPING) | {"Optional"}
         elif function.result is None:
             used |= {"Dict", "Any"}
     for declaration in names.declarations.values():
@@ -1184,18 +1397,31 @@ _TYPING_OF = {
     Choice: "Literal",
     AnyOf: "Union",
     Structured: "Any",
+    _Blocks: "List",
 }
 
 
 def _tool_output() -> List[str]:
-    return _comment(
-        "%s: what a tool without an outputSchema returns (codegen.deliver): its "
-        "text blocks joined by newlines, and every content block as the server "
-        "sent it." % TOOL_OUTPUT
-    ) + [
-        '%s = TypedDict("%s", {"text": str, "content": List[Dict[str, Any]]})'
-        % (TOOL_OUTPUT, TOOL_OUTPUT)
-    ]
+    return (
+        _comment(
+            "The content blocks of MCP 2025-06-18 (mcp_client.content): test "
+            'block["type"] before reading the other keys; a block of a kind not '
+            "listed here still arrives, as the server sent it."
+        )
+        + list(content.DECLARATIONS)
+        + _comment(
+            "%s: what a tool without an outputSchema returns (codegen.deliver): its "
+            "text blocks joined by newlines, that text parsed as JSON when it is one "
+            "object or array (else None), and every content block as the server "
+            "sent it." % TOOL_OUTPUT
+        )
+        + [
+            '%s = TypedDict("%s", {' % (TOOL_OUTPUT, TOOL_OUTPUT),
+            '    "text": str, "data": Optional[Union[Dict[str, Any], List[Any]]], '
+            '"content": List[Block],',
+            "})",
+        ]
+    )
 
 
 def _function(server: str, function: _Function, names: _Names, doc: List[str]) -> List[str]:
@@ -1264,6 +1490,9 @@ def _signature_params(function: _Function, names: _Names) -> List[str]:
 def _source_param(param: Param, label: str, names: _Names) -> str:
     if not param.optional:
         return "%s: %s" % (label, _source_type(param.type, names))
+    default = _signature_default(param)
+    if default is not None:
+        return "%s: %s = %s" % (label, _source_type(param.type, names), default)
     kind = param.type.inner if isinstance(param.type, Nullable) else param.type
     return "%s: Optional[%s] = None" % (label, _source_type(kind, names))
 
@@ -1287,16 +1516,16 @@ def _cast_target(function: _Function, names: _Names) -> str:
     return _BODY_DICT if function.returns == _STRUCTURED else TOOL_OUTPUT
 
 
-def _docstring(doc: List[str]) -> List[str]:
+def _docstring(doc: List[str], indent: str = _INDENT) -> List[str]:
     """The doc as one docstring: adjacent ``escape``d literals, one per line of text."""
     literals = ['"%s\\n"' % escape(line) for line in doc[:-1]] + ['"%s"' % escape(doc[-1])]
     if len(literals) == 1:
-        return [_INDENT + literals[0]]
-    first = _INDENT + "(" + literals[0]
+        return [indent + literals[0]]
+    first = indent + "(" + literals[0]
     return (
         [first]
-        + [_INDENT + " " + literal for literal in literals[1:-1]]
-        + [_INDENT + " " + literals[-1] + ")"]
+        + [indent + " " + literal for literal in literals[1:-1]]
+        + [indent + " " + literals[-1] + ")"]
     )
 
 
@@ -1312,16 +1541,21 @@ def _body(server: str, function: _Function, names: _Names) -> List[str]:
 
 
 def _arguments(function: _Function) -> List[str]:
-    """The ``arguments`` dict: required wire names at once, optional ones when given."""
-    pairs = list(zip(function.params, function.labels))
-    entries = ["%s: %s" % (_literal(p.name), label) for p, label in pairs if not p.optional]
+    """The ``arguments`` dict: required wire names and those with a shown default at
+    once, other optional ones when given."""
+    pairs = [(p, label, _always_sent(p)) for p, label in zip(function.params, function.labels)]
+    entries = ["%s: %s" % (_literal(p.name), label) for p, label, always in pairs if always]
     head = _INDENT + "arguments: %s = {" % _BODY_DICT
     lines = _fit(head, entries, "}", _INDENT)
-    for param, label in pairs:
-        if param.optional:
+    for param, label, always in pairs:
+        if not always:
             lines.append("%sif %s is not None:" % (_INDENT, label))
             lines.append("%sarguments[%s] = %s" % (_INDENT * 2, _literal(param.name), label))
     return lines
+
+
+def _always_sent(param: Param) -> bool:
+    return not param.optional or _signature_default(param) is not None
 
 
 def _fit(head: str, items: List[str], tail: str, indent: str) -> List[str]:
@@ -1353,15 +1587,22 @@ def _wrap(text: str, width: int) -> List[str]:
 
 # The doc's fixed paragraphs, wrapped once.
 _RETURNS_TOOL_OUTPUT = ["", "Returns:"] + _indented(
-    "ToolOutput: the text blocks joined by newlines, and every content block as "
-    "the server sent it (images and resources too).",
+    "ToolOutput: text, the text blocks joined by newlines; data, that text parsed "
+    "as JSON when it is one JSON object or array (else None); content, every "
+    "content block as the server sent it (images and resources too: test "
+    'block["type"] before reading its other keys).',
+    "    ",
+)
+_RAISES_UNCHECKED = ["", "Raises:"] + _indented(
+    "ToolFailed: the tool reported an error (isError) or brought no structuredContent; "
+    "str() is its error text.",
     "    ",
 )
 _RAISES = {
-    _STRUCTURED: ["", "Raises:"]
+    _STRUCTURED: _RAISES_UNCHECKED
     + _indented(
-        "ToolFailed: the tool reported an error (isError) or brought no structuredContent; "
-        "str() is its error text.",
+        "ResultMismatch: the structuredContent breaks the declared outputSchema "
+        "(.path, .expected, .got).",
         "    ",
     ),
     _RESULT: ["", "Raises:"]

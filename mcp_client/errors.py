@@ -18,6 +18,7 @@ The hierarchy (urllib3's shape: one root, leaves that carry their context)::
     +-- GenerateError              codegen.generate refused the listing
     |   +-- TooManyTools, ToolNameCollision, SurfaceTooLarge, SanitizerBreach
     +-- ToolFailed                 a tool answered with a failure (codegen.deliver: .tool, .result)
+    +-- ResultMismatch             a result broke its tool's outputSchema (codegen.deliver: .path)
     +-- ClientError                a call on a client failed
     |   +-- Unavailable            the client cannot serve calls (.reason)
     |   |   +-- ClientClosed           ... because *you* retired it (trio's "closed")
@@ -34,6 +35,10 @@ The hierarchy (urllib3's shape: one root, leaves that carry their context)::
     +-- ChannelError               transport-internal, translated by the client (.reason)
     |   +-- WriteStalled, WriteFailed
     +-- ConfigError                config.load: a servers file that cannot be used (.path, .entry)
+    +-- CodeModeError              code mode (mcp_client.codemode) cannot go on
+        +-- NoServerStarted            CodeMode.open: every server failed (str() names each)
+        +-- JailUnavailable            the program (or a server) cannot be had jailed
+        +-- UnknownServer              a server key asked for is not in the config
 
 ``tests/test_errors.py`` derives the tree from the classes and holds this
 drawing to it, edge by edge: a class added, moved or renamed is drawn here too.
@@ -206,6 +211,32 @@ class ToolFailed(McpClientError):
 
     def __str__(self) -> str:
         return self.message
+
+
+class ResultMismatch(McpClientError):
+    """A tool's ``structuredContent`` broke the ``outputSchema`` the tool declared
+    (``codegen.deliver``, through ``checker``): the server broke its own promise.
+
+    ``tool`` is the wire name, ``path`` where the value left its shape
+    (``$["items"][3]["id"]``), ``expected`` what the schema said there and
+    ``got`` what came (its JSON kind, a scalar's short text): all sanitized.
+    Not a ``ToolFailed``: the tool did not say it failed. A code-mode program
+    meets it as ``cap.mcp.ResultMismatch``, a ``CallFailed``.
+    """
+
+    def __init__(self, tool: str, path: str, expected: str, got: str) -> None:
+        super().__init__(tool, path, expected, got)
+        self.tool = tool
+        self.path = path
+        self.expected = expected
+        self.got = got
+
+    def __str__(self) -> str:
+        return sanitize(
+            "tool %s broke its outputSchema at %s: expected %s, got %s"
+            % (self.tool, self.path, self.expected, self.got),
+            600,
+        )
 
 
 # --------------------------------------------------------------------------- client calls
@@ -420,6 +451,25 @@ class ConfigError(McpClientError):
 
     def __reduce__(self) -> Tuple[Any, ...]:
         return (type(self), (self.path, self.entry, self.reason))
+
+
+# --------------------------------------------------------------------------- code mode
+
+
+class CodeModeError(_Reason, McpClientError):
+    """Code mode cannot go on: the reason says why (``mcp_client.codemode``)."""
+
+
+class NoServerStarted(CodeModeError):
+    """``CodeMode.open``: no server started; the reason names each one's failure."""
+
+
+class JailUnavailable(CodeModeError):
+    """A jail was asked for and cannot be had; nothing runs unjailed instead."""
+
+
+class UnknownServer(CodeModeError):
+    """A server key asked for (``--server NAME``) is not in the config file."""
 
 
 def _one_line(text: str) -> str:

@@ -18,6 +18,13 @@ Pure: no I/O, no threads, no clocks. Only what Python requires is changed
   as parameters, and so are ``str``, ``cast`` or ``Dict``: the body depends
   on none of them (its annotations and its cast go through ``_typing``).
 
+A name that is not an identifier only because of ``-`` or ``.`` (issue 24:
+``get-sum``) becomes the name with ``_`` (``get_sum``), when that is itself
+kept verbatim by the rule above; ``mangle_all`` then gives a digest only to
+the altered names that would meet another name of the same listing
+(``get-sum`` beside ``get_sum``: ``get_sum`` stays, ``get-sum`` is
+``get_sum_<8 hex>``).
+
 Anything else is mangled as before, and always carries its digest:
 
 1. camelCase and PascalCase boundaries become ``_`` (``createIssue`` ->
@@ -49,7 +56,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Callable, Dict, FrozenSet, Iterable, Optional
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional
 
 __all__ = [
     "Digest",
@@ -61,11 +68,13 @@ __all__ = [
     "LABEL_RESERVED",
     "TYPING_NAMES",
     "BODY_NAMES",
+    "CONTENT_NAMES",
     "TOOL_STEM",
     "LABEL_STEM",
     "sha256_digest",
     "mangle",
     "mangle_label",
+    "mangle_all",
     "first_collision",
     "digest_suffix",
 ]
@@ -129,6 +138,11 @@ TYPING_NAMES: FrozenSet[str] = frozenset("Any Dict List Literal Optional TypedDi
 #: the one result type every module may declare for tools without an
 #: outputSchema. A label must never shadow one of them.
 BODY_NAMES: FrozenSet[str] = frozenset("arguments internal _typing ToolOutput".split())
+#: The content-block types every module with a ToolOutput declares (``content.NAMES``).
+CONTENT_NAMES: FrozenSet[str] = frozenset(
+    "Annotations TextContent ImageContent AudioContent ResourceLink TextResourceContents "
+    "BlobResourceContents EmbeddedResource Block ToolOutput".split()
+)
 # ``cap`` and ``mcp`` are held back as well, so that a later body importing
 # ``cap.mcp`` (SEED.md's result vocabulary) can never rename a function.
 _MODULE_NAMES = "cap mcp"
@@ -138,6 +152,7 @@ RESERVED: FrozenSet[str] = (
     frozenset(" ".join((_KEYWORDS, _SOFT_KEYWORDS, _BUILTINS, _MODULE_NAMES)).split())
     | TYPING_NAMES
     | BODY_NAMES
+    | CONTENT_NAMES
 )
 
 #: Names a parameter label is never allowed to be: hard keywords, the one
@@ -174,33 +189,78 @@ def sha256_digest(text: str) -> str:
 
 
 def mangle(name: str, digest: Digest) -> str:
-    """A tool (or server) name as a Python function identifier."""
-    if len(name) <= MAX_NAME_CHARS and _VERBATIM_TOOL.fullmatch(name) and name not in RESERVED:
+    """A tool (or server) name as a Python function identifier (alone: see ``mangle_all``)."""
+    if _kept_tool(name):
         return name
+    swapped = _swapped(name)
+    if swapped != name and _kept_tool(swapped):
+        return swapped
     return _mangle(name, digest, TOOL_STEM)
 
 
 def mangle_label(name: str, digest: Digest) -> str:
-    """A parameter name as a Python parameter identifier."""
-    if (
-        len(name) <= MAX_NAME_CHARS
-        and _VERBATIM_LABEL.fullmatch(name)
-        and name not in LABEL_RESERVED
-    ):
+    """A parameter name as a Python parameter identifier (alone: see ``mangle_all``)."""
+    if _kept_label(name):
         return name
+    swapped = _swapped(name)
+    # Only a swap that starts with a letter: "---" is no name for a parameter.
+    if swapped != name and swapped[:1].isalpha() and _kept_label(swapped):
+        return swapped
     return _mangle(name, digest, LABEL_STEM)
+
+
+def _kept_tool(name: str) -> bool:
+    return (
+        len(name) <= MAX_NAME_CHARS
+        and bool(_VERBATIM_TOOL.fullmatch(name))
+        and name not in RESERVED
+    )
+
+
+def _kept_label(name: str) -> bool:
+    return (
+        len(name) <= MAX_NAME_CHARS
+        and bool(_VERBATIM_LABEL.fullmatch(name))
+        and name not in LABEL_RESERVED
+    )
+
+
+def _swapped(name: str) -> str:
+    return name.replace("-", "_").replace(".", "_")
+
+
+def mangle_all(names: Iterable[str], digest: Digest, mangler: Mangler = mangle) -> List[str]:
+    """Each of ``names`` mangled, a digest added to every altered name that meets another."""
+    originals = list(names)
+    mangled = [mangler(original, digest) for original in originals]
+    counts: Dict[str, int] = {}
+    for identifier in mangled:
+        counts[identifier] = counts.get(identifier, 0) + 1
+    stem = TOOL_STEM if mangler is mangle else LABEL_STEM
+    return [
+        _mangle(original, digest, stem)
+        if counts[identifier] > 1
+        and identifier != original
+        and not _digested(identifier, original, digest)
+        else identifier
+        for original, identifier in zip(originals, mangled)
+    ]
+
+
+def _digested(identifier: str, original: str, digest: Digest) -> bool:
+    return identifier.endswith("_" + digest_suffix(original, digest))
 
 
 def first_collision(
     names: Iterable[str], digest: Digest, mangler: Mangler = mangle
 ) -> Optional[Collision]:
-    """The first pair of ``names`` that ``mangler`` maps to one identifier, if any."""
+    """The first pair of ``names`` that still meet once ``mangle_all`` has named them."""
+    originals = list(names)
     seen: Dict[str, str] = {}
-    for original in names:
-        mangled = mangler(original, digest)
-        if mangled in seen:
-            return Collision(seen[mangled], original, mangled)
-        seen[mangled] = original
+    for original, identifier in zip(originals, mangle_all(originals, digest, mangler)):
+        if identifier in seen:
+            return Collision(seen[identifier], original, identifier)
+        seen[identifier] = original
     return None
 
 

@@ -31,7 +31,9 @@ SCRIPTS = (
     "stress",
     "trickle",
     "jail_probe",
+    "codemode_tools",
     "jail_harness",
+    "lifeline_harness",
 )
 
 OPTIONS = Options(handshake_timeout=LONG, request_timeout=LONG, retire_timeout=LONG)

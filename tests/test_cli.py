@@ -120,7 +120,7 @@ class DemoServer(CliCase):
         listed = [line.split()[0] for line in lines[lines.index("5 tools") + 1 :][:5]]
         self.assertEqual(listed, DEMO_TOOLS)
         self.assertIn("  add           Add: Add two integers.", lines)
-        surface = [line for line in lines if line.startswith("  cap.mcp.mcp_client_demo_")]
+        surface = [line for line in lines if line.startswith("  cap.mcp.mcp_client_demo.")]
         self.assertEqual(len(surface), 5)
         self.assertIn(
             'add(a: int, b: int) -> AddResult{"sum": int}  # [server says: title "Add"; '
@@ -131,7 +131,7 @@ class DemoServer(CliCase):
     def test_source_prints_a_module_that_parses(self) -> None:
         done = self.cli("--source")
         self.assertEqual(done.returncode, 0, done.stderr)
-        head, _, source = done.stdout.partition("\nsource of cap.mcp.mcp_client_demo_")
+        head, _, source = done.stdout.partition("\nsource of cap.mcp.mcp_client_demo")
         self.assertIn("surface of", head)
         module = ast.parse(source.split("\n", 1)[1])
         functions = [node.name for node in module.body if isinstance(node, ast.FunctionDef)]
@@ -165,7 +165,7 @@ class DemoServer(CliCase):
         self.assertEqual(report["server"]["protocolVersion"], "2025-06-18")
         self.assertEqual([tool["name"] for tool in report["tools"]], DEMO_TOOLS)
         self.assertEqual(report["tools"][0]["inputSchema"]["required"], ["a", "b"])
-        self.assertTrue(report["module"].startswith("cap.mcp.mcp_client_demo_"))
+        self.assertEqual(report["module"], "cap.mcp.mcp_client_demo")  # "-" is "_" (issue 24)
         self.assertEqual(len(report["surface"].splitlines()), 5)
         self.assertIn("def join_words(", report["source"])
         self.assertEqual(
@@ -843,9 +843,9 @@ class Stumbles(CliCase):
 
     def test_call_takes_the_surface_name_in_every_spelling(self) -> None:
         for name in (
-            "reverse_text_cd6c6a50",
-            "mcp_client_demo_a474d7a1.reverse_text_cd6c6a50",
-            "cap.mcp.mcp_client_demo_a474d7a1.reverse_text_cd6c6a50",
+            "reverse_text",
+            "mcp_client_demo.reverse_text",
+            "cap.mcp.mcp_client_demo.reverse_text",
             "reverse-text",
         ):
             with self.subTest(name=name):
@@ -855,11 +855,11 @@ class Stumbles(CliCase):
 
     def test_an_unknown_name_is_refused_before_anything_is_sent(self) -> None:
         wire = os.path.join(self.dir, "wire.jsonl")
-        done = self.cli("--capture", wire, "--call", "reverse_text", "{}")
+        done = self.cli("--capture", wire, "--call", "reverse_txt", "{}")
         line = self.assert_failed(done, "call")
         self.assertIn(
-            "no tool reverse_text, so nothing was sent; the server's tools: add, "
-            "divide, join_words, reverse-text (reverse_text_cd6c6a50), count_by",
+            "no tool reverse_txt, so nothing was sent; the server's tools: add, "
+            "divide, join_words, reverse-text (reverse_text), count_by",
             line,
         )
         with open(wire) as log:

@@ -15,11 +15,14 @@ import unicodedata
 import unittest
 from pathlib import Path
 from typing import Any, Dict, List, Optional
+from unittest import mock
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from mcp_client import codegen
+from mcp_client import checker, codegen
+from mcp_client import text as text_module
+from mcp_client.checker import Deferred
 from mcp_client.codegen import (
     MAX_DESCRIPTION_CHARS,
     MAX_NOTE_CHARS,
@@ -39,6 +42,7 @@ from mcp_client.errors import (
     GenerateError,
     McpClientError,
     ProtocolFault,
+    ResultMismatch,
     SanitizerBreach,
     SurfaceTooLarge,
     ToolFailed,
@@ -46,6 +50,8 @@ from mcp_client.errors import (
     TooManyTools,
 )
 from mcp_client.protocol import CallToolResult, Text, ToolDescriptor, decode_call_tool
+from mcp_client.schema import Record, plan_output
+from mcp_client.text import inert, scan_window
 
 FAKECAP = str(Path(__file__).with_name("fakecap"))
 if FAKECAP not in sys.path:
@@ -103,7 +109,7 @@ class Limits(unittest.TestCase):
         generated = generate("s", tools(MAX_TOOLS, "d" * 10000))
         self.assertLessEqual(len(generated.surface.encode("utf-8")), MAX_SURFACE_BYTES)
         for line in generated.surface.splitlines():
-            self.assertTrue(line.endswith("  # " + "d" * (MAX_NOTE_CHARS - 3) + "..."), line)
+            self.assertTrue(line.endswith("  # " + "d" * (MAX_NOTE_CHARS - 1) + "\u2026"), line)
         # The source is never cut: each docstring keeps its description whole
         # up to MAX_DOC_DESCRIPTION_CHARS, and so does each tool's doc.
         full = "d" * (codegen.MAX_DOC_DESCRIPTION_CHARS - 3) + "..."
@@ -121,10 +127,10 @@ class Limits(unittest.TestCase):
         # 150 lines of 400 three-byte characters: 150 * 1200 bytes > 64 KiB,
         # though the same text is only 60,000 characters; cut to 120, they fit.
         cut = generate("s", tools(150, "日" * 1000)).surface.splitlines()[0]
-        self.assertTrue(cut.endswith("  # " + "日" * (MAX_NOTE_CHARS - 3) + "..."))
+        self.assertTrue(cut.endswith("  # " + "日" * (MAX_NOTE_CHARS - 1) + "\u2026"))
         generated = generate("s", tools(40, "日" * 1000))
         line = generated.surface.splitlines()[0]
-        self.assertTrue(line.endswith("  # " + "日" * (MAX_DESCRIPTION_CHARS - 3) + "..."))
+        self.assertTrue(line.endswith("  # " + "日" * (MAX_DESCRIPTION_CHARS - 1) + "\u2026"))
 
 
 class Collisions(unittest.TestCase):
@@ -135,9 +141,10 @@ class Collisions(unittest.TestCase):
         self.assertEqual((error.first, error.second, error.mangled), ("search", "search", "search"))
 
     def test_digest_near_miss_is_refused(self) -> None:
+        # create-issue meets create_issue, so it takes its digest, which meets the twin.
         twin = "create_issue_" + hashlib.sha256(b"create-issue").hexdigest()[:8]
         with self.assertRaises(ToolNameCollision) as caught:
-            generate("s", [tool("create-issue"), tool(twin)])
+            generate("s", [tool("create-issue"), tool("create_issue"), tool(twin)])
         self.assertEqual((caught.exception.first, caught.exception.second), ("create-issue", twin))
 
     def test_create_issue_and_createissue_both_generate_verbatim(self) -> None:
@@ -156,7 +163,11 @@ class Collisions(unittest.TestCase):
     def test_label_collision_degrades_only_that_tool(self) -> None:
         colliding = {
             "type": "object",
-            "properties": {"a-b": {"type": "string"}, "a b": {"type": "string"}},
+            "properties": {
+                "a-b": {"type": "string"},
+                "a_b": {"type": "string"},
+                "a b": {"type": "string"},
+            },
         }
         listing = [tool("t1", schema=colliding), tool("t2")]
         generated = generate("s", listing, digest=lambda _: "0" * 64)
@@ -188,14 +199,17 @@ class Determinism(unittest.TestCase):
 
     def test_module_name_is_the_mangled_server(self) -> None:
         self.assertEqual(generate("git", []).module_name, "cap.mcp.git")
-        suffix = hashlib.sha256(b"my-server").hexdigest()[:8]
-        self.assertEqual(generate("my-server", []).module_name, "cap.mcp.my_server_" + suffix)
+        self.assertEqual(generate("my-server", []).module_name, "cap.mcp.my_server")
+        self.assertEqual(generate("mcp-client-demo", []).module_name, "cap.mcp.mcp_client_demo")
+        suffix = hashlib.sha256(b"my server").hexdigest()[:8]
+        self.assertEqual(generate("my server", []).module_name, "cap.mcp.my_server_" + suffix)
 
     def test_empty_listing_is_an_importable_module(self) -> None:
         generated = generate("s", [])
         self.assertEqual(generated.surface, "")
         tree = ast.parse(generated.source)
-        self.assertEqual([type(node) for node in tree.body], [ast.Import, ast.ImportFrom])
+        self.assertEqual([type(node) for node in tree.body], [ast.Expr, ast.Import, ast.ImportFrom])
+        self.assertEqual(ast.get_docstring(tree), "The tools of MCP server s.")
 
 
 def obj(properties: Dict[str, Any], *required: str, **extra: Any) -> Dict[str, Any]:
@@ -203,6 +217,8 @@ def obj(properties: Dict[str, Any], *required: str, **extra: Any) -> Dict[str, A
 
 
 TIME = obj({"timezone": {"type": "string"}, "is_dst": {"type": "boolean"}}, "timezone", "is_dst")
+TIME_RECORD = plan_output(TIME)
+assert isinstance(TIME_RECORD, Record)
 
 
 def checked(test: unittest.TestCase, listing: List[ToolDescriptor], **kwargs: Any) -> Generated:
@@ -233,18 +249,24 @@ class ResultTypes(unittest.TestCase):
     def test_without_an_output_schema_it_returns_a_tool_output(self) -> None:
         generated = checked(self, [tool("plain"), tool("other")])
         self.assertIn("def plain(q: str) -> ToolOutput:", generated.source)
-        self.assertIn("from typing import Any, Dict, List, TypedDict\n", generated.source)
-        # Declared once, however many tools return it.
-        self.assertEqual(generated.source.count(" = TypedDict("), 1)
         self.assertIn(
-            'ToolOutput = TypedDict("ToolOutput", {"text": str, "content": List[Dict[str, Any]]})',
+            "from typing import Any, Dict, List, Literal, Optional, TypedDict, Union\n",
+            generated.source,
+        )
+        # Declared once, however many tools return it, after the block types.
+        self.assertEqual(generated.source.count('ToolOutput = TypedDict("ToolOutput"'), 1)
+        self.assertIn("\n".join(codegen.content.DECLARATIONS), generated.source)
+        self.assertIn(
+            'ToolOutput = TypedDict("ToolOutput", {\n'
+            '    "text": str, "data": Optional[Union[Dict[str, Any], List[Any]]], '
+            '"content": List[Block],\n})',
             generated.source,
         )
         self.assertEqual([t.returns for t in generated.tools], ["result", "result"])
         # The surface line says what a ToolOutput holds, as it does a result type's shape.
         self.assertTrue(
             generated.surface.endswith(
-                ') -> ToolOutput{"text": str, "content": list[dict[str, Any]]}\n'
+                ') -> ToolOutput{"text": str, "data": dict | list | None, "content": list[Block]}\n'
             )
         )
 
@@ -265,7 +287,8 @@ class ResultTypes(unittest.TestCase):
             )
             self.assertIn(
                 "For a tool without one, it is a ToolOutput: the text blocks joined "
-                "by newlines, and every content block as the server sent it. A failed "
+                "by newlines, that text parsed as JSON when it is one object or array "
+                "(data), and every content block as the server sent it. A failed "
                 "call (isError, or a tool with an outputSchema that brought no "
                 "structuredContent object) raises mcp_client.errors.ToolFailed "
                 "instead.",
@@ -471,8 +494,7 @@ class Docs(unittest.TestCase):
             "path: (str) Where the file is.",
             "edits: (list[EditFileEdits]) The edits, in order.",
             'sortBy: (Literal["name", "size"], optional) Sort entries by name or '
-            'size. One of: "name", "size". Default: "name" (the server applies it '
-            "when this is left out).",
+            'size. One of: "name", "size". Default: "name".',
             "dryRun: (bool, optional) Default: False",
             'EditFileEdits: {"oldText": str, "newText": str, "mode"?: Literal["exact", "fuzzy"]}',
             '"oldText": Text to search for - must match exactly.',
@@ -484,15 +506,75 @@ class Docs(unittest.TestCase):
         ):
             self.assertIn(said, doc)
         plain = " ".join((inspect.getdoc(module.plain) or "").split())
-        self.assertIn("Returns: ToolOutput: the text blocks joined by newlines", plain)
+        self.assertIn("Returns: ToolOutput: text, the text blocks joined by newlines", plain)
+        self.assertIn("data, that text parsed as JSON when it is one JSON object or array", plain)
         self.assertIn("Raises: ToolFailed: the tool reported an error (isError); str()", plain)
 
-    def test_a_renamed_tool_names_its_wire_name(self) -> None:
-        generated = checked(self, [tool("read-file", "Reads.")])
-        self.assertEqual(
-            generated.tools[0].function, "read_file_" + hashlib.sha256(b"read-file").hexdigest()[:8]
+    def test_the_surface_and_the_signature_show_one_default_said_once(self) -> None:
+        schema = {
+            "type": "object",
+            "properties": {
+                "max_count": {"type": "integer", "default": 10},
+                "pattern": {"type": "string", "default": "%", "description": 'Default: "%"'},
+                "odd": {"type": "integer", "default": "10"},  # not its own type: left out
+                "tags": {"type": "array", "items": {"type": "string"}, "default": []},
+            },
+        }
+        generated = checked(self, [tool("log", schema=schema)])
+        line = generated.tools[0].line
+        self.assertIn('*, max_count: int = 10, pattern: str = "%", odd: int | None = None', line)
+        self.assertIn("tags: list[str] | None = None", line)
+        self.assertIn(
+            'max_count: int = 10,\n    pattern: str = "%",\n    odd: Optional[int] = None,\n'
+            "    tags: Optional[List[str]] = None,\n",
+            generated.source,
         )
-        self.assertIn('Reads.\n\nThe server\'s tool "read-file".\n', generated.tools[0].doc)
+        # A shown default is sent as given; the others only when given.
+        self.assertIn(
+            '"max_count": max_count,\n        "pattern": pattern,\n    }', generated.source
+        )
+        self.assertIn('    if odd is not None:\n        arguments["odd"] = odd', generated.source)
+        doc = " ".join(generated.tools[0].doc.split())
+        self.assertEqual(doc.count("Default"), 4, doc)  # once each: pattern's is its own
+        self.assertIn("max_count: (int, optional) Default: 10.", doc)
+        self.assertIn('odd: (int, optional) Default: "10" (the server applies it', doc)
+        self.assertIn("tags: (list[str], optional) Default: [] (the server applies it", doc)
+
+    def test_the_module_docstring_names_the_server_and_holds_its_instructions(self) -> None:
+        from mcp_client.protocol import InitializeResult, ServerInfo
+
+        info = InitializeResult(
+            "2025-06-18",
+            ServerInfo("cal\x1b[2J", "1.4\u202e", 'Cal "x"'),
+            {},
+            None,
+            'Use zones.\n@decorator\ndef evil(): pass\n"""',
+        )
+        generated = generate("s", [tool("now")], info=info)
+        assert_caged(self, generated, "s", [tool("now")])
+        module = load_generated("m_info", generated.source)
+        paragraphs = [" ".join(part.split()) for part in (module.__doc__ or "").split("\n\n")]
+        self.assertEqual(
+            paragraphs,
+            [
+                'The tools of MCP server cal[2J, version 1.4 (title "Cal "x""), configured as s.',
+                "The server's instructions (its text, not checked): "
+                'Use zones. @decorator def evil(): pass """',
+            ],
+        )
+
+    def test_a_renamed_tool_names_its_wire_name(self) -> None:
+        generated = checked(self, [tool("read-file", "Reads."), tool("get.sum", "Adds.")])
+        # Not an identifier only because of "-" or ".": the name with "_", no digest.
+        self.assertEqual([t.function for t in generated.tools], ["get_sum", "read_file"])
+        self.assertIn('Reads.\n\nThe server\'s tool "read-file".\n', generated.tools[1].doc)
+        self.assertIn('"get.sum", arguments))', generated.source)  # the wire name verbatim
+        # A digest only where two names would meet: the altered one takes it.
+        clash = checked(self, [tool("read-file"), tool("read_file")])
+        self.assertEqual(
+            sorted(t.function for t in clash.tools),
+            ["read_file", "read_file_" + hashlib.sha256(b"read-file").hexdigest()[:8]],
+        )
 
     def test_each_tool_has_its_line_and_its_doc_in_surface_order(self) -> None:
         generated = self.generated()
@@ -622,13 +704,13 @@ class SurfaceBudget(unittest.TestCase):
     def test_descriptions_are_cut_first(self) -> None:
         # 501 bytes a line with 400-character descriptions, 221 with 120.
         lines = self.fits(generate("s", self.listing("d" * 400, 1, TIME)))
-        self.assertTrue(lines[0].endswith('"is_dst": bool}  # ' + "d" * 117 + "..."), lines[0])
+        self.assertTrue(lines[0].endswith('"is_dst": bool}  # ' + "d" * 119 + "\u2026"), lines[0])
 
     def test_then_the_result_shapes(self) -> None:
         # A 10-key shape and 120 characters: 348 bytes a line; without the shape 188.
         wide = obj({"key_%02d" % index: {"type": "string"} for index in range(10)})
         lines = self.fits(generate("s", self.listing("d" * 400, 1, wide)))
-        self.assertTrue(lines[0].endswith("-> Tool000Result  # " + "d" * 117 + "..."), lines[0])
+        self.assertTrue(lines[0].endswith("-> Tool000Result  # " + "d" * 119 + "\u2026"), lines[0])
 
     def test_then_the_descriptions_then_the_claims(self) -> None:
         # Five parameters: 323 bytes a line with 120 characters of description,
@@ -668,17 +750,27 @@ class SeamContract(unittest.TestCase):
             typed,
             load_generated("m", generate("s", [tool("now", output=TIME)]).source).NowResult,
         )
-        self.assertEqual(whole, {"text": "{}", "content": [{"type": "text", "text": "{}"}]})
+        self.assertEqual(
+            whole, {"text": "{}", "data": {}, "content": [{"type": "text", "text": "{}"}]}
+        )
 
     def test_a_tool_without_one_returns_its_text_and_every_block_raw(self) -> None:
         image = {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
         text = {"type": "text", "text": "two", "annotations": {"audience": ["user"]}}
         result = decode_call_tool(
-            {"content": [{"type": "text", "text": "one"}, image, text], "structuredContent": {}}
+            {
+                "content": [{"type": "text", "text": "one"}, image, text],
+                "structuredContent": {"timezone": "UTC", "is_dst": False},
+            }
         )
         _, whole = self.answer(result)
         self.assertEqual(
-            whole, {"text": "one\ntwo", "content": [{"type": "text", "text": "one"}, image, text]}
+            whole,
+            {
+                "text": "one\ntwo",
+                "data": None,
+                "content": [{"type": "text", "text": "one"}, image, text],
+            },
         )
         self.assertIs(whole["content"][1], result.content[1].raw)  # type: ignore[union-attr]
 
@@ -721,9 +813,14 @@ class SeamContract(unittest.TestCase):
             except ProtocolFault:
                 pass
         result = CallToolResult(tuple(content), is_error, structured)
-        target = codegen.GeneratedTool("f", "f", returns, "", "")
+        target = codegen.GeneratedTool("f", "f", returns, "", "", Deferred(TIME_RECORD))
         try:
             value = deliver(target, result)
+        except ResultMismatch as mismatch:
+            self.assertEqual(returns, "structured")
+            self.assertIsNotNone(checker.compile(TIME_RECORD)(structured))
+            self.assertTrue(str(mismatch).isprintable())
+            return
         except ToolFailed as failed:
             self.assertIs(failed.result, result)
             self.assertTrue(is_error or returns == "structured")
@@ -732,8 +829,9 @@ class SeamContract(unittest.TestCase):
         if returns == "structured":
             self.assertIs(value, structured)
         else:
-            self.assertEqual(sorted(value), ["content", "text"])
+            self.assertEqual(sorted(value), ["content", "data", "text"])
             self.assertEqual(len(value["content"]), len(content))
+            self.assertIn(type(value["data"]), (dict, list, type(None)))
 
     def test_conformance_is_checked_key_by_key(self) -> None:
         result_type = load_generated(
@@ -794,7 +892,27 @@ class Sanitize(unittest.TestCase):
         self.assertEqual(sanitize("  a \t\n  b\u3000c  ", 400), "a b c")
 
     def test_limit_applies_after_cleaning(self) -> None:
-        self.assertEqual(sanitize("\x00" * 500 + "abcdef", 5), "ab...")
+        self.assertEqual(sanitize("\x00" * 200 + "abcdef", 5), "ab...")
+
+    def test_only_the_window_is_read_and_a_cut_says_so(self) -> None:
+        # Issue 25: 200k control characters once cost a scan of all of them, per site.
+        # The window is 4 * limit + 256: what lies past it is never looked at.
+        window = scan_window(5)
+        self.assertEqual(window, 276)
+        self.assertEqual(sanitize("\x00" * window + "abcdef", 5), "...")
+        self.assertEqual(sanitize("word " + "\x01" * 10**6, 400), "word ...")
+        self.assertEqual(sanitize("x" * window, 400), "x" * window)  # not cut: all read
+        seen: List[str] = []
+        real = text_module._clean_char
+        counted = lambda m: seen.append(m.group()) or real(m)  # noqa: E731
+        with mock.patch.object(text_module, "_clean_char", counted):
+            self.assertEqual(sanitize("\x01" * 200_000, 120), "...")
+        self.assertEqual(len(seen), scan_window(120), "every character past the window unread")
+
+    def test_inert_with_a_limit_reads_one_more_than_it_shows(self) -> None:
+        for text_in in ("abc", "\x1b[31m" * 50, "é" * 10, "a\nb" * 40):
+            for limit in (0, 2, 3, 10, 200):
+                self.assertEqual(inert(text_in, "\n", limit), truncate(inert(text_in, "\n"), limit))
 
     @settings(max_examples=300, deadline=None)
     @given(st.text(st.characters(blacklist_categories=())), st.integers(0, 50))

@@ -150,7 +150,16 @@ class NeverRefusedWhatFittedBefore(unittest.TestCase):
             raw = listing(MAX_TOOLS, params)
             new = codegen._read  # the pieces: read, name, then render the last rung
             functions = sorted(
-                (new(t, codegen.sha256_digest) for t in new_tools(raw)), key=lambda f: f.name
+                (
+                    new(
+                        t,
+                        codegen.mangle(t.name, codegen.sha256_digest),
+                        codegen.sha256_digest,
+                        None,
+                    )
+                    for t in new_tools(raw)
+                ),
+                key=lambda f: f.name,
             )
             names = codegen._name_types(functions, codegen.sha256_digest)
             last = [
@@ -191,7 +200,7 @@ class RungOrder(unittest.TestCase):
         line = self.lines(raw)[0]
         self.assertIn("edits: list[Tool000Edits] | None = None", line)
         self.assertIn("filter: Tool000Filter | None = None", line)
-        self.assertTrue(line.endswith("  # " + "d" * 117 + "..."), line)
+        self.assertTrue(line.endswith("  # " + "d" * 119 + "\u2026"), line)
 
     def test_then_the_descriptions_keeping_the_defaults(self) -> None:
         raw = [

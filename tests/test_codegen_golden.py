@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import Tuple
 
 from mcp_client import codegen, protocol
-from mcp_client.name import sha256_digest
 
 FAKECAP = str(Path(__file__).with_name("fakecap"))
 if FAKECAP not in sys.path:
@@ -76,8 +75,8 @@ class Golden(unittest.TestCase):
         )
 
     def test_issue_tracker(self) -> None:
-        segment = "issue_tracker_" + sha256_digest("issue-tracker")[:8]
-        self.assertEqual(self.check("issue-tracker").module_name, "cap.mcp." + segment)
+        # Not an identifier only because of "-": the name with "_", no digest (issue 24).
+        self.assertEqual(self.check("issue-tracker").module_name, "cap.mcp.issue_tracker")
 
 
 if __name__ == "__main__":

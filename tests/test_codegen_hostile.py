@@ -14,26 +14,31 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import re
 import sys
 import typing
 import unittest
 from pathlib import Path
 from typing import Any, Dict, List, Sequence
+from unittest import mock
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_client import codegen
+from mcp_client import codegen, shapes
+from mcp_client import text as text_module
 from mcp_client.codegen import (
     MAX_DESCRIPTION_CHARS,
     MAX_DOC_BYTES,
+    MAX_DOC_DESCRIPTION_CHARS,
     Generated,
     generate,
 )
-from mcp_client.errors import ToolNameCollision
+from mcp_client.errors import ResultMismatch, ToolFailed, ToolNameCollision
 from mcp_client.name import first_collision, sha256_digest
-from mcp_client.protocol import ToolDescriptor
+from mcp_client.protocol import CallToolResult, Text, ToolDescriptor, decode_tools_page
 from mcp_client.schema import MAX_OUTPUT_LOOK
+from mcp_client.text import scan_window
 
 FAKECAP = str(Path(__file__).with_name("fakecap"))
 if FAKECAP not in sys.path:
@@ -41,6 +46,9 @@ if FAKECAP not in sys.path:
 
 from cap.mcp import load_generated  # noqa: E402
 from codegen_checks import assert_caged, assert_sends_wire_names  # noqa: E402
+
+from servers import scripted  # noqa: E402
+from strategies import json_values  # noqa: E402
 
 BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 
@@ -229,13 +237,16 @@ class HostileText(CorpusCase):
         listing = [ToolDescriptor("t", typed({}), description=text)]
         generated = self.generate_checked("srv", listing)
         described = generated.surface.split("  # ", 1)[1].rstrip("\n")
-        self.assertEqual(len(described), MAX_DESCRIPTION_CHARS)
+        # Cut at a word boundary, marked with an ellipsis (issue 24).
+        self.assertLessEqual(len(described), MAX_DESCRIPTION_CHARS)
+        self.assertGreater(len(described), MAX_DESCRIPTION_CHARS - len("word") - 2)
+        self.assertTrue(described.endswith(" word\u2026"), described[-20:])
         function = ast.parse(generated.source).body[-1]
         assert isinstance(function, ast.FunctionDef)
         docstring = ast.get_docstring(function) or ""
         first = " ".join(docstring.split("\n\n")[0].split())
         self.assertEqual(len(first), codegen.MAX_DOC_DESCRIPTION_CHARS)
-        self.assertTrue(first.startswith(described[:-3]))
+        self.assertTrue(first.startswith(described[:-1]))
         self.assertEqual(generated.tools[0].doc.split("\n\n", 1)[1], docstring)
 
     def test_long_parameter_description_is_a_capped_note(self) -> None:
@@ -249,7 +260,8 @@ class HostileText(CorpusCase):
         generated = self.generate_checked("srv", [ToolDescriptor("t", typed({}))])
         self.assertEqual(
             generated.surface,
-            'cap.mcp.srv.t() -> ToolOutput{"text": str, "content": list[dict[str, Any]]}\n',
+            'cap.mcp.srv.t() -> ToolOutput{"text": str, "data": dict | list | None, '
+            '"content": list[Block]}\n',
         )
 
 
@@ -292,20 +304,30 @@ class HostileSchema(CorpusCase):
     def test_label_collision_degrades_to_the_whole_value(self) -> None:
         zeros = {"digest": lambda _: "0" * 64}  # every altered label becomes name_00000000
         tools = [
-            ToolDescriptor("clash", typed({"a-b": {"type": "string"}, "a b": {"type": "string"}})),
-            ToolDescriptor("fine", typed({"a-b": {"type": "string"}})),
+            ToolDescriptor(
+                "clash",
+                typed(
+                    {
+                        "a-b": {"type": "string"},
+                        "a_b": {"type": "string"},
+                        "a b": {"type": "string"},
+                    }
+                ),
+            ),
+            ToolDescriptor("fine", typed({"a-b": {"type": "string"}, "a b": {"type": "string"}})),
         ]
         generated = self.generate_checked("srv", tools, **zeros)
         self.assertIn("def clash(arguments: Dict[str, Any]) -> ToolOutput:", generated.source)
         self.assertIn(
-            "def fine(*, a_b_00000000: Optional[str] = None) -> ToolOutput:", generated.source
+            "def fine(\n    *,\n    a_b: Optional[str] = None,\n"
+            "    a_b_00000000: Optional[str] = None,\n) -> ToolOutput:",
+            generated.source,
         )
 
     def test_label_digest_near_miss_degrades(self) -> None:
         twin = "repo_path_" + h("repo-path")
-        tools = [
-            ToolDescriptor("t", typed({"repo-path": {"type": "string"}, twin: {"type": "string"}}))
-        ]
+        labels = {"repo-path": {"type": "string"}, "repo_path": {"type": "string"}}
+        tools = [ToolDescriptor("t", typed(dict(labels, **{twin: {"type": "string"}})))]
         generated = self.generate_checked("srv", tools)
         self.assertIn("def t(arguments: Dict[str, Any]) -> ToolOutput:", generated.source)
 
@@ -640,5 +662,104 @@ class CageProperty(unittest.TestCase):
             self.assertNotIn(char, generated.surface)
 
 
+class HostileResults(CorpusCase):
+    """Results and learned shapes from a hostile server: caged like its schemas; total."""
+
+    def learned_listing(self, values: Sequence[Any]) -> Generated:
+        listing = [ToolDescriptor("resolve", typed({})), ToolDescriptor("other", typed({}))]
+        seen = shapes.record(values[0])
+        for value in values[1:]:
+            seen = shapes.merge(seen, shapes.record(value))
+        learned = {"resolve": shapes.Learned(len(values), seen, None)}
+        generated = generate("srv", listing, learned=learned)
+        assert_caged(self, generated, "srv", listing)
+        assert_sends_wire_names(self, generated, "srv", listing)
+        module = load_generated(generated.module_name, generated.source)
+        for made in generated.tools:
+            typing.get_type_hints(getattr(module, made.function))  # every annotation resolves
+        return generated
+
+    def test_hostile_keys_in_a_learned_shape_are_caged(self) -> None:
+        keys = [t for t in HOSTILE_TEXTS + HOSTILE_NAMES if len(t) <= shapes.MAX_KEY_CHARS]
+        value = {text: {text: [text]} for text in keys[: shapes.MAX_KEYS]}
+        generated = self.learned_listing([value, {"ok": 1}])
+        line = generated.tools[1].line
+        self.assertIn('"data": seen{', line)
+        self.assertNotIn("\n@decorator", generated.source)
+        for char in BIDI:
+            self.assertNotIn(char, generated.surface)
+
+    @settings(max_examples=100, deadline=None)
+    @given(st.lists(json_values(25, keys=8), min_size=1, max_size=3))
+    def test_any_learned_shape_generates_a_caged_module(self, values: List[Any]) -> None:
+        self.learned_listing(values)
+
+    @settings(max_examples=200, deadline=None)
+    @given(
+        st.recursive(
+            st.one_of(json_values(4), st.builds(object), st.binary(max_size=4), st.just(1j)),
+            lambda kids: (
+                st.lists(kids, max_size=4)
+                | st.dictionaries(st.one_of(st.text(max_size=80), st.integers()), kids, max_size=4)
+            ),
+            max_leaves=30,
+        )
+    )
+    def test_the_shape_recorder_is_total_on_any_python_value(self, value: Any) -> None:
+        shape = shapes.record(value)
+        again = shapes.load_shape(shapes.dump_shape(shape))
+        self.assertEqual(again, shape)
+        shapes.to_type(shapes.merge(shape, shapes.record({"k": value})))
+
+    @settings(max_examples=200, deadline=None)
+    @given(output_schemas, json_values(20, keys=6), st.booleans())
+    def test_deliver_and_its_check_are_total(
+        self, schema: Any, structured: Any, is_error: bool
+    ) -> None:
+        generated = generate("srv", [ToolDescriptor("t", typed({}), output_schema=schema)])
+        result = CallToolResult((Text(json.dumps(structured)),), is_error, structured)
+        try:
+            value = codegen.deliver(generated.tools[0], result)
+        except ResultMismatch as mismatch:
+            self.assertTrue(str(mismatch).isprintable())
+            self.assertTrue(mismatch.path.startswith("$"))
+            return
+        except ToolFailed:
+            return
+        if generated.tools[0].returns == "structured":
+            self.assertIs(value, structured)
+        else:
+            self.assertEqual(
+                value["data"], structured if type(structured) in (dict, list) else None
+            )
+
+
 if __name__ == "__main__":
     unittest.main()
+
+
+class ListingCost(unittest.TestCase):
+    """Issue 25: what a listing may cost is bounded, counted in characters sanitized."""
+
+    def test_a_200k_description_behind_255_refs_is_read_once_and_only_its_window(self) -> None:
+        raw = json.dumps({"tools": scripted.costly_tools()})
+        self.assertGreater(len(raw), 3_500_000)
+        tools = decode_tools_page(json.loads(raw)).tools
+        # Before: every site sanitized the whole text, 765 times 200k characters (203 s
+        # here). Now at most a window per distinct text: refuse the work past a bound.
+        bound = 20 * scan_window(MAX_DOC_DESCRIPTION_CHARS)
+        seen = [0]
+        real = text_module._clean_char
+
+        def counted(match: "re.Match[str]") -> str:
+            seen[0] += 1
+            if seen[0] > bound:
+                raise AssertionError("sanitize read past %d characters" % bound)
+            return real(match)
+
+        codegen._sanitized_note.cache_clear()
+        with mock.patch.object(text_module, "_clean_char", counted):
+            generated = codegen.generate("costly", tools)
+        self.assertEqual(len(generated.tools), 3)
+        self.assertLess(seen[0], bound)
+        self.assertGreater(seen[0], 0, "the description was shown, cut")

@@ -18,12 +18,13 @@ asserted, only the findings.
 from __future__ import annotations
 
 import json
+import sys
 import tempfile
 import unittest
 from pathlib import Path
 from typing import Dict, List
 
-from mcp_client import codegen, protocol
+from mcp_client import codegen, protocol, shapes
 
 from typecheck import mypy_strict
 
@@ -94,12 +95,25 @@ SHADOW_TOOLS = [
 ]
 
 RIGHT = '''from typing import List
-from cap.mcp import filesystem, orders, shadow
+from cap.mcp import calendar, filesystem, orders, shadow
 
 def main() -> None:
     out = filesystem.list_directory_with_sizes("/tmp", sortBy="size")
     text: str = out["text"]
-    blocks: List[dict] = out["content"]  # type: ignore[type-arg]
+    blocks = out["content"]
+    for block in blocks:  # a block narrowed by its type (issue 24)
+        if block["type"] == "image":
+            mime: str = block["mimeType"]
+            print(mime, block["data"][:8])
+        elif block["type"] == "resource":
+            print(block["resource"]["uri"])
+    data = out["data"]  # JSON text parsed, or None
+    if isinstance(data, dict):
+        print(data.get("entries"))
+    when = calendar.resolve_time("2026-12-02", "Europe/Paris")
+    local: str = when["data"]["resolved_local"]  # a shape learned: seen{...}
+    adjusted = when["data"].get("adjusted_local")
+    print(local, adjusted)
     filesystem.edit_file("/tmp/a", [{"oldText": "a", "newText": "b"}], dryRun=True)
     order = orders.get_order("o-1")
     city: str = order["customer"]["address"]["city"]
@@ -123,6 +137,9 @@ WRONG: Dict[str, str] = {
     "extra_key": 'filesystem.edit_file("/tmp/a", [{"oldText": "a", "newText": "b", "x": 1}])',
     "result_key": 'print(orders.get_order("o-1")["customer"]["adress"])',
     "union": 'shadow.Shadow(x=1.5)',
+    "seen_key": 'print(calendar.resolve_time("d", "z")["data"]["resolved"])',
+    "unnarrowed_block": 'print(filesystem.list_allowed_directories()["content"][0]["mimeType"])',
+    "data_unchecked": 'print(filesystem.list_allowed_directories()["data"]["x"])',
 }
 EXPECTED: Dict[str, str] = {
     "keyword": 'Unexpected keyword argument "sort_by" for "list_directory_with_sizes"; '
@@ -133,7 +150,26 @@ EXPECTED: Dict[str, str] = {
     "extra_key": 'Extra key "x" for TypedDict "EditFileEdits"',
     "result_key": 'TypedDict "GetOrderResultCustomer" has no key "adress"',
     "union": 'Argument "x" to "Shadow" has incompatible type "float"',
+    "seen_key": 'TypedDict "ResolveTimeData" has no key "resolved"',
+    "unnarrowed_block": 'TypedDict "TextContent" has no key "mimeType"',
+    "data_unchecked": "Value of type",
 }
+
+
+def learned_calendar() -> codegen.Generated:
+    """The calendar server's module, generated after its tools were seen (shapes)."""
+    sys.path.insert(0, str(Path(__file__).with_name("servers")))
+    try:
+        import calendar_server
+    finally:
+        sys.path.pop(0)
+    tools = protocol.decode_tools_page({"tools": calendar_server.TOOLS}).tools
+    seen = shapes.merge(
+        shapes.record({"resolved_local": "x", "zone": "UTC"}),
+        shapes.record({"resolved_local": "y", "zone": "Asia/Tokyo", "adjusted_local": "z"}),
+    )
+    learned = {"resolve_time": shapes.Learned(2, seen, shapes.record(None))}
+    return codegen.generate("calendar", tools, learned=learned)
 
 
 def golden(server: str) -> codegen.Generated:
@@ -166,13 +202,15 @@ class TypeChecked(unittest.TestCase):
                 files.append("cap/mcp/%s.py" % name)
             write(root, "cap/mcp/shadow.py", codegen.generate("shadow", SHADOW_TOOLS).source)
             files.append("cap/mcp/shadow.py")
+            write(root, "cap/mcp/calendar.py", learned_calendar().source)
+            files.append("cap/mcp/calendar.py")
             write(root, "right.py", RIGHT)
             files.append("right.py")
             for key, line in WRONG.items():
                 write(
                     root,
                     "wrong_%s.py" % key,
-                    "from cap.mcp import filesystem, orders, shadow\n%s\n" % line,
+                    "from cap.mcp import calendar, filesystem, orders, shadow\n%s\n" % line,
                 )
                 files.append("wrong_%s.py" % key)
             cls.returncode, cls.findings = mypy_strict(root, files)

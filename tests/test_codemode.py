@@ -1,10 +1,13 @@
-"""``tools/codemode.py`` end to end: real servers from a config file, a program run
+"""``mcp-client codemode`` end to end: real servers from a config file, a program run
 jailed (and not), its calls routed back, every server retired whatever it did.
 
 Each test writes a config and a program into a temporary directory and runs the
-runner as a child process, as a user would. The servers are the real ones the
-test extra and ``tests/npm`` install: ``mcp-server-time`` (PyPI), and the memory
-and filesystem servers (npm).
+command (``python -m mcp_client codemode``) as a child process whose working
+directory is another temporary directory, as a user would after ``pip install``.
+The servers are the real ones the test extra and ``tests/npm`` install:
+``mcp-server-time`` (PyPI), and the memory and filesystem servers (npm). The
+library's own tests (limits, policy, restarts, discovery) are in
+``test_codemode_library.py``.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ from support import LONG, SHORT, jail_for_tests, server_argv, wait_until
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-RUNNER = os.path.join(REPO, "tools", "codemode.py")
+#: The command, as ``python -m``: the same as the ``mcp-client codemode`` script.
+COMMAND = [sys.executable, "-m", "mcp_client", "codemode"]
 #: Long enough for three servers' start-up and a program on a loaded machine.
 RUN_TIMEOUT = LONG * 4
 
@@ -87,6 +91,9 @@ class CodeModeCase(unittest.TestCase):
         self.env["PYTHONPATH"] = os.pathsep.join(
             [REPO] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
         )
+        # Anywhere but a checkout: the command must not need one.
+        self.cwd = os.path.realpath(tempfile.mkdtemp(prefix="codemode-cwd-"))
+        self.addCleanup(shutil.rmtree, self.cwd, True)
 
     def path(self, name: str) -> str:
         return os.path.join(self.dir, name)
@@ -102,7 +109,7 @@ class CodeModeCase(unittest.TestCase):
         return self.path(name)
 
     def argv(self, servers: Dict[str, Any], *args: str) -> List[str]:
-        return [sys.executable, RUNNER, "--config", self.config(servers), *args]
+        return [*COMMAND, "--config", self.config(servers), *args]
 
     def run_runner(
         self, servers: Dict[str, Any], *args: str, stdin: Optional[str] = None
@@ -113,6 +120,7 @@ class CodeModeCase(unittest.TestCase):
             capture_output=True,
             text=True,
             env=self.env,
+            cwd=self.cwd,
             timeout=RUN_TIMEOUT,
         )
 
@@ -124,6 +132,7 @@ class CodeModeCase(unittest.TestCase):
             stderr=subprocess.PIPE,
             text=True,
             env=self.env,
+            cwd=self.cwd,
         )
         self.addCleanup(self.reap, runner)
         return runner
@@ -292,20 +301,53 @@ class Seam(CodeModeCase):
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual(done.stdout, "refused: not a call of a generated function\n" * 3 + "UTC\n")
 
-    def test_a_call_over_the_line_cap_ends_the_serving(self) -> None:
+    def test_a_call_over_the_line_cap_is_call_failed_and_the_next_call_works(self) -> None:
+        # Issue 25 item 10: a 17 MiB argument was BrokenPipeError, then every call after.
         program = self.program("""
             from cap.internal import mcp
-            try:
-                mcp.invoke("time", "get_current_time", {"timezone": "x" * (17 << 20)})
-            except (mcp.CallFailed, BrokenPipeError) as e:
-                print("cut off:", type(e).__name__)
+            for _ in range(2):
+                try:
+                    mcp.invoke("time", "get_current_time", {"timezone": "x" * (17 << 20)})
+                except mcp.CallFailed as e:
+                    print("refused:", str(e).split(";")[0].split(": ", 1)[1])
+            print(mcp.invoke("time", "get_current_time", {"timezone": "UTC"})["timezone"])
         """)
         done = self.run_runner({"time": TIME}, program)
         self.assertEqual(done.returncode, 0, done.stderr)
-        self.assertRegex(done.stdout, r"^cut off: (CallFailed|BrokenPipeError)\n$")
+        refused = "refused: the call is 17825869 bytes, over the 16777216 a call may take\n"
+        self.assertEqual(done.stdout, refused * 2 + "UTC\n")
+
+    def test_a_forged_line_over_the_cap_ends_the_serving_and_calls_fail_after(self) -> None:
+        # Written past invoke, straight to the pipe: the runner's own bound, then every
+        # call is CallFailed saying why, never BrokenPipeError.
+        program = self.program("""
+            import os
+            from cap.internal import mcp
+            out, _ = mcp._open()
+            try:
+                out.write(b"x" * (17 << 20) + b"\\n")
+                out.flush()
+            except BrokenPipeError:
+                pass
+            for _ in range(2):
+                try:
+                    mcp.invoke("time", "get_current_time", {"timezone": "UTC"})
+                except mcp.CallFailed as e:
+                    print("failed:", str(e).split(" (")[0].split(":")[0])
+        """)
+        done = self.run_runner({"time": TIME}, program)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertRegex(done.stdout, r"^(failed: the runner (is gone|closed the pipe)\n){2}$")
         self.assertIn(
             "the program sent a call over 16777216 bytes; no more are served", done.stderr
         )
+
+    def test_runtime_bound_is_the_wires(self) -> None:
+        from mcp_client._program import RUNTIME
+        from mcp_client.stdio import MAX_LINE_BYTES
+
+        self.assertIn("MAX_CALL_BYTES = 16 * 1024 * 1024\n", RUNTIME)
+        self.assertEqual(16 * 1024 * 1024, MAX_LINE_BYTES)
 
 
 class Endings(CodeModeCase):
@@ -367,9 +409,12 @@ class Endings(CodeModeCase):
             if int(fields[1]) == runner.pid and command_of(pid).startswith("bwrap")
         }
         self.assertEqual(len(jails), 1, "the program's bwrap")
-        # A SIGKILLed runner cannot remove its directory: bwrap runs in its scratch, inside it.
-        scratch = os.readlink("/proc/%d/cwd" % next(iter(jails)))
-        self.addCleanup(shutil.rmtree, os.path.dirname(scratch), True)
+        # A SIGKILLed runner cannot remove its directory (root/lib is bound into the jail;
+        # the scratch is a tmpfs of the jail's own, which goes with it).
+        argv = open("/proc/%d/cmdline" % next(iter(jails)), "rb").read().split(b"\0")
+        lib = next(arg.decode() for arg in argv if arg.endswith(b"/lib"))
+        self.assertIn("/mcp-codemode-", lib)
+        self.addCleanup(shutil.rmtree, os.path.dirname(lib), True)
         runner.kill()
         runner.communicate(timeout=RUN_TIMEOUT)
         # The jail's lifeline broke with the runner: the init, the program and bwrap end.
@@ -538,22 +583,14 @@ class ProgramJail(CodeModeCase):
 
 
 class TypeChecking(CodeModeCase):
-    """The README's advice holds: the package written for a program passes ``mypy --strict``
+    """The README's advice holds: the package kept by ``--keep-cap`` passes ``mypy --strict``
     with the program, and a wrong argument or a misread result is caught before any call."""
 
-    def test_mypy_checks_a_program_against_the_written_package(self) -> None:
-        sys.path.insert(0, os.path.dirname(RUNNER))
-        self.addCleanup(sys.path.remove, os.path.dirname(RUNNER))
-        import codemode
-
-        from mcp_client import Options, ProcessTransport, Spawn, prepare
-
-        spawn = Spawn(TIME["command"], tuple(TIME["args"]))
-        servers = [codemode.Server("time", prepare(ProcessTransport(spawn), Options()))]
-        try:
-            lib = codemode.write_cap(self.dir, codemode.start_all(servers))
-        finally:
-            codemode.retire(servers)
+    def test_mypy_checks_a_program_against_the_kept_package(self) -> None:
+        kept = self.path("kept")
+        done = self.run_runner({"time": TIME}, "--keep-cap", kept)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertTrue(os.path.isfile(os.path.join(kept, "cap", "mcp", "time.py")))
         good = self.program(
             """
             from cap.mcp import CallFailed, ToolFailed, time
@@ -571,7 +608,7 @@ class TypeChecking(CodeModeCase):
         """,
             "bad.py",
         )
-        env = dict(self.env, MYPYPATH=lib)
+        env = dict(self.env, MYPYPATH=kept)
         check = [sys.executable, "-m", "mypy", "--strict", "--cache-dir", os.devnull]
         passed = subprocess.run(
             check + [good], capture_output=True, text=True, env=env, cwd=self.dir
@@ -585,6 +622,131 @@ class TypeChecking(CodeModeCase):
             'Argument "timezone" to "get_current_time" has incompatible type "int"', failed.stdout
         )
         self.assertIn('expression has type "str", variable has type "int"', failed.stdout)
+
+    def test_check_gives_mypys_own_words_and_the_programs_line(self) -> None:
+        bad = self.program(
+            """
+            from cap.mcp import time
+
+            print(time.get_current_time(timezon="UTC"))
+        """,
+            "bad.py",
+        )
+        done = self.run_runner({"time": TIME}, "--check", bad)
+        self.assertEqual(done.returncode, 1, done.stderr)
+        self.assertIn(
+            'line 4: Unexpected keyword argument "timezon" for "get_current_time"; '
+            'did you mean "timezone"?',
+            done.stdout,
+        )
+        good = self.program(
+            "from cap.mcp import time\nprint(time.get_current_time(timezone='UTC'))\n"
+        )
+        self.assertEqual(self.run_runner({"time": TIME}, "--check", good).returncode, 0)
+
+
+class Discovery(CodeModeCase):
+    """``--search`` and ``--describe``: what a model reads before it writes its program."""
+
+    def test_search_ranks_the_tool_whose_name_holds_the_words_first(self) -> None:
+        done = self.run_runner({"time": TIME, "memory": self.memory()}, "--search", "convert time")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertTrue(done.stdout.startswith("cap.mcp.time.convert_time("), done.stdout)
+        nothing = self.run_runner({"time": TIME}, "--search", "zebra")
+        self.assertEqual((nothing.returncode, nothing.stdout), (1, ""))
+
+    def test_describe_gives_the_doc_or_the_closest_names(self) -> None:
+        done = self.run_runner({"time": TIME}, "--describe", "time.convert_time")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertTrue(done.stdout.startswith("cap.mcp.time.convert_time("))
+        self.assertIn("target_timezone", done.stdout)
+        unknown = self.run_runner({"time": TIME}, "--describe", "time.convert")
+        self.assertEqual(unknown.returncode, 1)
+        self.assertIn("no tool time.convert; the closest: time.convert_time", unknown.stdout)
+
+
+class SharedFlags(CodeModeCase):
+    """The policy and limit flags reach the runner (the library's tests cover each rule)."""
+
+    def notes(self) -> Dict[str, Any]:
+        argv = server_argv("codemode_tools", self.dir)
+        return {"command": argv[0], "args": argv[1:]}
+
+    def test_allow_deny_and_the_limits_are_the_runners(self) -> None:
+        program = self.program("""
+            import sys
+            from cap.mcp import CallFailed, CallRefused, notes
+            for call in (lambda: notes.write_note(name="a", text="x"), notes.pid, notes.pid):
+                try:
+                    call()
+                    print("sent")
+                except CallRefused as e:
+                    print("refused:", e)
+                except CallFailed as e:
+                    print("failed:", e)
+            sys.stdout.write("y" * 5000)
+        """)
+        done = self.run_runner(
+            {"notes": self.notes()},
+            "--allow", "read-only", "--deny-tool", "notes.die", "--allow-tool", "notes.write_note",
+            "--max-calls", "2", "--max-output", "200", "--memory", str(256 << 20), program,
+        )  # fmt: skip
+        self.assertEqual(done.returncode, 0, done.stderr)
+        lines = done.stdout.splitlines()
+        self.assertEqual(lines[:2], ["sent", "sent"])
+        self.assertRegex(lines[2], r"^failed: notes\.pid: refused: .*Limits\.max_calls")
+        self.assertIn("bytes of stdout dropped: past Limits.max_output_bytes (200)]", done.stdout)
+        self.assertIn("codemode: the program went past its 2 tool calls", done.stderr)
+
+    def test_jail_servers_holds_a_lying_server_to_the_paths_it_is_given(self) -> None:
+        outside = tempfile.mkdtemp(prefix="codemode-outside-", dir="/var/tmp")
+        self.addCleanup(shutil.rmtree, outside, True)
+        program = self.program(
+            """
+            from cap.mcp import notes
+            notes.write_note(name="kept", text="mine")
+            print(notes.lying_read(path={target!r})["text"])
+            """.format(target=os.path.join(outside, "pwned"))
+        )
+        done = self.run_runner(
+            {"notes": self.notes()}, "--jail-servers", "--server-write", self.dir, program
+        )
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout, "could not write: Read-only file system\n")
+        self.assertEqual(os.listdir(outside), [])
+        with open(self.path("kept")) as kept:
+            self.assertEqual(kept.read(), "mine")
+
+    def test_an_unknown_server_or_a_bad_flag_is_a_usage_error(self) -> None:
+        program = self.program("print('never')\n")
+        unknown = self.run_runner({"time": TIME}, "--server", "nope", program)
+        self.assertEqual((unknown.returncode, unknown.stdout), (2, ""))
+        self.assertIn("codemode: no server nope in", unknown.stderr)
+        self.assertIn("(it has: time)", unknown.stderr)
+        bad = self.run_runner({"time": TIME}, "--deny-tool", "nodot", program)
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn("is not server.function", bad.stderr)
+
+
+class ConsoleScript(CodeModeCase):
+    """The ``mcp-client`` script that ``pip install`` writes runs the command, anywhere."""
+
+    def test_the_script_prints_the_surface_from_a_directory_of_its_own(self) -> None:
+        script = shutil.which("mcp-client") or os.path.join(
+            os.path.dirname(sys.executable), "mcp-client"
+        )
+        if not os.path.exists(script):
+            self.skipTest("no mcp-client script next to this interpreter (not pip-installed)")
+        done = subprocess.run(
+            [script, "codemode", "--config", self.config({"time": TIME}), "--surface"],
+            capture_output=True,
+            text=True,
+            env=self.env,
+            cwd=self.cwd,
+            timeout=RUN_TIMEOUT,
+        )
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("cap.mcp.time.get_current_time(", done.stdout)
 
 
 class SpawnCommand(unittest.TestCase):
@@ -631,6 +793,50 @@ class SpawnCommand(unittest.TestCase):
         )
         out, _ = child.communicate(timeout=LONG)
         self.assertEqual((child.returncode, out), (0, b"%d\n" % errno.EAGAIN))
+
+    def test_a_scratch_inside_the_jail_is_bounded_and_gone_with_it(self) -> None:
+        # Issue 25 item 5 (the jail side): 64 MiB written to a 16 MiB scratch stop at
+        # ENOSPC; no host directory backs it, and nothing of it is left afterwards.
+        script = (
+            "import os, errno\n"
+            "print(os.getcwd())\n"
+            "open('mark', 'w').write('x')\n"
+            "try:\n"
+            "    with open('big', 'wb') as out:\n"
+            "        for _ in range(64):\n"
+            "            out.write(b'x' * (1 << 20)); out.flush()\n"
+            "except OSError as e:\n"
+            "    print(errno.errorcode[e.errno], os.path.getsize('big') // (1 << 20))\n"
+        )
+        child = jailer.spawn_command(
+            jail_for_tests(tmp_bytes=16 << 20, memory_bytes=256 << 20),
+            [sys.executable, "-c", script],
+            {"PATH": os.environ["PATH"]},
+            stdout=subprocess.PIPE,
+            inside_cwd="/tmp/scratch",
+        )
+        out, _ = child.communicate(timeout=LONG)
+        lines = out.decode().splitlines()
+        self.assertEqual(child.returncode, 0, out)
+        self.assertEqual(lines[0], "/tmp/scratch")
+        self.assertEqual(lines[1].split()[0], "ENOSPC")
+        self.assertLessEqual(int(lines[1].split()[1]), 16)
+        self.assertFalse(os.path.exists("/tmp/scratch/mark"), "a host directory backed it")
+
+    def test_cpu_seconds_end_a_spinner(self) -> None:
+        child = jailer.spawn_command(
+            jail_for_tests(cpu_seconds=1),
+            [sys.executable, "-c", "while True: pass"],
+            {"PATH": os.environ["PATH"]},
+        )
+        # soft and hard limit are one: the hard limit's SIGKILL, as for a server
+        self.assertEqual(child.wait(timeout=LONG * 4), 128 + signal.SIGKILL)
+
+    def test_a_working_directory_made_inside_must_be_under_tmp(self) -> None:
+        with self.assertRaisesRegex(TransportFailed, "must be under /tmp"):
+            jailer.spawn_command(
+                jail_for_tests(), [sys.executable, "-c", "pass"], {}, inside_cwd="/etc/x"
+            )
 
     def test_a_missing_command_is_transport_failed(self) -> None:
         with self.assertRaisesRegex(TransportFailed, "cannot start /no/such/program in the jail"):

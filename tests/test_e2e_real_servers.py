@@ -31,6 +31,7 @@ from types import ModuleType
 from typing import Any, Dict, List, Tuple
 
 from mcp_client import Client, Exited, Spawn, codegen, start
+from mcp_client.errors import ResultMismatch
 from mcp_client.protocol import CallToolResult
 
 from support import OPTIONS, text_of
@@ -160,7 +161,8 @@ class TimeServer(RealServerCase):
         client = start(self.SPAWN, OPTIONS)
         try:
             tools = client.list_tools()
-            generated = codegen.generate("mcp-time", tools)
+            info = client.initialize_result
+            generated = codegen.generate("mcp-time", tools, info=info)
             module = load_generated(generated.module_name, generated.source)
             with seam.recording(seam.contract(client.call_tool, generated.tools)) as calls:
                 now = module.get_current_time(timezone="UTC")
@@ -171,9 +173,27 @@ class TimeServer(RealServerCase):
                     module.convert_time(
                         source_timezone="Nowhere/Atlantis", time="12:00", target_timezone="UTC"
                     )
+            # The same answer with a broken promise ({"datetime": 5}, the issue's): the
+            # check of the declared shape refuses it, naming where.
+            raw = client.call_tool(
+                "convert_time",
+                {"source_timezone": "UTC", "time": "23:30", "target_timezone": "Asia/Tokyo"},
+            )
         finally:
             evidence = client.shutdown()
         self.assertIsInstance(evidence, Exited)
+        self.assertEqual(generated.module_name, "cap.mcp.mcp_time")  # "-" is "_", no digest
+        self.assertTrue((module.__doc__ or "").startswith("The tools of MCP server mcp-time"))
+        tool = {t.wire_name: t for t in generated.tools}["convert_time"]
+        self.assertEqual(codegen.deliver(tool, raw), raw.structured_content)
+        broken = dict(raw.structured_content)  # type: ignore[arg-type]
+        broken["target"] = dict(broken["target"], datetime=5)
+        with self.assertRaises(ResultMismatch) as mismatch:
+            codegen.deliver(tool, CallToolResult(raw.content, False, broken))
+        self.assertEqual(
+            (mismatch.exception.path, mismatch.exception.expected, mismatch.exception.got),
+            ('$["target"]["datetime"]', "string", "integer 5"),
+        )
         self.assertEqual(len(calls), 3)
         self.assertTrue(failed.exception.result.is_error)
         for function, value in ((module.get_current_time, now), (module.convert_time, converted)):

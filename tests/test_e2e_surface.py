@@ -41,7 +41,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
-from mcp_client import Client, Exited, ProcessTransport, Spawn, codegen, start
+from mcp_client import Client, Exited, ProcessTransport, Spawn, codegen, content, start
 from mcp_client.errors import ToolFailed
 from mcp_client.transport import CAPTURE
 
@@ -133,15 +133,17 @@ class SurfaceCase(unittest.TestCase):
         conform(self, value, live.hints(wire)["return"], wire)
 
     def assert_result_record(self, live: Live, wire: str, value: Any) -> None:
-        """A ``"result"`` tool: the ``{"text", "content"}`` record, declared as such."""
+        """A ``"result"`` tool: the ``{"text", "data", "content"}`` record, declared as such,
+        its data the text parsed when that is one JSON object or array."""
         self.assertEqual(live.tools[wire].returns, "result")
         declared = live.hints(wire)["return"]
         self.assertTrue(is_typeddict(declared), declared)
-        self.assertEqual(set(declared.__annotations__), {"text", "content"})
-        self.assertEqual(set(value), {"text", "content"})
+        self.assertEqual(set(declared.__annotations__), {"text", "data", "content"})
+        self.assertEqual(set(value), {"text", "data", "content"})
         self.assert_declared(live, wire, value)
         texts = [block["text"] for block in value["content"] if block["type"] == "text"]
         self.assertEqual(value["text"], "\n".join(texts))
+        self.assertEqual(value["data"], content.parse_data(value["text"]))
 
 
 def npm(executable: str, *args: str, env: Optional[Dict[str, str]] = None) -> Spawn:
@@ -268,7 +270,12 @@ class Filesystem(SurfaceCase):
         self.assertEqual(
             [call.arguments for call in self.calls][1:3],
             [
-                {"path": notes, "edits": [{"oldText": "beta", "newText": "gamma"}]},
+                # dryRun's default is the signature's: sent, as the surface line shows it.
+                {
+                    "path": notes,
+                    "edits": [{"oldText": "beta", "newText": "gamma"}],
+                    "dryRun": False,
+                },
                 {"path": self.allowed, "sortBy": "size"},
             ],
         )
@@ -422,9 +429,15 @@ class Everything(SurfaceCase):
                 live.function("get-structured-content")(location="Atlantis")
         self.assert_result_record(live, "echo", echoed)
         self.assertEqual(
-            echoed, {"text": "Echo: hi", "content": [{"type": "text", "text": "Echo: hi"}]}
+            echoed,
+            {"text": "Echo: hi", "data": None, "content": [{"type": "text", "text": "Echo: hi"}]},
         )
+        # Hyphens only: the names with "_", no digest (issue 24); the wire names verbatim.
+        self.assertEqual(live.tools["get-tiny-image"].function, "get_tiny_image")
+        self.assertEqual(live.tools["get-structured-content"].function, "get_structured_content")
+        self.assertEqual(self.calls[1].tool, "get-tiny-image")
         self.assert_result_record(live, "get-tiny-image", image)
+        self.assertIsNone(image["data"])
         self.assertEqual([block["type"] for block in image["content"]], ["text", "image", "text"])
         picture = image["content"][1]
         self.assertEqual(picture["mimeType"], "image/png")
@@ -460,7 +473,13 @@ def main() -> None:
     more: bool = step["nextThoughtNeeded"]
     echoed = everything.echo("hi")
     text: str = echoed["text"]
-    blocks: List[Dict[str, Any]] = echoed["content"]
+    blocks: List[str] = []
+    for block in everything.get_tiny_image()["content"]:
+        if block["type"] == "image":
+            blocks.append(block["mimeType"])
+    data = echoed["data"]
+    if isinstance(data, dict):
+        blocks.append(str(data.get("x")))
     weather: float = everything.{weather}(location="Chicago")["temperature"]
     print(diff, listing, names, kinds, more, text, blocks, weather)
 """
@@ -496,6 +515,10 @@ WRONG: Dict[str, Tuple[str, str]] = {
         'has no key "entity_type"',
     ),
     "output_key": ('print(everything.echo("hi")["txt"])', 'has no key "txt"'),
+    "block_key": (
+        'print(everything.get_tiny_image()["content"][0]["mimeType"])',
+        'TypedDict "TextContent" has no key "mimeType"',
+    ),
 }
 
 
@@ -524,7 +547,7 @@ class TypeCheckedPrograms(SurfaceCase):
         tools: Dict[str, codegen.GeneratedTool] = {}
         for name, executable in self.SERVERS:
             files.append(self.generate_into(root, name, executable, tools))
-        weather = tools["get-structured-content"].function  # hyphens: a digested name
+        weather = tools["get-structured-content"].function  # hyphens: "_", no digest
         write(root / "right.py", RIGHT.replace("{weather}", weather))
         for key, (line, _) in WRONG.items():
             write(

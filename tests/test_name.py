@@ -7,6 +7,7 @@ import hashlib
 import keyword
 import re
 import unittest
+from typing import List
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -18,6 +19,7 @@ from mcp_client.name import (
     Collision,
     first_collision,
     mangle,
+    mangle_all,
     mangle_label,
     sha256_digest,
 )
@@ -74,13 +76,42 @@ class MangleExamples(unittest.TestCase):
     def test_create_issue_and_createissue_stay_distinct(self) -> None:
         self.assertEqual(mangle("create_issue", sha256_digest), "create_issue")
         self.assertEqual(mangle("createIssue", sha256_digest), "createIssue")
-        self.assertEqual(mangle("create-issue", sha256_digest), "create_issue_" + h("create-issue"))
+        # Alone, create-issue is create_issue; beside it, it takes its digest (mangle_all).
+        self.assertEqual(mangle("create-issue", sha256_digest), "create_issue")
+        self.assertEqual(
+            mangle_all(["create-issue", "create_issue", "createIssue"], sha256_digest),
+            ["create_issue_" + h("create-issue"), "create_issue", "createIssue"],
+        )
+
+    def test_only_dashes_and_dots_become_underscores_without_a_digest(self) -> None:
+        for text, kept in (
+            ("get-sum", "get_sum"),
+            ("get_tiny-image", "get_tiny_image"),
+            ("git.log--all", "git_log__all"),
+            ("mcp-client-demo", "mcp_client_demo"),
+        ):
+            self.assertEqual(mangle(text, sha256_digest), kept)
+            self.assertEqual(mangle_label(text, sha256_digest), kept)
+        # A swap that lands on a reserved name, or starts with no letter, is digested.
+        self.assertEqual(mangle("li-st", sha256_digest), "li_st")
+        self.assertEqual(mangle("-x", sha256_digest), "x_" + h("-x"))
+        self.assertEqual(mangle("Tool-Output", sha256_digest), "Tool_Output")
+        self.assertEqual(mangle_label("---", sha256_digest), "arg_" + h("---"))
+
+    def test_mangle_all_digests_every_altered_name_that_meets_another(self) -> None:
+        self.assertEqual(
+            mangle_all(["a-b", "a.b", "c-d"], sha256_digest),
+            ["a_b_" + h("a-b"), "a_b_" + h("a.b"), "c_d"],
+        )
+        self.assertEqual(
+            mangle_all(["x-y", "x_y"], sha256_digest, mangle_label), ["x_y_" + h("x-y"), "x_y"]
+        )
 
     def test_illegal_characters_are_mangled_with_the_digest(self) -> None:
         cases = {
-            "git.log--all": "git_log_all",
-            "read-file": "read_file",
-            "getUser-byId": "get_user_by_id",
+            "git log": "git_log",
+            "read/file": "read_file",
+            "getUser-by Id": "get_user_by_id",
             "_private_": "private",
             "café": "caf",
         }
@@ -143,9 +174,9 @@ class MangleExamples(unittest.TestCase):
 
     def test_digest_contract_is_enforced(self) -> None:
         with self.assertRaises(ValueError):
-            mangle("Bad-", lambda _: "XYZ")
+            mangle("Bad ", lambda _: "XYZ")
         with self.assertRaises(ValueError):
-            mangle("Bad-", lambda _: "abc")
+            mangle("Bad ", lambda _: "abc")
         self.assertEqual(mangle("Ok", lambda _: "XYZ"), "Ok")  # unaltered: digest unused
 
 
@@ -202,7 +233,7 @@ class MangleLabelExamples(unittest.TestCase):
             self.assertEqual(mangle_label(text, sha256_digest), stem + "_" + h(text))
 
     def test_illegal_labels_are_mangled(self) -> None:
-        for text, stem in (("dry-run", "dry_run"), ("a b", "a_b"), ("$ref", "ref")):
+        for text, stem in (("dry run", "dry_run"), ("a b", "a_b"), ("$ref", "ref")):
             self.assertEqual(mangle_label(text, sha256_digest), stem + "_" + h(text))
 
 
@@ -238,11 +269,12 @@ class FirstCollision(unittest.TestCase):
 
     def test_engineered_digest_near_miss(self) -> None:
         twin = "create_issue_" + h("create-issue")
-        found = first_collision(["create-issue", twin], sha256_digest)
+        self.assertIsNone(first_collision(["create-issue", twin], sha256_digest))
+        found = first_collision(["create-issue", "create_issue", twin], sha256_digest)
         self.assertEqual(found, Collision("create-issue", twin, twin))
 
     def test_injected_digest_and_label_mangler(self) -> None:
-        found = first_collision(["x-y", "ok", "x y"], zeros, name.mangle_label)
+        found = first_collision(["x-y", "ok", "x_y", "x y"], zeros, name.mangle_label)
         self.assertEqual(found, Collision("x-y", "x y", "x_y_00000000"))
 
 
@@ -279,9 +311,18 @@ class MangleProperties(unittest.TestCase):
     @settings(max_examples=300, deadline=None)
     @given(st.text(max_size=40))
     def test_altered_names_carry_their_own_digest(self, text: str) -> None:
+        swapped = text.replace("-", "_").replace(".", "_")
         for mangled in (mangle(text, sha256_digest), mangle_label(text, sha256_digest)):
-            if mangled != text:
+            if mangled not in (text, swapped):
                 self.assertTrue(mangled.endswith("_" + h(text)))
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(st.text(alphabet="ab-._ ", max_size=5), unique=True, max_size=8))
+    def test_mangle_all_keeps_distinct_names_distinct(self, names: List[str]) -> None:
+        for mangler in (mangle, mangle_label):
+            mangled = mangle_all(names, sha256_digest, mangler)
+            self.assertEqual(len(set(mangled)), len(names), (names, mangled))
+            self.assertIsNone(first_collision(names, sha256_digest, mangler))
 
 
 if __name__ == "__main__":

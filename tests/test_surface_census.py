@@ -275,11 +275,18 @@ class DemoCensus(unittest.TestCase):
 
     def test_the_demo_figures(self) -> None:
         demo = str(Path(surface_census.REPO) / "mcp_client" / "demo_server.py")
-        counted = measure(Target("demo", Spawn(sys.executable, (demo,))))
-        # Five tools; only reverse-text is renamed, for its hyphen (not legal).
+        counted = measure(
+            Target("demo", Spawn(sys.executable, (demo,)), surface_census._DEMO_SAMPLES)
+        )
+        # Five tools; only reverse-text is renamed, for its hyphen (not legal): to
+        # reverse_text, with no digest (issue 24).
         self.assertEqual(
             (counted.tools, counted.tools_renamed, counted.tools_renamed_needlessly), (5, 1, 0)
         )
+        self.assertEqual(counted.digest_renames, [])
+        # The sample calls: add's structuredContent checked against its outputSchema.
+        self.assertEqual((counted.sampled_calls, counted.failed_calls), (3, 0))
+        self.assertEqual((counted.results_checked, counted.mismatches), (1, []))
         # add a, b; divide a, b; join_words words, separator, limit; reverse-text
         # text, upper; count_by records, key, missing: twelve, all snake case already.
         self.assertEqual(counted.parameters, 12)
@@ -321,8 +328,16 @@ class RealServersCensus(unittest.TestCase):
                 summed.needless_parameter_renames,
                 summed.any_list,
                 summed.enums_lost,
+                summed.digest_renames,
+                summed.mismatches,
             ),
-            ([], [], [], []),
+            ([], [], [], [], [], []),
+        )
+        # Issue 24: the typed results of the panel pass their own schemas, and these
+        # tools' text is JSON (ToolOutput.data, or the text beside structuredContent).
+        self.assertGreaterEqual(summed.results_checked, 8)
+        self.assertLessEqual(
+            {"memory.read_graph", "everything.get-structured-content"}, set(summed.text_json)
         )
         self.assertGreaterEqual(summed.enum_parameters, 5)  # everything's 4, filesystem's sortBy
         measured = figures(summed)

@@ -25,7 +25,7 @@ higher is better, for times, memory and CPU lower is better.
     python tools/bench.py            # the full run (about a minute and a half)
     python tools/bench.py --quick    # a shorter, noisier run
     python tools/bench.py --json out.json   # also keep the raw figures
-    python tools/bench.py --codemode        # only the code-mode runner's hop and start-up
+    python tools/bench.py --codemode        # only code mode's hop and run() start-up
     python tools/bench.py --goals           # the performance goals against their floors,
                                             # import, codegen, the per-call profile (~2 min)
     python tools/bench.py --profile         # only the per-call profile of both threads
@@ -273,12 +273,17 @@ class Ours:
     """This package, optionally with wire capture to a file, optionally jailed."""
 
     def __init__(
-        self, capture: Optional[str] = None, jail: Any = None, server: Optional[List[str]] = None
+        self,
+        capture: Optional[str] = None,
+        jail: Any = None,
+        server: Optional[List[str]] = None,
+        lifeline: bool = False,
     ) -> None:
         from mcp_client import Options, ProcessTransport, Spawn, start
 
         argv = server or server_argv()
-        transport = ProcessTransport(Spawn(argv[0], tuple(argv[1:])), jail=jail)
+        spawn = Spawn(argv[0], tuple(argv[1:]))
+        transport = ProcessTransport(spawn, jail=jail, lifeline=lifeline)
         self.client = start(transport, Options(capture=capture))
 
     def echo(self) -> Any:
@@ -580,6 +585,8 @@ def run_worker(args: argparse.Namespace) -> None:
         for _ in range(int(count)):
             conn.echo()
         conn.close()
+    elif kind == "shown":
+        reply(worker_shown(name))
     elif kind == "codemode":
         server, repeats, duration, events = name.split(":")
         reply(worker_codemode(server, int(repeats), float(duration), int(events)))
@@ -599,6 +606,7 @@ def worker_jail(runs: int) -> Figures:
 
     makers = {
         "hs_plain": lambda: Ours(),
+        "hs_lifeline": lambda: Ours(lifeline=True),  # unjailed, with its watchdog
         "hs_jailed": lambda: Ours(jail=Jail()),
         "hs_limited": lambda: Ours(jail=Jail(max_processes=64, memory_bytes=1 << 30)),
     }
@@ -643,6 +651,15 @@ def jail_lines(figures: Figures) -> List[str]:
         "  handshake, spawn to ready: %.1f ms unjailed, %.1f ms jailed (Jail()): +%.1f ms"
         % (ms["hs_plain"], ms["hs_jailed"], ms["hs_jailed"] - ms["hs_plain"]),
     ]
+    lines.append(
+        "  unjailed with a lifeline (ProcessTransport(lifeline=True)): %.1f ms, %.2fx the "
+        "handshake without it (+%.1f ms)"
+        % (
+            ms["hs_lifeline"],
+            ms["hs_lifeline"] / ms["hs_plain"],
+            ms["hs_lifeline"] - ms["hs_plain"],
+        )
+    )
     if "hs_limited" in ms:
         lines.append(
             "  jailed with max_processes (a pids cgroup) and memory_bytes:"
@@ -657,21 +674,18 @@ def jail_lines(figures: Figures) -> List[str]:
 
 # ============================================================================ the code-mode runner
 
-RUNNER = os.path.join(HERE, "codemode.py")
-#: The program the runner runs: a window of echo calls for each line of its stdin (the
-#: window's seconds), answered with its rate, so that it takes turns with a direct client.
+#: The program ``run()`` runs: 50 calls to warm, then a window of calls of the given
+#: seconds, answered with its rate; one run a window, taking turns with a direct client.
 HOP_PROGRAM = """
-import sys, time as clock
+import time as clock
 from cap.mcp import s1
-print("up", flush=True)
 for _ in range(50):
     s1.%(call)s
-for line in sys.stdin:
-    count, start, seconds = 0, clock.perf_counter(), float(line)
-    while clock.perf_counter() < start + seconds:
-        s1.%(call)s
-        count += 1
-    print(count / (clock.perf_counter() - start), flush=True)
+count, start = 0, clock.perf_counter()
+while clock.perf_counter() < start + %(seconds)r:
+    s1.%(call)s
+    count += 1
+print(count / (clock.perf_counter() - start))
 """
 #: What the hop is measured against: the echo server (the brief's), and a real
 #: server whose calls cost what real servers' do (mcp-server-time, when installed).
@@ -690,73 +704,143 @@ def hop_server_argv(name: str) -> Optional[List[str]]:
 
 
 def worker_codemode(server: str, repeats: int, duration: float, events: int) -> Figures:
-    """Calls/s from a program through ``tools/codemode.py`` beside the same calls made
-    directly with a ``Client``, the two taking turns window by window; and the
-    runner's start-up for three servers, started concurrently."""
+    """Through ``mcp_client.codemode``: calls/s from a program beside the same calls made
+    directly with a ``Client``, taking turns window by window; ``open`` of three servers
+    at once; ``run()`` of a one-line program, jailed and not, beside the bare start of
+    the same child (``python -B -c pass``), taking turns."""
+    from mcp_client.codemode import CodeMode, Limits
+    from mcp_client.config import ConfiguredServer
+    from mcp_client.transport import Spawn
+
     argv = hop_server_argv(server)
     if argv is None:
         return {}
-    with tempfile.TemporaryDirectory(prefix="bench-codemode-") as where:
-        config = os.path.join(where, "servers.json")
-        with open(config, "w") as out:
-            entry = {"command": argv[0], "args": argv[1:]}
-            json.dump({"mcpServers": {"s%d" % n: entry for n in (1, 2, 3)}}, out)
-        program = os.path.join(where, "program.py")
-        with open(program, "w") as out:
-            out.write(HOP_PROGRAM % {"call": HOP_SERVERS[server][0]})
-        command = [sys.executable, RUNNER, "--config", config]
-        if shutil.which("bwrap") is None:
-            command.append("--no-jail")
-        # The runner imports this checkout's mcp_client, whatever is installed.
-        path = os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")])
-        env = dict(os.environ, PYTHONPATH=path)
-        figures = taking_turns(
-            command + [program], env, argv, HOP_SERVERS[server][1:], repeats, duration
-        )
-        figures["surface"] = median(
-            [timed(lambda: run_quietly(command + ["--surface"], env)) for _ in range(events)]
-        )
-        figures["one"] = median([handshake(lambda: Ours(server=argv)) for _ in range(events)])
-    figures["jailed"] = float("--no-jail" not in command)
+    jailed = shutil.which("bwrap") is not None
+    spawn = Spawn(argv[0], tuple(argv[1:]))
+    servers = [ConfiguredServer("s%d" % n, spawn) for n in (1, 2, 3)]
+    figures: Figures = {"jailed": float(jailed)}
+    opens = []
+    for _ in range(events):
+        start = time.perf_counter()
+        CodeMode.open(servers, jail_program=False).close()
+        opens.append(time.perf_counter() - start)
+    figures["open"] = median(opens)
+    unbounded = Limits(max_calls=1 << 40)  # the rate is the figure: no cap on the calls
+    with CodeMode.open(servers, jail_program=jailed, limits=unbounded) as code:
+        with CodeMode.open(servers, jail_program=False) as bare:
+            figures.update(one_line_runs(code, bare, events))
+        figures.update(calls_taking_turns(code, argv, HOP_SERVERS[server], repeats, duration))
     return figures
 
 
-def taking_turns(
-    command: List[str],
-    env: Dict[str, str],
-    server: List[str],
-    tool: Tuple[Any, ...],
-    repeats: int,
-    duration: float,
+def one_line_runs(jailed: Any, unjailed: Any, events: int) -> Figures:
+    """``run("pass")`` jailed and not, and ``python -B -c pass``, in turn."""
+    runs: Dict[str, List[float]] = {"run_jailed": [], "run_plain": [], "bare": []}
+    for _ in range(events):
+        runs["run_jailed"].append(timed(lambda: jailed.run("pass\n")))
+        runs["run_plain"].append(timed(lambda: unjailed.run("pass\n")))
+        runs["bare"].append(timed(lambda: run_quietly([sys.executable, "-B", "-c", "pass"])))
+    return {key: median(values) for key, values in runs.items()}
+
+
+def calls_taking_turns(
+    code: Any, server: List[str], hop: Tuple[Any, ...], repeats: int, duration: float
 ) -> Figures:
-    """The runner's start-up (exec to the program's first line), then windows of the
-    program's calls and of a direct client's, in turn."""
+    """Windows of a program's calls through ``run()`` and of a direct client's, in turn."""
     direct = Ours(server=server)
-    call = lambda: direct.client.call_tool(tool[0], tool[1])  # noqa: E731
+    call = lambda: direct.client.call_tool(hop[1], hop[2])  # noqa: E731
     rate(call, duration)  # warm
-    start = time.perf_counter()
-    runner = subprocess.Popen(
-        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT
-    )
-    assert runner.stdin is not None and runner.stdout is not None
+    program = HOP_PROGRAM % {"call": hop[0], "seconds": duration}
+    hops, directs = [], []
     try:
-        if runner.stdout.readline() != "up\n":
-            raise SystemExit("the runner failed: %s" % (runner.communicate(),))
-        up = time.perf_counter() - start
-        hops, directs = [], []
         for _ in range(repeats):
-            runner.stdin.write("%r\n" % duration)
-            runner.stdin.flush()
-            hops.append(float(runner.stdout.readline()))
+            result = code.run(program)
+            if result.exit_status != 0:
+                raise SystemExit("the program failed: %s" % result.stderr)
+            hops.append(float(result.stdout))
             directs.append(rate(call, duration))
     finally:
-        runner.communicate()
         direct.close()
-    return {"up": up, "hop": median(hops), "direct": median(directs)}
+    return {"hop": median(hops), "direct": median(directs)}
+
+
+#: The README's config, and the test panel's servers together (a large one).
+SHOWN_PANELS = {
+    "readme": ("time", "memory", "filesystem"),
+    "panel": ("time", "git", "memory", "filesystem", "everything", "sequential-thinking"),
+}
+
+
+def shown_servers(panel: str, where: str) -> List[Any]:
+    """The panel's servers that are installed here, as ``ConfiguredServer`` values."""
+    from mcp_client.config import ConfiguredServer
+    from mcp_client.transport import Spawn
+
+    npm = os.path.join(ROOT, "tests", "npm", "node_modules", ".bin")
+    commands = {
+        "time": ([sys.executable, "-m", "mcp_server_time"], "mcp_server_time"),
+        "git": ([sys.executable, "-m", "mcp_server_git", "--repository", ROOT], "mcp_server_git"),
+        "memory": ([os.path.join(npm, "mcp-server-memory")], None),
+        "filesystem": ([os.path.join(npm, "mcp-server-filesystem"), where], None),
+        "everything": ([os.path.join(npm, "mcp-server-everything")], None),
+        "sequential-thinking": ([os.path.join(npm, "mcp-server-sequential-thinking")], None),
+    }
+    found = []
+    for key in SHOWN_PANELS[panel]:
+        argv, module = commands[key]
+        missing = (
+            importlib.util.find_spec(module) is None if module else not os.path.exists(argv[0])
+        )
+        if not missing:
+            env = {"MEMORY_FILE_PATH": os.path.join(where, "memory.jsonl")}
+            found.append(ConfiguredServer(key, Spawn(argv[0], tuple(argv[1:]), env=env)))
+    return found
+
+
+def worker_shown(panel: str) -> Figures:
+    """Bytes a model is shown before its first call: the whole surface, and the raw
+    ``tools/list`` JSON of the same servers (what a host shows without code mode)."""
+    from mcp_client.client import start
+    from mcp_client.codemode import CodeMode
+    from mcp_client.transport import ProcessTransport
+
+    with tempfile.TemporaryDirectory(prefix="bench-shown-") as where:
+        servers = shown_servers(panel, where)
+        raw = 0
+        for each in servers:
+            client = start(ProcessTransport(each.spawn))
+            try:
+                raw += len(tools_list_json(client.list_tools()))
+            finally:
+                client.shutdown()
+        with CodeMode.open(servers, jail_program=False) as code:
+            surface = len(code.surface().encode("utf-8"))
+            tools = sum(1 for line in code.surface().splitlines() if line.startswith("cap.mcp."))
+    return {"servers": float(len(servers)), "tools": float(tools), "raw": raw, "surface": surface}
+
+
+def tools_list_json(tools: Any) -> bytes:
+    """A ``tools/list`` result's JSON, compact, from the listed descriptors."""
+    listed = []
+    for tool in tools:
+        entry: Dict[str, Any] = {"name": tool.name, "inputSchema": tool.input_schema}
+        for key, value in (
+            ("title", tool.title),
+            ("description", tool.description),
+            ("outputSchema", tool.output_schema),
+            ("annotations", tool.annotations),
+        ):
+            if value is not None:
+                entry[key] = value
+        listed.append(entry)
+    return json.dumps({"tools": listed}, separators=(",", ":")).encode("utf-8")
 
 
 def codemode_figures(args: argparse.Namespace) -> Figures:
     figures: Figures = {}
+    for panel in SHOWN_PANELS:
+        found = spawn_worker("shown", panel)
+        figures.update({"shown_%s_%s" % (panel, key): value for key, value in found.items()})
     for server in HOP_SERVERS:
         found = spawn_worker(
             "codemode", "%s:%d:%r:%d" % (server, args.repeats, args.duration, args.events)
@@ -767,8 +851,10 @@ def codemode_figures(args: argparse.Namespace) -> Figures:
 
 def codemode_lines(figures: Figures) -> List[str]:
     """The runner's figures, after the jail's."""
-    lines = [
-        "code-mode runner (tools/codemode.py; the program %s; three servers of a kind, "
+    if "echo_jailed" not in figures:
+        return ["code mode: no figures"]
+    lines = shown_lines(figures) + [
+        "code mode (mcp_client.codemode; the program %s; three servers of a kind, "
         "the program calling one):" % ("jailed" if figures["echo_jailed"] else "unjailed, no bwrap")
     ]
     for server, what in (("echo", "tools/echo_server.py"), ("time", "mcp-server-time")):
@@ -776,13 +862,14 @@ def codemode_lines(figures: Figures) -> List[str]:
             lines.append("  %s: not installed" % what)
             continue
         f = {
-            key: figures["%s_%s" % (server, key)]
-            for key in ("hop", "direct", "up", "surface", "one")
+            key[len(server) + 1 :]: value
+            for key, value in figures.items()
+            if key.startswith(server + "_")
         }
         hop_ratio = f["hop"] / f["direct"]
         goal = " (goal >=0.7x: %s)" % ("met" if hop_ratio >= 0.7 else "MISSED")
         lines += [
-            "  %s: sequential calls %s/s from the program through the runner, %s/s direct "
+            "  %s: sequential calls %s/s from a program through run(), %s/s direct "
             "with a Client: %.2fx%s"
             % (
                 what,
@@ -791,10 +878,41 @@ def codemode_lines(figures: Figures) -> List[str]:
                 hop_ratio,
                 goal if server == "echo" else "",
             ),
-            "    start-up, three at once: %.0f ms from exec to the program's first line; "
-            "--surface, exec to exit: %.0f ms (one direct handshake: %.0f ms)"
-            % (f["up"] * 1e3, f["surface"] * 1e3, f["one"] * 1e3),
+            "    run() of a one-line program: %.0f ms jailed (%.1fx), %.0f ms unjailed (%.1fx), "
+            "against python -B -c pass: %.0f ms; open(), three servers at once: %.0f ms"
+            % (
+                f["run_jailed"] * 1e3,
+                f["run_jailed"] / f["bare"],
+                f["run_plain"] * 1e3,
+                f["run_plain"] / f["bare"],
+                f["bare"] * 1e3,
+                f["open"] * 1e3,
+            ),
         ]
+    return lines
+
+
+def shown_lines(figures: Figures) -> List[str]:
+    lines = ["what a model is shown before its first call (bytes):"]
+    for panel, what in (("readme", "the README's config"), ("panel", "the test panel")):
+        f = {
+            key: figures.get("shown_%s_%s" % (panel, key), 0.0)
+            for key in ("servers", "tools", "raw", "surface")
+        }
+        if not f["raw"]:
+            lines.append("  %s: not installed" % what)
+            continue
+        lines.append(
+            "  %s (%d servers, %d tools): the surface %s, the raw tools/list JSON %s: %.0f%% less"
+            % (
+                what,
+                f["servers"],
+                f["tools"],
+                "{:,.0f}".format(f["surface"]),
+                "{:,.0f}".format(f["raw"]),
+                100.0 * (1 - f["surface"] / f["raw"]),
+            )
+        )
     return lines
 
 

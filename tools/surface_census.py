@@ -69,6 +69,14 @@ tool is a key of its schema's ``properties`` object, or a string of its
   ``"<codegen.escape(member)>"``). A member that is not a string, integer or
   boolean (a float, an object) is never kept: ``Literal`` cannot hold it.
 
+**Results** (issue 24), beside the table: **tools renamed with a digest** (a
+function named ``<stem>_<8 hex>``: only where two names would meet, or the name
+is reserved); and from a few sample calls per server (``Target.samples``,
+read-only or on scratch data, each through ``codegen.deliver``): the **tools
+whose text results parse as JSON** (``ToolOutput.data``'s rule), and the
+**results checked** against a declared ``outputSchema`` record, with each one
+that broke it (``ResultMismatch``).
+
 A percentage is of tools (tools renamed) or of parameters (the rest), and of
 enum parameters for enums kept. The totals add each figure over the servers.
 A tool whose body names a label that is no wire parameter, or a wire
@@ -100,10 +108,19 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:  # run as a script from a checkout: measure that checkout
     sys.path.insert(0, REPO)
 
-from mcp_client import Exited, Options, ProcessTransport, Spawn, codegen, start  # noqa: E402
-from mcp_client.errors import McpClientError  # noqa: E402
+from mcp_client import (  # noqa: E402
+    Client,
+    Exited,
+    Options,
+    ProcessTransport,
+    Spawn,
+    codegen,
+    content,
+    start,
+)
+from mcp_client.errors import McpClientError, ResultMismatch, ToolFailed  # noqa: E402
 from mcp_client.jsonvalue import JsonValue  # noqa: E402
-from mcp_client.protocol import ToolDescriptor  # noqa: E402
+from mcp_client.protocol import Text, ToolDescriptor  # noqa: E402
 from mcp_client.transport import CAPTURE  # noqa: E402
 
 __all__ = [
@@ -138,6 +155,7 @@ _SOFT_KEYWORDS = frozenset(("match", "case", "type", "_"))
 _MODULE_NAMES = frozenset(("internal", "arguments", "cap", "mcp"))
 _ALIAS_DEPTH = 16
 _LEGAL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_DIGESTED = re.compile(r".*_[0-9a-f]{8}")
 _OPTIONS = Options(handshake_timeout=120.0, request_timeout=120.0, retire_timeout=30.0)
 # A commit identity for git, isolated from any user or system configuration.
 _GIT_ENV = {
@@ -182,6 +200,17 @@ class Census:
     loose_list: List[str] = field(default_factory=list)
     #: "<server>.<tool>.<wire>: <members lost>"
     enums_lost: List[str] = field(default_factory=list)
+    #: Issue 24: tools whose function carries a digest; "<server>: <wire> -> <function>"
+    digest_renames: List[str] = field(default_factory=list)
+    #: Issue 24, from the sample calls (``Target.samples``): calls made, and how many
+    #: ended in ``ToolFailed``; "<server>.<tool>" whose text result parsed as JSON
+    #: (``ToolOutput.data``, or the text beside a structuredContent); results checked
+    #: against a declared record (``GeneratedTool.check``), and those that broke it.
+    sampled_calls: int = 0
+    failed_calls: int = 0
+    text_json: List[str] = field(default_factory=list)
+    results_checked: int = 0
+    mismatches: List[str] = field(default_factory=list)
 
 
 # ------------------------------------------------------------------------ the metrics
@@ -242,6 +271,8 @@ def _count_tool(
     counted: Census, server: str, tool: ToolDescriptor, function: ast.FunctionDef, module: "_Module"
 ) -> None:
     counted.tools += 1
+    if function.name != tool.name and _DIGESTED.fullmatch(function.name):
+        counted.digest_renames.append("%s: %s -> %s" % (server, tool.name, function.name))
     if function.name != tool.name:
         counted.tools_renamed += 1
         if legal(tool.name):
@@ -618,6 +649,9 @@ class Target:
 
     name: str
     spawn: Spawn
+    #: Calls the census makes to see results: (wire tool, arguments), read-only or on
+    #: scratch data; a tool the server does not list is passed over.
+    samples: Tuple[Tuple[str, Dict[str, JsonValue]], ...] = ()
 
 
 def targets(scratch: str, npm_bin: str = NPM_BIN) -> List[Target]:
@@ -626,30 +660,70 @@ def targets(scratch: str, npm_bin: str = NPM_BIN) -> List[Target]:
     demo = os.path.join(REPO, "mcp_client", "demo_server.py")
     allowed = os.path.join(scratch, "allowed")
     os.mkdir(allowed)
+    repository = _git_repository(scratch)
     return [
-        Target("demo", Spawn(python, (demo,))),
-        Target("time", Spawn(python, ("-m", "mcp_server_time", "--local-timezone", "UTC"))),
+        Target("demo", Spawn(python, (demo,)), _DEMO_SAMPLES),
+        Target(
+            "time",
+            Spawn(python, ("-m", "mcp_server_time", "--local-timezone", "UTC")),
+            _TIME_SAMPLES,
+        ),
         Target(
             "git",
-            Spawn(
-                python,
-                ("-m", "mcp_server_git", "--repository", _git_repository(scratch)),
-                env=_GIT_ENV,
-            ),
+            Spawn(python, ("-m", "mcp_server_git", "--repository", repository), env=_GIT_ENV),
+            (("git_status", {"repo_path": repository}), ("git_log", {"repo_path": repository})),
         ),
-        Target("everything", Spawn(os.path.join(npm_bin, "mcp-server-everything"))),
-        Target("filesystem", Spawn(os.path.join(npm_bin, "mcp-server-filesystem"), (allowed,))),
+        Target("everything", Spawn(os.path.join(npm_bin, "mcp-server-everything")), _EVERYTHING),
+        Target(
+            "filesystem",
+            Spawn(os.path.join(npm_bin, "mcp-server-filesystem"), (allowed,)),
+            (("list_allowed_directories", {}), ("list_directory", {"path": allowed})),
+        ),
         Target(
             "memory",
             Spawn(
                 os.path.join(npm_bin, "mcp-server-memory"),
                 env={"MEMORY_FILE_PATH": os.path.join(scratch, "memory.jsonl")},
             ),
+            _MEMORY_SAMPLES,
         ),
         Target(
-            "sequential-thinking", Spawn(os.path.join(npm_bin, "mcp-server-sequential-thinking"))
+            "sequential-thinking",
+            Spawn(os.path.join(npm_bin, "mcp-server-sequential-thinking")),
+            _THINKING_SAMPLES,
         ),
     ]
+
+
+_DEMO_SAMPLES: Tuple[Tuple[str, Dict[str, JsonValue]], ...] = (
+    ("add", {"a": 1, "b": 2}),
+    ("divide", {"a": 1, "b": 4}),
+    ("reverse-text", {"text": "census"}),
+)
+_TIME_SAMPLES: Tuple[Tuple[str, Dict[str, JsonValue]], ...] = (
+    ("get_current_time", {"timezone": "UTC"}),
+    ("convert_time", {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}),
+)
+_EVERYTHING: Tuple[Tuple[str, Dict[str, JsonValue]], ...] = (
+    ("echo", {"message": "census"}),
+    ("get-sum", {"a": 1, "b": 2}),
+    ("get-tiny-image", {}),
+    ("get-structured-content", {"location": "Chicago"}),
+)
+_MEMORY_SAMPLES: Tuple[Tuple[str, Dict[str, JsonValue]], ...] = (
+    (
+        "create_entities",
+        {"entities": [{"name": "Ada", "entityType": "person", "observations": []}]},
+    ),
+    ("read_graph", {}),
+    ("search_nodes", {"query": "Ada"}),
+)
+_THINKING_SAMPLES: Tuple[Tuple[str, Dict[str, JsonValue]], ...] = (
+    (
+        "sequentialthinking",
+        {"thought": "census", "nextThoughtNeeded": False, "thoughtNumber": 1, "totalThoughts": 1},
+    ),
+)
 
 
 def _git_repository(scratch: str) -> str:
@@ -679,11 +753,36 @@ def measure(target: Target) -> Census:
             raise CensusError("%s: started, but no initialize result" % target.name)
         server = initialized.server_info.name
         tools = client.list_tools()
+        generated = codegen.generate(server, tools, info=initialized)
+        counted = census(target.name, tools, generated)
+        _sample(counted, client, generated, target)
     finally:
         evidence = client.shutdown()
     if not isinstance(evidence, Exited):
         raise CensusError("%s retired with %r" % (target.name, evidence))
-    return census(target.name, tools, codegen.generate(server, tools))
+    return counted
+
+
+def _sample(counted: Census, client: Client, generated: codegen.Generated, target: Target) -> None:
+    """Make ``target``'s sample calls through ``codegen.deliver`` and count what came."""
+    tools = {tool.wire_name: tool for tool in generated.tools}
+    for wire, arguments in target.samples:
+        if wire not in tools:
+            continue
+        result = client.call_tool(wire, arguments)
+        counted.sampled_calls += 1
+        where = "%s.%s" % (target.name, wire)
+        text = "\n".join(block.text for block in result.content if isinstance(block, Text))
+        if content.parse_data(text) is not None and where not in counted.text_json:
+            counted.text_json.append(where)
+        checked = tools[wire].check is not None and not result.is_error
+        counted.results_checked += checked
+        try:
+            codegen.deliver(tools[wire], result)
+        except ResultMismatch as mismatch:
+            counted.mismatches.append("%s: %s" % (where, mismatch))
+        except ToolFailed:
+            counted.failed_calls += 1
 
 
 # ----------------------------------------------------------------------------- output
@@ -757,7 +856,21 @@ def render(censuses: Sequence[Census]) -> str:
         "goals (issue 19):",
     ]
     lines += _goal_lines(figures(summed))
+    lines += [
+        "",
+        "results (issue 24): %d sample calls (%d ToolFailed); %d results checked against "
+        "a declared outputSchema, %d broke it"
+        % (
+            summed.sampled_calls,
+            summed.failed_calls,
+            summed.results_checked,
+            len(summed.mismatches),
+        ),
+    ]
     for title, items in (
+        ("tools renamed with a digest", summed.digest_renames),
+        ("tools whose text results parse as JSON", summed.text_json),
+        ("results that broke their outputSchema", summed.mismatches),
         ("tools renamed needlessly", summed.needless_tool_renames),
         ("parameters renamed needlessly", summed.needless_parameter_renames),
         ("Any parameters", summed.any_list),

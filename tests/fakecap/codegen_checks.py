@@ -49,8 +49,9 @@ from typing import Any, Callable, Dict, List, Sequence, Tuple, Union
 from cap.internal import mcp as seam
 from cap.mcp import load_generated
 
+from mcp_client import content
 from mcp_client.codegen import Generated, _inert_by_lines
-from mcp_client.name import Digest, mangle_label, sha256_digest
+from mcp_client.name import CONTENT_NAMES, Digest, mangle_all, mangle_label, sha256_digest
 from mcp_client.protocol import ToolDescriptor
 from mcp_client.schema import Record, plan_output
 
@@ -120,7 +121,13 @@ def _assert_module_body(
     """The functions, and each result type's name with its fields, in source order."""
     functions: List[ast.FunctionDef] = []
     declared: Dict[str, ast.Dict] = {}
-    for node in tree.body:
+    fixed = {ast.dump(node) for node in ast.parse("\n".join(content.DECLARATIONS)).body}
+    for index, node in enumerate(tree.body):
+        if ast.dump(node) in fixed:  # the block types: generator text, the same in every module
+            continue
+        if index == 0 and isinstance(node, ast.Expr):  # the module docstring
+            test.assertIsInstance(getattr(node.value, "value", None), str)
+            continue
         if isinstance(node, ast.FunctionDef):
             functions.append(node)
         elif isinstance(node, ast.ImportFrom) and node.module == "typing":
@@ -201,7 +208,9 @@ def _assert_field_type(
                 _assert_field_type(test, part, declared)
         return
     assert isinstance(node, ast.Name), ast.dump(node)
-    test.assertTrue(node.id in _FIELD_NAMES or node.id in declared, node.id)
+    test.assertTrue(
+        node.id in _FIELD_NAMES or node.id in declared or node.id in CONTENT_NAMES, node.id
+    )
 
 
 def _assert_returns(
@@ -213,8 +222,10 @@ def _assert_returns(
     """A result type exactly for a tool whose outputSchema reads as a record; its keys."""
     returns = function.returns
     assert returns is not None
-    if tool.output_schema is None:
-        test.assertEqual(ast.unparse(returns), "ToolOutput")
+    if tool.output_schema is None:  # ToolOutput, or one whose data has a shape learned
+        name = ast.unparse(returns)
+        if name != "ToolOutput":
+            test.assertTrue(name.endswith("Output") and name in declared, name)
         return
     output = plan_output(tool.output_schema)
     if not isinstance(output, Record):
@@ -249,7 +260,7 @@ def _assert_each_used_once(
             continue  # a join's fields are its halves'
         for value in fields.values:
             used.update(n.id for n in ast.walk(value) if isinstance(n, ast.Name))
-    once = {name: used[name] for name in declared if name != "ToolOutput"}
+    once = {name: used[name] for name in declared if name not in CONTENT_NAMES}
     test.assertEqual(once, {name: 0 if name in halves else 1 for name in once})
 
 
@@ -323,21 +334,29 @@ def _check_function(
     parameters = inspect.signature(function).parameters
     if list(parameters) == ["arguments"]:  # a label is never "arguments": reserved
         return _check_whole_value(test, function, server, by_wire)
-    for parameter in parameters.values():  # required first; optional keyword-only, None
+    defaulted = set()  # required first; optional keyword-only: None or the server's default
+    for label, parameter in parameters.items():
         keyword_only = parameter.kind is inspect.Parameter.KEYWORD_ONLY
         test.assertIn(
             parameter.kind,
             (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY),
         )
-        test.assertEqual(parameter.default, None if keyword_only else parameter.empty)
+        if not keyword_only:
+            test.assertEqual(parameter.default, parameter.empty)
+        elif parameter.default is not None:
+            test.assertIn(type(parameter.default), (str, int, float, bool))
+            defaulted.add(label)
     everything = _invoke(test, function, server, parameters, optional=True)
     tool = by_wire[everything.tool]
     test.assertEqual(sorted(everything.arguments), sorted(wire_params(tool)))
+    wires = wire_params(tool)
+    labels = dict(zip(wires, mangle_all(wires, digest, mangle_label)))
     for wire, value in everything.arguments.items():
-        test.assertEqual(value, "value of " + mangle_label(wire, digest))
+        test.assertEqual(value, "value of " + labels[wire])
     required_only = _invoke(test, function, server, parameters, optional=False)
     test.assertEqual(required_only.tool, tool.name)
-    test.assertEqual(sorted(required_only.arguments), sorted(_required(tool)))
+    always = _required(tool) + [wire for wire in wires if labels[wire] in defaulted]
+    test.assertEqual(sorted(required_only.arguments), sorted(set(always)))
     _check_result_type(test, function, tool)
     return tool.name
 
@@ -348,7 +367,7 @@ def _check_result_type(
     """The return annotation at run time: the record's keys; required ones when total."""
     returns = typing.get_type_hints(function)["return"]
     if tool.output_schema is None:
-        test.assertEqual(list(returns.__annotations__), ["text", "content"])
+        test.assertEqual(list(returns.__annotations__), ["text", "data", "content"])
         return
     output = plan_output(tool.output_schema)
     if not isinstance(output, Record):

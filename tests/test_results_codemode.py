@@ -1,0 +1,184 @@
+"""Issue 24 in code mode: results a model can trust, against the scripted calendar server.
+
+The calendar case, replayed as the issue tells it: ``resolve_time`` declares no
+``outputSchema`` and its text is a JSON object. A first program, written from the
+surface alone, guesses its keys wrong. After one run with ``--shapes DIR``, the
+surface shows what was seen (``seen{"resolved_local": str, ...}``), and a second
+program written from that surface is right the first time, under ``mypy --strict``
+too. The other programs read ``data``, narrow a content block, and meet
+``cap.mcp.ResultMismatch`` from a server that breaks its own ``outputSchema``.
+
+Each command runs as a user would run it: ``python -m mcp_client codemode``, the
+program jailed, the server a child of the runner.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+from typing import List
+
+from mcp_client import config
+from mcp_client.codemode import CodeMode
+
+from support import LONG
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+CALENDAR = os.path.join(HERE, "servers", "calendar_server.py")
+
+#: Written from the first surface: no key is shown, so it guesses "local" (wrong).
+GUESS = """
+from cap.mcp import calendar
+out = calendar.resolve_time("2026-12-02", "Europe/Paris")
+data = out["data"]
+print("at", data.get("local") if isinstance(data, dict) else out["text"])
+"""
+#: Written from the surface after one run: the keys are there, one of them optional.
+RIGHT = """
+from cap.mcp import calendar
+out = calendar.resolve_time("2026-12-02", "Europe/Paris")
+local: str = out["data"]["resolved_local"]
+print("at", local, "or", out["data"].get("adjusted_local"))
+"""
+BLOCKS = """
+from cap.mcp import calendar
+for block in calendar.snapshot()["content"]:
+    if block["type"] == "image":
+        mime: str = block["mimeType"]
+        print("image", mime, len(block["data"]))
+    elif block["type"] == "text":
+        print("text", block["text"])
+    else:
+        print("other", block["type"])
+print("prose data", calendar.say("hello")["data"])
+"""
+MISMATCH = """
+from cap.mcp import ResultMismatch, CallFailed, calendar
+print(calendar.kept_promise()["datetime"])
+try:
+    calendar.broken_promise()
+except ResultMismatch as e:
+    print("mismatch:", e, isinstance(e, CallFailed))
+"""
+
+
+class ResultsCase(unittest.TestCase):
+    def setUp(self) -> None:
+        self.dir = os.path.realpath(tempfile.mkdtemp(prefix="results-test-"))
+        self.addCleanup(shutil.rmtree, self.dir, True)
+        self.shapes = os.path.join(self.dir, "shapes")
+        self.config = os.path.join(self.dir, "servers.json")
+        with open(self.config, "w") as out:
+            json.dump(
+                {"mcpServers": {"calendar": {"command": sys.executable, "args": [CALENDAR]}}}, out
+            )
+        self.env = dict(
+            os.environ, PYTHONPATH=os.pathsep.join([REPO, os.environ.get("PYTHONPATH", "")])
+        )
+
+    def codemode(self, *args: str, program: str = "") -> "subprocess.CompletedProcess[str]":
+        path = os.path.join(self.dir, "program.py")
+        with open(path, "w") as out:
+            out.write(textwrap.dedent(program))
+        argv = [sys.executable, "-m", "mcp_client", "codemode", "--config", self.config, *args]
+        if program:
+            argv.append(path)
+        return subprocess.run(argv, capture_output=True, text=True, env=self.env, timeout=LONG * 4)
+
+
+class CalendarCase(ResultsCase):
+    def test_a_second_program_is_right_the_first_time_after_one_run(self) -> None:
+        before = self.codemode("--surface", "--shapes", self.shapes).stdout
+        self.assertIn(
+            'resolve_time(when: str, zone: str) -> ToolOutput{"text": str, '
+            '"data": dict | list | None',
+            before,
+        )
+        self.assertNotIn("resolved_local", before)
+        guessed = self.codemode("--shapes", self.shapes, program=GUESS)
+        self.assertEqual(guessed.returncode, 0, guessed.stderr)
+        self.assertEqual(guessed.stdout, "at None\n")  # a wrong answer, and nothing raised
+        after = self.codemode("--surface", "--shapes", self.shapes).stdout
+        self.assertIn(
+            'resolve_time(when: str, zone: str) -> ResolveTimeOutput{"text": str, "data": '
+            'seen{"resolved_local": str, "zone": str, "adjusted_local": str, ...}, '
+            '"content": list[Block]}',
+            after,
+        )
+        described = self.codemode(
+            "--describe", "calendar.resolve_time", "--shapes", self.shapes
+        ).stdout
+        self.assertIn(
+            "seen in 1 call; the server declares no outputSchema", " ".join(described.split())
+        )
+        checked = self.codemode("--check", "--shapes", self.shapes, program=RIGHT)
+        self.assertEqual(checked.returncode, 0, checked.stdout + checked.stderr)
+        right = self.codemode("--shapes", self.shapes, program=RIGHT)
+        self.assertEqual(
+            (right.returncode, right.stdout),
+            (0, "at 2026-12-02 09:00 or 2026-12-02 10:00\n"),
+            right.stderr,
+        )
+
+    def test_the_store_holds_kinds_and_keys_never_values(self) -> None:
+        self.codemode("--shapes", self.shapes, program=GUESS)
+        (name,) = os.listdir(self.shapes)
+        with open(os.path.join(self.shapes, name)) as stream:
+            text = stream.read()
+        self.assertIn("resolved_local", text)
+        for value in ("2026-12-02", "Europe/Paris", "09:00"):
+            self.assertNotIn(value, text)
+
+    def test_without_shapes_nothing_is_learned(self) -> None:
+        self.codemode(program=GUESS)
+        self.assertFalse(os.path.exists(self.shapes))
+        self.assertNotIn("resolved_local", self.codemode("--surface").stdout)
+
+
+class Programs(ResultsCase):
+    def test_a_program_narrows_a_block_and_reads_data(self) -> None:
+        checked = self.codemode("--check", program=BLOCKS)
+        self.assertEqual(checked.returncode, 0, checked.stdout + checked.stderr)
+        done = self.codemode(program=BLOCKS)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(
+            done.stdout.splitlines(),
+            ["text a picture", "image image/png 96", "other hologram", "prose data None"],
+        )
+
+    def test_a_program_meets_result_mismatch(self) -> None:
+        done = self.codemode(program=MISMATCH)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(
+            done.stdout.splitlines(),
+            [
+                "x",
+                'mismatch: calendar.broken_promise: tool broken_promise broke its outputSchema at '
+                '$["datetime"]: expected string, got integer 5 True',
+            ],
+        )
+
+    def test_the_library_records_the_outcome_mismatch(self) -> None:
+        servers: List[config.ConfiguredServer] = list(config.load(self.config).servers)
+        with CodeMode.open(servers, jail_program=False, shapes=self.shapes) as code:
+            result = code.run(textwrap.dedent(MISMATCH))
+            module = open(os.path.join(code.cap_dir, "cap", "mcp", "calendar.py")).read()
+        self.assertEqual([call.outcome for call in result.calls], ["ok", "mismatch"])
+        # The module docstring names the server and holds its instructions, caged.
+        self.assertIn(
+            '("The tools of MCP server calendar, version 1.4.2 (title \\"Calendar\\"),', module
+        )
+        self.assertIn("Times are local to the zone asked for. Ask for one zone a call.", module)
+        # A structured tool's shape is learned too, though only data types a surface.
+        self.assertTrue(os.listdir(self.shapes))
+
+
+if __name__ == "__main__":
+    unittest.main()
