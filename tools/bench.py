@@ -1604,8 +1604,8 @@ class StepTimer:
 
         self.jsonrpc, self.stdio, self.protocol = jsonrpc, stdio, protocol
         self.method = protocol.TOOLS_CALL
-        self.check = getattr(jsonvalue, "check", None)
-        self.frame_request = getattr(stdio, "frame_request", None)
+        self.check: Any = getattr(jsonvalue, "check", None)
+        self.frame_request: Any = getattr(stdio, "frame_request", None)
         response = jsonrpc.decode(self.LINE)
         assert isinstance(response, jsonrpc.Response)
         self.result = response.result
