@@ -526,7 +526,7 @@ class CodeMode:
     def _call(
         self, book: _Run, slot: _fleet.Slot, tool: Any, arguments: Dict[str, Any]
     ) -> Tuple[str, Dict[str, Any]]:
-        names = ("%s.%s" % (slot.name, tool.function), "%s.%s" % (slot.name, tool.wire_name))
+        names = _policy_names(slot, tool)
         with book.lock:  # every call counts, refused or not: the records stay bounded
             book.count += 1
             over = book.count > self.limits.max_calls
@@ -576,6 +576,18 @@ def _server_jail(
     from .jail import Jail
 
     return Jail(network=network, readable=tuple(readable), writable=tuple(writable))
+
+
+def _policy_names(slot: _fleet.Slot, tool: Any) -> Tuple[str, ...]:
+    """The spellings of a tool a policy's names may use: the config's key or the module's
+    (``cap.mcp.<module>``, what the surface shows: ``my-notes`` is ``my_notes_<digest>``),
+    then the function or the wire name. A denial spelt as the surface spells it holds."""
+    keys = [slot.name]
+    if slot.generated is not None:
+        keys.append(slot.generated.module_name.rsplit(".", 1)[-1])
+    return tuple(
+        dict.fromkeys("%s.%s" % (key, name) for key in keys for name in (tool.function, tool.wire_name))
+    )
 
 
 def _failure(kind: str, message: str) -> Dict[str, Any]:
