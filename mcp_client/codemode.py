@@ -556,8 +556,10 @@ class CodeMode:
 
         try:
             result = client.call_tool(tool.wire_name, arguments, timeout=self.limits.call_timeout)
+            slot.answered()
             return "ok", {"value": deliver(tool, result)}
         except ToolFailed as e:
+            slot.answered()
             return "tool_failed", _failure("tool_failed", str(e))
         except McpClientError as e:
             if isinstance(e, Unavailable):

@@ -242,6 +242,9 @@ class Restarts(AttackCase):
         )
 
     def test_a_server_whose_starts_fail_is_not_started_again_by_every_call(self) -> None:
+        saved = _fleet.RESTART_PAUSE, _fleet.MAX_RESTART_PAUSE
+        _fleet.RESTART_PAUSE = _fleet.MAX_RESTART_PAUSE = 3600.0  # no timing in the count
+        self.addCleanup(_restore_pause, saved)
         code = self.crash_loop("exit")
         self.assertEqual(code.run("from cap.mcp import loop\nloop.ok()\n").exit_status, 0)
         died = code.run("from cap.mcp import CallFailed, loop\ntry:\n    loop.die()\n"
@@ -256,6 +259,7 @@ class Restarts(AttackCase):
             code.run(program)
         # The first start, one start again that failed; then it waits (RESTART_PAUSE).
         self.assertEqual(self.starts(), 2)
+        self.assertEqual(code.run(program).calls[0].outcome, "call_failed")
 
     def test_the_pause_grows_and_ends(self) -> None:
         self.assertEqual(_fleet.restart_pause(0), 0.0)
@@ -265,7 +269,7 @@ class Restarts(AttackCase):
 
     def test_close_does_not_wait_for_a_start_that_hangs(self) -> None:
         code = self.crash_loop("hang")
-        code.run("from cap.mcp import CallFailed, loop\ntry:\n    loop.die()\n"
+        code.run("from cap.mcp import CallFailed, loop\nloop.ok()\ntry:\n    loop.die()\n"
                  "except CallFailed:\n    pass\n")  # fmt: skip
         running = threading.Thread(target=code.run, args=("from cap.mcp import loop\nloop.ok()\n",))
         running.start()
@@ -295,6 +299,10 @@ class ServeArguments(AttackCase):
         for name in ("run_program", "check_program"):
             answer = self.tool(name).call({"code": "print('\ud800')"})
             self.assertIsInstance(answer, _serve_tools.Refused, name)
+
+
+def _restore_pause(saved: Any) -> None:
+    _fleet.RESTART_PAUSE, _fleet.MAX_RESTART_PAUSE = saved
 
 
 def _restore(key: str, value: Any) -> None:
