@@ -36,6 +36,13 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only: the jail and codegen l
 START_TIMEOUT = 30.0
 #: Seconds a failing server waits before it is started again: the first pause, the most.
 RESTART_PAUSE, MAX_RESTART_PAUSE = 1.0, 60.0
+#: Seconds generating one server's module may take once it is listed (issue 25: a
+#: hostile listing once held every start for minutes). Past it the server is left out
+#: with one line and the others start; the generation, which no thread can stop,
+#: runs on to its end in the background and is thrown away.
+GENERATE_TIMEOUT = 10.0
+#: Seconds between looks at the slots still starting.
+_TURN = 0.05
 #: How much of a failed server's stderr is shown: lines, and characters a line.
 TAIL_LINES, TAIL_CHARS = 10, 300
 
@@ -74,9 +81,13 @@ class Slot:
         self.failures = 0  # failures in a row: a start again failed, or died unserved
         self.failed_at = 0.0  # when the last one was (monotonic)
         self.served = False  # the current client has answered a call
+        self.listed_at: Optional[float] = None  # when generating began (monotonic)
+        self.abandoned = False  # past GENERATE_TIMEOUT: what it makes is thrown away
 
     def _prepare(self) -> Client:
-        transport = ProcessTransport(self.spawn, stderr=CAPTURE, jail=self.jail)
+        # Unjailed, a lifeline of its own: the server dies with the runner, even by SIGKILL.
+        lifeline = self.jail is None
+        transport = ProcessTransport(self.spawn, stderr=CAPTURE, jail=self.jail, lifeline=lifeline)
         return prepare(transport, self.options)
 
     def open(self) -> None:
@@ -86,12 +97,29 @@ class Slot:
         try:
             self.client.connect()
             listing = self.client.list_tools(START_TIMEOUT)
+            with self.lock:
+                self.listed_at = time.monotonic()
             generated = codegen.generate(self.name, listing)
         except McpClientError as e:  # the tail is shown apart, whole: not str()'s last lines
-            self.failure = e.headline() if isinstance(e, StderrTail) else str(e)
+            with self.lock:
+                if not self.abandoned:
+                    self.failure = e.headline() if isinstance(e, StderrTail) else str(e)
             self.client.stop()
             return
-        self._adopt(generated, listing)
+        with self.lock:
+            if not self.abandoned:
+                self._adopt(generated, listing)
+
+    def abandon_if_late(self, now: float, timeout: float) -> bool:
+        """Leave the server out when its generation has run past ``timeout``; whether
+        it is (or was already) abandoned."""
+        with self.lock:
+            if self.listed_at is not None and now - self.listed_at > timeout:
+                if not self.abandoned:
+                    self.abandoned = True
+                    self.failure = "its module was not generated within %g s" % timeout
+                    self.client.stop()
+            return self.abandoned
 
     def _adopt(self, generated: "Generated", listing: Tuple[ToolDescriptor, ...]) -> None:
         self.tools = {tool.wire_name: tool for tool in generated.tools}
@@ -176,14 +204,25 @@ class Slot:
                 self.broken_in = run
 
 
-def start_all(slots: Sequence[Slot]) -> List[Slot]:
-    """Open every slot at once; the ones that worked."""
+def start_all(slots: Sequence[Slot], generate_timeout: Optional[float] = None) -> List[Slot]:
+    """Open every slot at once; the ones that worked. Never waits on a generation past
+    ``generate_timeout`` (:data:`GENERATE_TIMEOUT`): connecting and listing have their
+    own deadlines, and a slot still generating past its own is abandoned."""
+    timeout = GENERATE_TIMEOUT if generate_timeout is None else generate_timeout
     threads = [_threads.named(slot.open, "mcp-codemode-start-" + slot.name[:40]) for slot in slots]
     for thread in threads:
         _threads.start(thread)
-    for thread in threads:
-        thread.join()
-    return [slot for slot in slots if slot.generated is not None]
+    waiting = list(zip(slots, threads))
+    while waiting:
+        now = time.monotonic()
+        waiting = [
+            (slot, thread)
+            for slot, thread in waiting
+            if thread.is_alive() and not slot.abandon_if_late(now, timeout)
+        ]
+        if waiting:
+            waiting[0][1].join(_TURN)
+    return [slot for slot in slots if slot.generated is not None and not slot.abandoned]
 
 
 def retire_all(slots: Sequence[Slot]) -> List[str]:

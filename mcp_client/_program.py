@@ -26,6 +26,8 @@ from .transport import SAFE_ENV_KEYS
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only: the jail loads on first use
     from .codegen import Generated
+    from .codemode import Limits
+    from .jail import Jail
 
 #: The failure kinds of the pipe protocol, each the class the program's runtime raises
 #: (``FAILURES`` in :data:`RUNTIME` is the same table; a new kind is a line in each).
@@ -89,15 +91,33 @@ def _open() -> Tuple[IO[bytes], IO[bytes]]:
     return _pipes[0]
 
 
+#: The longest call line the runner reads (the wire's own bound, stdio.MAX_LINE_BYTES).
+MAX_CALL_BYTES = 16 * 1024 * 1024
+_gone: List[str] = []  # why the pipe is no more: every later call hears it
+
+
 def invoke(server: str, tool: str, arguments: Dict[str, Any]) -> Any:
     line = json.dumps({"server": server, "tool": tool, "arguments": arguments}, allow_nan=False)
+    data = line.encode("utf-8")
+    if len(data) > MAX_CALL_BYTES:  # never sent: the pipe stays good for the next call
+        raise CallFailed(
+            "%s.%s: the call is %d bytes, over the %d a call may take; it was not sent"
+            % (server, tool, len(data), MAX_CALL_BYTES)
+        )
     with _lock:
-        out, into = _open()
-        out.write(line.encode("utf-8") + b"\n")
-        out.flush()  # buffered: a flush writes it all, a raw write may not
-        reply = into.readline()
-    if not reply:
-        raise CallFailed("the runner is gone")
+        if _gone:
+            raise CallFailed(_gone[0])
+        try:
+            out, into = _open()
+            out.write(data + b"\n")
+            out.flush()  # buffered: a flush writes it all, a raw write may not
+            reply = into.readline()
+        except (OSError, ValueError) as e:  # a broken pipe, a closed file: the runner is gone
+            _gone.append("the runner is gone (%s): no call can be made" % (e,))
+            raise CallFailed(_gone[0]) from None
+        if not reply.endswith(b"\n"):  # EOF, or an answer cut short by the runner's end
+            _gone.append("the runner closed the pipe: no call can be made")
+            raise CallFailed(_gone[0])
     answer = json.loads(reply)
     if "value" in answer:
         return answer["value"]
@@ -295,60 +315,96 @@ def program_env(lib: str, fds: Tuple[int, int]) -> Dict[str, str]:
     return env
 
 
+#: The program's working directory in its jail when no ``scratch`` is given: under the
+#: jail's private ``/tmp``, a tmpfs of ``Limits.scratch_bytes`` that no host directory
+#: backs and that vanishes with the jail.
+SCRATCH_INSIDE = "/tmp/scratch"
+
+
 def launch(
     run_dir: str,
     lib: str,
     fds: Tuple[int, int],
-    stdio: Tuple[Optional[int], int, int],
+    stdio: Tuple[int, int, int],
     *,
     jailed: bool,
-    memory_bytes: int,
+    limits: "Limits",
+    scratch: Optional[str] = None,
+    hidden: Sequence[str] = (),
 ) -> "subprocess.Popen[bytes]":
-    """Start ``run_dir/program.py`` in a child Python whose cwd is ``run_dir/scratch``.
+    """Start ``run_dir/program.py`` in a child Python.
 
-    ``fds`` are the program's ends of the call pipes; ``stdio`` its stdin (``None``:
-    ``/dev/null``), stdout and stderr. Jailed, it sees only its file, the package
-    and this interpreter, writes only its scratch, and its jail's memory cgroup holds
-    ``memory_bytes``; the handle is bwrap's, in its own session. Unjailed, the same
-    child in its own session, its address space capped (``RLIMIT_AS``) at once after
-    its start: no jail, so nothing else holds it. Raises ``TransportFailed`` (jailed).
+    ``fds`` are the program's ends of the call pipes; ``stdio`` its stdin, stdout and
+    stderr, pipes of the runner's (nothing the program reopens through
+    ``/proc/self/fd`` leads to a file of the host's). Jailed, it sees only its file,
+    the package and this interpreter; ``hidden`` (the files the runner was given by
+    name: its config...) read empty, as ``DEFAULT_HIDDEN`` do; its cwd is
+    :data:`SCRATCH_INSIDE`, or the host directory ``scratch`` (bound writable: the
+    only way to one); the jail holds ``limits``' four unless ``limits.enforced`` is
+    false. The handle is bwrap's, in its own session. Unjailed, the same child in
+    its own session, cwd ``scratch`` or ``run_dir/scratch``, its address space
+    (``RLIMIT_AS``) and CPU seconds capped at once after its start: no jail, so
+    nothing bounds its tasks or its disk. Raises ``TransportFailed`` (jailed).
     """
     program = os.path.join(run_dir, PROGRAM_FILE)
-    scratch = os.path.join(run_dir, "scratch")
     argv = [sys.executable, "-B", program]
     env = program_env(lib, fds)
-    stdin = subprocess.DEVNULL if stdio[0] is None else stdio[0]
     if not jailed:
         child = subprocess.Popen(
             argv,
             env=env,
-            cwd=scratch,
+            cwd=scratch or os.path.join(run_dir, "scratch"),
             pass_fds=fds,
             start_new_session=True,
-            stdin=stdin,
+            stdin=stdio[0],
             stdout=stdio[1],
             stderr=stdio[2],
         )
-        _cap_address_space(child.pid, memory_bytes)
+        if limits.enforced:
+            _cap(child.pid, limits)
         return child
     from . import jailer
-    from .jail import Jail
 
-    jail = Jail(
-        readable=(program, lib) + interpreter_under_tmp(),
-        writable=(scratch,),
-        memory_bytes=memory_bytes,
-    )
     return jailer.spawn_command(
-        jail, argv, env, cwd=scratch, pass_fds=fds, stdin=stdin, stdout=stdio[1], stderr=stdio[2]
+        program_jail(program, lib, limits, scratch, hidden),
+        argv,
+        env,
+        cwd=scratch,
+        inside_cwd=None if scratch else SCRATCH_INSIDE,
+        pass_fds=fds,
+        stdin=stdio[0],
+        stdout=stdio[1],
+        stderr=stdio[2],
     )
 
 
-def _cap_address_space(pid: int, limit: int) -> None:
+def program_jail(
+    program: str, lib: str, limits: "Limits", scratch: Optional[str], hidden: Sequence[str]
+) -> "Jail":
+    """The program's jail: what it sees, what it writes, what it may take."""
+    from .jail import DEFAULT_HIDDEN, Jail
+
+    bounded = limits.enforced
+    return Jail(
+        readable=(program, lib) + interpreter_under_tmp(),
+        writable=(scratch,) if scratch else (),
+        hidden=DEFAULT_HIDDEN + tuple(os.path.abspath(path) for path in hidden),
+        memory_bytes=limits.memory_bytes if bounded else None,
+        max_processes=limits.max_tasks if bounded else None,
+        tmp_bytes=limits.scratch_bytes if bounded else None,
+        cpu_seconds=limits.cpu_seconds if bounded else None,
+    )
+
+
+def _cap(pid: int, limits: "Limits") -> None:
     try:
         import resource
 
-        resource.prlimit(pid, resource.RLIMIT_AS, (limit, limit))
+        for which, value in (
+            (resource.RLIMIT_AS, limits.memory_bytes),
+            (resource.RLIMIT_CPU, limits.cpu_seconds),
+        ):
+            resource.prlimit(pid, which, (value, value))
     except (ImportError, OSError, ValueError):  # gone already, or not Linux: nothing to cap
         pass
 

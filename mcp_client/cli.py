@@ -1133,8 +1133,7 @@ def _name(text: str) -> str:
 def _terminal(text: str, limit: Optional[int] = None) -> str:
     """Server text for a terminal: newlines and tabs kept, every other unprintable
     character escaped (so an ANSI escape or a bidi override arrives inert)."""
-    shown = inert(text, keep="\n\t")
-    return shown if limit is None else truncate(shown, limit)
+    return inert(text, keep="\n\t", limit=limit)  # cut before it is read
 
 
 # ----------------------------------------------------------------------------- JSON

@@ -136,6 +136,7 @@ source and the docs are never cut by the surface budget.
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import re
@@ -196,7 +197,7 @@ from .schema import (
 
 # Re-exported: PORT.md names these helpers codegen's; they live in .text so that what shows
 # server text (the CLI, replay, the errors) does not load the generator.
-from .text import escape, sanitize, truncate
+from .text import escape, sanitize, scan_window, truncate
 
 __all__ = [
     "Generated",
@@ -1003,7 +1004,7 @@ def _param_note(param: Param, label: str, names: _Names) -> str:
     ]
     if label != param.name:
         notes.append("sent as %s." % _literal(param.name))
-    notes.append(_sentence(sanitize(param.description or "", MAX_DOC_NOTE_CHARS)))
+    notes.append(_description_note(param.description))
     choices = _choices(param.type)
     if choices:
         notes.append("One of: %s." % choices)
@@ -1043,8 +1044,22 @@ def _doc_types(title: str, function: _Function, names: _Names, is_input: bool) -
     return lines
 
 
+def _description_note(description: Optional[str]) -> str:
+    """A parameter's or key's description as a docstring sentence. One ``$defs``
+    entry is every ``$ref`` site's (255 sites, one 200k-character description:
+    issue 25), so it is built once: the cache's key is only what ``sanitize``
+    reads of the text (its window and one more), which is the same answer and
+    holds no more than that."""
+    return _sanitized_note((description or "")[: scan_window(MAX_DOC_NOTE_CHARS) + 1])
+
+
+@functools.lru_cache(maxsize=1024)
+def _sanitized_note(window: str) -> str:
+    return _sentence(sanitize(window, MAX_DOC_NOTE_CHARS))
+
+
 def _field_note(field: Field) -> str:
-    notes = [_sentence(sanitize(field.description or "", MAX_DOC_NOTE_CHARS))]
+    notes = [_description_note(field.description)]
     choices = _choices(field.type)
     if choices:
         notes.append("One of: %s." % choices)

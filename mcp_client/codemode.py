@@ -54,6 +54,7 @@ that names the closest tools, which is what a model needs to go on.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import select
@@ -66,7 +67,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
-from . import _catalog, _check, _fleet, _pipe, _program
+from . import _catalog, _check, _feed, _fleet, _pipe, _program
+from ._cleanup import remove_tree
 from .client import Options
 from .config import ConfiguredServer
 from .errors import (
@@ -92,6 +94,7 @@ __all__ = [
     "SearchResult",
     "WALL_CLOCK",
     "ALLOW",
+    "TAKEN_NAMES",
 ]
 
 LOGGER = logging.getLogger(__name__)
@@ -103,6 +106,11 @@ ALLOW = ("all", "non-destructive", "read-only")
 #: Seconds the runner waits for a program's pipes to close once its group is dead
 #: (at once, unless something unjailed escaped the group holding a copy).
 LINGER = 5.0
+#: The names ``cap.mcp`` binds itself, which no server's key may take: its failures
+#: (the results branch adds ``ResultMismatch``) and ``internal`` (the seam's name in
+#: every generated module). A key is used verbatim where Python allows (issue 19),
+#: so these would shadow them; they are refused, never renamed.
+TAKEN_NAMES = frozenset(_program.FAILURE_KINDS.values()) | {"ResultMismatch", "internal"}
 #: Records kept of the calls refused past ``Limits.max_calls`` (the rest are counted in
 #: ``RunResult.error``): a program looping past its cap cannot grow the result.
 EXTRA_RECORDS = 16
@@ -110,13 +118,24 @@ EXTRA_RECORDS = 16
 
 @dataclass(frozen=True)
 class Limits:
-    """What a run may take; every one is enforced (see the module docstring)."""
+    """What a run may take; every one is enforced (see the module docstring).
+
+    The jail's four (``memory_bytes``, ``max_tasks``, ``scratch_bytes``,
+    ``cpu_seconds``) hold by default; a machine that cannot enforce one (no memory
+    or pids cgroup to be had) refuses the run with :class:`JailUnavailable` naming
+    what is missing, and ``enforced=False`` (``--no-limits``) is the explicit way out:
+    then the jail has none of the four, only the wall clock, the calls and the output.
+    """
 
     wall_clock: float = 300.0  # seconds a run may take, whole
     call_timeout: float = 60.0  # seconds per tool call
     max_calls: int = 50  # tool calls a run may make (FastMCP caps at 50)
     max_output_bytes: int = 64 * 1024  # stdout and stderr each; the rest is cut, with a marker
     memory_bytes: int = 512 * 1024 * 1024  # the program jail's memory cgroup
+    max_tasks: int = 64  # processes and threads of the jail at once: a pids cgroup
+    scratch_bytes: int = 256 * 1024 * 1024  # the scratch tmpfs (inside memory_bytes)
+    cpu_seconds: int = 120  # CPU time of each of the program's processes (RLIMIT_CPU)
+    enforced: bool = True  # False: none of the jail's four (--no-limits)
 
     def __post_init__(self) -> None:
         for name in ("wall_clock", "call_timeout"):
@@ -127,6 +146,12 @@ class Limits:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError("Limits.%s must be an int >= 0, not %r" % (name, value))
+        for name in ("max_tasks", "scratch_bytes", "cpu_seconds"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ValueError("Limits.%s must be a positive int, not %r" % (name, value))
+        if not isinstance(self.enforced, bool):
+            raise TypeError("Limits.enforced must be a bool, not %r" % (self.enforced,))
         if self.memory_bytes < 1 << 20:
             raise ValueError("Limits.memory_bytes must be at least 1 MiB (a Python needs more)")
 
@@ -250,7 +275,11 @@ class CodeMode:
         jail_program: bool,
         policy: Policy,
         limits: Limits,
+        scratch: Optional[str] = None,
+        hidden: Sequence[str] = (),
     ) -> None:
+        self._scratch = scratch
+        self._hidden = tuple(hidden)
         self._slots = tuple(slots)
         self._live = {slot.name: slot for slot in live}
         self._root = root
@@ -284,6 +313,8 @@ class CodeMode:
         server_readable: Sequence[str] = (),
         server_writable: Sequence[str] = (),
         server_network: bool = False,
+        scratch: Optional[str] = None,
+        hidden: Sequence[str] = (),
     ) -> "CodeMode":
         """Start ``servers`` (what ``config.load`` returns) and write the ``cap`` package.
 
@@ -292,6 +323,17 @@ class CodeMode:
         Raises :class:`NoServerStarted` when none starts (``str()`` names each one's
         failure) and :class:`JailUnavailable` when a jail is asked for and bubblewrap
         is not there.
+
+        ``scratch``: a host directory for the programs' working directory, bound
+        writable in their jail (the only way to a host directory: by default it is a
+        tmpfs of ``Limits.scratch_bytes`` inside the jail). ``hidden``: the files the
+        runner was given by name -- the config, a shapes store, a log -- which read
+        empty in the program's jail (the command passes its ``--config``).
+
+        A server whose key is a name ``cap.mcp`` binds itself (:data:`TAKEN_NAMES`:
+        ``from cap.mcp import ToolFailed`` would be its module, and ``except
+        ToolFailed:`` a ``TypeError``) is not started: it is left out with one line
+        naming the key. Rename it in the config.
         """
         if (jail_program or jail_servers) and shutil.which("bwrap") is None:
             from .jail import INSTALL_HINT
@@ -301,12 +343,17 @@ class CodeMode:
         options = Options(
             handshake_timeout=_fleet.START_TIMEOUT, request_timeout=limits.call_timeout
         )
+        taken = [each.name for each in servers if each.name in TAKEN_NAMES]
+        servers = [each for each in servers if each.name not in TAKEN_NAMES]
         slots = [_fleet.Slot(each.name, each.spawn, jail, options) for each in servers]
+        refused = tuple(_taken(name) for name in taken)
         try:
             live = _fleet.start_all(slots)
             if not live:
                 raise NoServerStarted(
-                    "no server started" + "".join("\n" + slot.left_out() for slot in slots)
+                    "no server started"
+                    + "".join("\n" + line for line in refused)
+                    + "".join("\n" + slot.left_out() for slot in slots)
                 )
             # Jailed, under /tmp: the jail covers it, so only what it is given to see shows.
             root = tempfile.mkdtemp(prefix="mcp-codemode-", dir="/tmp" if jail_program else None)
@@ -314,7 +361,9 @@ class CodeMode:
             _fleet.retire_all(slots)
             raise
         try:
-            return cls(slots, live, root, jail_program, policy, limits)
+            made = cls(slots, live, root, jail_program, policy, limits, scratch, hidden)
+            made.left_out = refused + made.left_out
+            return made
         except BaseException:
             _fleet.retire_all(slots)
             shutil.rmtree(root, ignore_errors=True)
@@ -337,7 +386,7 @@ class CodeMode:
             _kill_group(child)
         for line in _fleet.retire_all(self._slots):
             LOGGER.warning("%s", line)
-        shutil.rmtree(self._root, ignore_errors=True)
+        _remove(self._root)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -398,7 +447,8 @@ class CodeMode:
         """Run ``program`` (Python source) and return how it ended. Thread-safe.
 
         ``timeout``: this run's wall clock, at most ``Limits.wall_clock``. ``stdin``:
-        a descriptor for the program's stdin (``None``: ``/dev/null``). ``tee``: called
+        a descriptor whose content is the program's stdin, copied into a pipe (the
+        program never holds the descriptor itself; ``None``: EOF at once). ``tee``: called
         with ``("stdout" | "stderr", bytes)`` as the kept output arrives (the command
         streams it). Raises :class:`JailUnavailable` when the jail cannot be had: a
         program is never run unjailed unless ``jail_program=False``.
@@ -410,9 +460,14 @@ class CodeMode:
         wall = self.limits.wall_clock if timeout is None else min(timeout, self.limits.wall_clock)
         run_dir = self._run_dir(book.number, program)
         try:
-            return self._run_in(run_dir, book, wall, stdin, tee)
-        finally:
-            shutil.rmtree(run_dir, ignore_errors=True)
+            result = self._run_in(run_dir, book, wall, stdin, tee)
+        except BaseException:
+            _remove(run_dir)
+            raise
+        left = _remove(run_dir)  # whatever the program left there: its status stands
+        if left is None:
+            return result
+        return dataclasses.replace(result, stderr=result.stderr + "codemode: " + left + "\n")
 
     def _run_dir(self, number: int, program: str) -> str:
         run_dir = os.path.join(self._root, "run-%d" % number)
@@ -428,24 +483,29 @@ class CodeMode:
         (calls_in, calls_out), (answers_in, answers_out) = pipes[0], pipes[1]
         (out_in, out_out), (err_in, err_out) = pipes[2], pipes[3]
         ours = (calls_in, answers_out, out_in, err_in)
+        feed = _feed.Feed(stdin)  # a pipe even for a file: the program never holds ours
         try:
             child = _program.launch(
                 run_dir,
                 self.cap_dir,
                 (calls_out, answers_in),
-                (stdin, out_out, err_out),
+                (feed.program_end, out_out, err_out),
                 jailed=self._jail_program,
-                memory_bytes=self.limits.memory_bytes,
+                limits=self.limits,
+                scratch=self._scratch,
+                hidden=self._hidden,
             )
         except BaseException as e:
             for fd in ours:
                 os.close(fd)
+            feed.stop()
             if isinstance(e, TransportFailed):
                 raise JailUnavailable("the program cannot run jailed: %s" % e) from e
             raise
         finally:
-            for fd in (calls_out, answers_in, out_out, err_out):
+            for fd in (calls_out, answers_in, out_out, err_out, feed.program_end):
                 os.close(fd)
+        feed.start()
         serving = _pipe.Serving(
             calls_in,
             answers_out,
@@ -455,7 +515,10 @@ class CodeMode:
             self.limits.max_output_bytes,
             tee,
         )
-        return self._watch(child, serving, book, wall)
+        try:
+            return self._watch(child, serving, book, wall)
+        finally:
+            feed.stop()
 
     def _watch(
         self,
@@ -611,8 +674,12 @@ def _why(status: int, book: _Run, limits: Limits) -> Optional[str]:
             book.refused_by_limit,
         )
     if status == 128 + signal.SIGKILL:
-        return "the program was killed by SIGKILL (past its memory limit of %d bytes?)" % (
-            limits.memory_bytes
+        if not limits.enforced:
+            return "the program was killed by SIGKILL"
+        return (
+            "the program was killed by SIGKILL: past its memory limit (%d bytes, "
+            "Limits.memory_bytes) or its CPU time (%d s, Limits.cpu_seconds)"
+            % (limits.memory_bytes, limits.cpu_seconds)
         )
     if status > 128:
         return "the program was killed by signal %d" % (status - 128)
@@ -654,6 +721,22 @@ def _exited(pid: int) -> bool:
     except ChildProcessError:
         return True
     return found is not None
+
+
+def _taken(name: str) -> str:
+    return (
+        "server %s left out: its key is a name cap.mcp binds itself (%s); rename it in the "
+        "config" % (name, ", ".join(sorted(TAKEN_NAMES)))
+    )
+
+
+def _remove(path: str) -> Optional[str]:
+    """Remove a run's directory; the one line saying what stayed, logged too."""
+    left = remove_tree(path)
+    if left is not None:
+        LOGGER.warning("cleanup: %s", left)
+        return "cleanup: " + left
+    return None
 
 
 def _kill_group(child: "subprocess.Popen[bytes]") -> None:

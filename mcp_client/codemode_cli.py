@@ -85,6 +85,7 @@ class RunnerOptions:
     server_network: bool
     policy: Policy
     limits: Limits
+    scratch: Optional[str] = None  # --scratch DIR: the programs' cwd on the host
 
 
 def add_runner_arguments(parser: argparse.ArgumentParser) -> None:
@@ -106,8 +107,16 @@ def add_runner_arguments(parser: argparse.ArgumentParser) -> None:
         "--server-write", action="append", default=[], metavar="PATH", help="... and write it"
     )
     jails.add_argument("--server-network", action="store_true", help="jailed servers keep the net")
+    jails.add_argument(
+        "--scratch",
+        metavar="DIR",
+        help="the program's working directory, on the host, bound writable (default: a "
+        "tmpfs of --scratch-bytes inside its jail, gone with it)",
+    )
     _add_policy(parser.add_argument_group("policy (from the tools' annotations: claims)"))
-    _add_limits(parser.add_argument_group("limits"))
+    limits = parser.add_argument_group("limits")
+    _add_limits(limits)
+    _add_no_limits(limits)
 
 
 def _add_policy(group: "argparse._ArgumentGroup") -> None:
@@ -142,6 +151,9 @@ def _add_limits(group: "argparse._ArgumentGroup") -> None:
         ("--max-calls", "max_calls", "tool calls a run may make"),
         ("--max-output", "max_output_bytes", "bytes of stdout, and of stderr, kept"),
         ("--memory", "memory_bytes", "bytes of memory the program's jail may use"),
+        ("--max-tasks", "max_tasks", "processes and threads of the program's jail at once"),
+        ("--scratch-bytes", "scratch_bytes", "bytes of the program's scratch tmpfs"),
+        ("--cpu-seconds", "cpu_seconds", "CPU seconds of each of the program's processes"),
     ):
         value = getattr(default, field)
         group.add_argument(
@@ -152,6 +164,15 @@ def _add_limits(group: "argparse._ArgumentGroup") -> None:
             metavar="N",
             help="%s (%d)" % (what, value),
         )
+
+
+def _add_no_limits(group: "argparse._ArgumentGroup") -> None:
+    group.add_argument(
+        "--no-limits",
+        action="store_true",
+        help="the program's jail without memory, task, scratch and CPU limits (for a machine "
+        "that cannot enforce them: no memory or pids cgroup to be had)",
+    )
 
 
 def _count(text: str) -> int:
@@ -181,7 +202,12 @@ def runner_options(namespace: argparse.Namespace) -> RunnerOptions:
             max_calls=namespace.max_calls,
             max_output_bytes=namespace.max_output_bytes,
             memory_bytes=namespace.memory_bytes,
+            max_tasks=namespace.max_tasks,
+            scratch_bytes=namespace.scratch_bytes,
+            cpu_seconds=namespace.cpu_seconds,
+            enforced=not namespace.no_limits,
         ),
+        scratch=None if namespace.scratch is None else os.path.abspath(namespace.scratch),
     )
 
 
@@ -220,6 +246,8 @@ def open_runner(
         server_readable=options.server_readable,
         server_writable=options.server_writable,
         server_network=options.server_network,
+        scratch=options.scratch,
+        hidden=(options.config,),  # the config's keys and tokens are not the program's
     )
     for line in runner.left_out:
         say(line)

@@ -265,5 +265,6 @@ def _kind(value: JsonValue) -> str:
 
 def _show(text: str) -> str:
     """File text for a one-line message: printable kept, the rest escaped, capped."""
-    shown = "".join(char if char.isprintable() else escape(char) for char in text)
+    # cut before it is read: an escape is never shorter than its character
+    shown = "".join(char if char.isprintable() else escape(char) for char in text[: _SHOWN + 1])
     return truncate(shown, _SHOWN)

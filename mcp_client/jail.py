@@ -14,7 +14,8 @@ The jail, from outside in:
 * **Filesystem**: the host's ``/`` read-only; a new ``/proc``; a minimal
   read-only ``/dev`` with a private ``/dev/shm``; a private, empty ``/tmp``
   (both tmpfs capped at ``memory_bytes`` when it is set, so a tmpfs is no way
-  around it); each ``readable`` path bound read-only over that (for a server
+  around it; ``tmp_bytes`` sizes ``/tmp`` apart, a code-mode program's
+  scratch); each ``readable`` path bound read-only over that (for a server
   whose code lives under ``/tmp``: a CI checkout, a virtualenv made there);
   each ``writable`` path bound read-write; each ``hidden`` path
   covered -- a directory by an empty read-only one, a file by ``/dev/null``
@@ -26,16 +27,26 @@ The jail, from outside in:
 * **Seccomp**: no new user namespaces (``clone``/``unshare`` with
   ``CLONE_NEWUSER``; ``clone3``, whose flags a filter cannot read, answers
   ``ENOSYS`` and C libraries fall back to ``clone``), no ``io_uring`` (it
-  would do socket work behind the filter's back), and unless ``network=True``
-  no ``AF_UNIX`` sockets: a network namespace does not cover Unix sockets
-  bound in the filesystem (``/run/docker.sock``, a D-Bus bus), which would
-  otherwise be a way past the pipes. No keyrings (``keyctl``, ``add_key``,
-  ``request_key``: the harness's session keyring is inherited, and its keys
-  readable), no ``ptrace``, ``process_vm_readv``/``writev`` or
-  ``pidfd_getfd`` (a server could stop or rewrite the init, and outlive the
-  harness), and no ``TIOCSTI``/``TIOCLINUX`` ioctls (a server handed a
-  terminal could make it its own and type into the operator's shell), as
-  Docker's and Flatpak's filters do.
+  would do socket work behind the filter's back). Socket families are an allow
+  list (:data:`SOCKET_FAMILIES`): ``AF_INET`` and ``AF_INET6``, which the
+  network namespace confines to the jail's own loopback; ``AF_UNIX`` only with
+  ``network=True`` (EPERM otherwise), because a network namespace does not
+  cover Unix sockets bound in the filesystem (``/run/docker.sock``, a D-Bus
+  bus), which would otherwise be a way past the pipes; ``socketpair`` only
+  ``AF_UNIX`` (a connected pair reaches nothing but itself: asyncio and
+  libuv's child stdio need it). Every other family is ``EAFNOSUPPORT``, as
+  from a kernel built without it: no namespace covers vsock (the hypervisor's
+  port space, the host's on a VM), packet, alg, bluetooth, tipc, can or xdp.
+  Netlink is refused too: ``npx`` and glibc's ``getaddrinfo`` ask for it and
+  go on without it, and nothing else the tests start asks. i386's
+  ``socketcall`` hides its family in memory, so it is EPERM always (C
+  libraries call ``socket`` directly since Linux 4.3). No keyrings
+  (``keyctl``, ``add_key``, ``request_key``: the harness's session keyring is
+  inherited, and its keys readable), no ``ptrace``,
+  ``process_vm_readv``/``writev`` or ``pidfd_getfd`` (a server could stop or
+  rewrite the init, and outlive the harness), and no ``TIOCSTI``/``TIOCLINUX``
+  ioctls (a server handed a terminal could make it its own and type into the
+  operator's shell), as Docker's and Flatpak's filters do.
 * **Init**: the jail's first process is :mod:`mcp_client.jail_init` (pid 1, run
   by the harness's own interpreter). It makes itself non-dumpable (no process
   of the jail may open its ``/proc/1/mem``), joins the cgroups, sets the
@@ -82,6 +93,7 @@ __all__ = [
     "pids_max",
     "require_host",
     "seccomp_filter",
+    "SOCKET_FAMILIES",
     "unseen",
     "INSTALL_HINT",
     "DIR",
@@ -145,7 +157,7 @@ _RLIMITS: Tuple[Tuple[str, str], ...] = (
     ("max_open_files", "RLIMIT_NOFILE"),
     ("file_size_bytes", "RLIMIT_FSIZE"),
 )
-_LIMIT_FIELDS = tuple(name for name, _ in _RLIMITS) + ("max_processes",)
+_LIMIT_FIELDS = tuple(name for name, _ in _RLIMITS) + ("max_processes", "tmp_bytes")
 #: Processes of the jail's own that the pids cgroup holds besides the server's: the init.
 _INIT_TASKS = 1
 #: Kinds of path a :class:`Host` reports.
@@ -168,6 +180,9 @@ class Jail:
     writable: Tuple[str, ...] = ()
     hidden: Tuple[str, ...] = DEFAULT_HIDDEN
     memory_bytes: Optional[int] = None
+    #: The size of the private ``/tmp`` (a code-mode program's scratch): ``None`` is
+    #: ``memory_bytes``. Its pages are charged to the memory cgroup either way.
+    tmp_bytes: Optional[int] = None
     cpu_seconds: Optional[int] = None
     max_processes: Optional[int] = None
     max_open_files: Optional[int] = None
@@ -279,20 +294,30 @@ def paths_to_probe(jail: Jail, homes: Sequence[str]) -> Tuple[str, ...]:
 
 
 def plan(
-    jail: Jail, spawn: "Spawn", env: Mapping[str, str], host: Host, channels: Channels
+    jail: Jail,
+    spawn: "Spawn",
+    env: Mapping[str, str],
+    host: Host,
+    channels: Channels,
+    inside_cwd: Optional[str] = None,
 ) -> Plan:
     """bwrap's argv and environment for ``spawn`` in ``jail``, and its seccomp program.
 
-    ``env`` is the server's environment as the transport made it. Raises
-    :class:`TransportFailed` naming what is missing when no jail can be had.
+    ``env`` is the server's environment as the transport made it. ``inside_cwd``: a
+    working directory under the jail's private ``/tmp``, made there (``spawn.cwd`` is
+    then ``None``): a code-mode program's scratch, which no host directory backs.
+    Raises :class:`TransportFailed` naming what is missing when no jail can be had.
     """
     bwrap = require_host(host)
     program = seccomp_filter(host.machine, allow_unix=jail.network)
     mounts = _mounts(jail, host)
     _require_visible(mounts, spawn, host)
-    jail_args = _namespaces(jail) + _mount_args(mounts, jail.memory_bytes)
+    tmp_size = jail.memory_bytes if jail.tmp_bytes is None else jail.tmp_bytes
+    jail_args = _namespaces(jail) + _mount_args(mounts, jail.memory_bytes, tmp_size)
     if host.cwd is not None:
         jail_args += ["--chdir", host.cwd]
+    elif inside_cwd is not None:
+        jail_args += _inside(inside_cwd)
     init = [host.python, "-I", "-S", "-B", "-c"]
     argv = (
         [bwrap, "--seccomp", str(channels.seccomp)]
@@ -417,8 +442,18 @@ def unseen(jail: Jail, host: Host, paths: Sequence[str]) -> Tuple[str, ...]:
     return tuple(path for path in paths if not _visible(path, mounts))
 
 
-def _mount_args(mounts: Sequence[Mount], size: Optional[int]) -> List[str]:
+def _inside(cwd: str) -> List[str]:
+    path = posixpath.normpath(cwd)
+    if not _within(path, "/tmp"):
+        raise TransportFailed(
+            "a working directory made inside the jail must be under /tmp: %s" % cwd
+        )
+    return (["--dir", path] if path != "/tmp" else []) + ["--chdir", path]
+
+
+def _mount_args(mounts: Sequence[Mount], size: Optional[int], tmp_size: Optional[int]) -> List[str]:
     sized = [] if size is None else ["--size", str(size)]
+    tmp_sized = [] if tmp_size is None else ["--size", str(tmp_size)]
     args: List[str] = []
     for what, target in mounts:
         if what == "host":
@@ -436,7 +471,7 @@ def _mount_args(mounts: Sequence[Mount], size: Optional[int]) -> List[str]:
             # sys directory is not, though the files in it are.
             args += ["--ro-bind", target, target]
         elif what == "tmpfs":
-            args += sized + ["--tmpfs", target]
+            args += (tmp_sized if target == "/tmp" else sized) + ["--tmpfs", target]
         elif what == "empty-dir":
             args += ["--tmpfs", target]
         elif what == "empty-file":
@@ -479,8 +514,16 @@ def _environment(env: Mapping[str, str], spawn: "Spawn") -> Dict[str, str]:
 # counted from the next instruction. Only what the filter below needs.
 _LD_W_ABS, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
 _RET_ALLOW, _RET_KILL_PROCESS, _RET_ERRNO = 0x7FFF0000, 0x80000000, 0x00050000
-_EPERM, _ENOSYS = 1, 38
+_EPERM, _ENOSYS, _EAFNOSUPPORT = 1, 38, 97
 _AF_UNIX, _CLONE_NEWUSER, _X32_SYSCALL_BIT = 1, 0x10000000, 0x40000000
+#: The socket families a jailed process may open besides AF_UNIX (which only
+#: ``network=True`` allows): AF_INET and AF_INET6, which the network namespace
+#: confines to the jail's own loopback unless ``network=True``. Every other family
+#: is EAFNOSUPPORT: vsock (the hypervisor's port space, shared with the host),
+#: packet, alg (the kernel's crypto), bluetooth, tipc, netlink, can, rds, xdp...
+#: Netlink is left out too: nothing a server here needs asks for it (glibc's
+#: getaddrinfo and Node's interface list go without it), and it speaks to the kernel.
+SOCKET_FAMILIES: Tuple[int, ...] = (2, 10)
 #: ioctl requests refused: push a byte into a terminal's input (TIOCSTI), and the
 #: Linux console's multiplexer, which can paste its selection the same way (TIOCLINUX).
 _TIOCSTI, _TIOCLINUX = 0x5412, 0x541C
@@ -496,6 +539,7 @@ class _Abi:
 
     arch: int
     socket: int
+    socketpair: int
     clone: int
     unshare: int
     ioctl: int
@@ -514,6 +558,7 @@ class _Abi:
 _X86_64 = _Abi(
     arch=0xC000003E,
     socket=41,
+    socketpair=53,
     clone=56,
     unshare=272,
     ioctl=16,
@@ -523,6 +568,7 @@ _X86_64 = _Abi(
 _I386 = _Abi(
     arch=0x40000003,
     socket=359,
+    socketpair=360,
     clone=120,
     unshare=310,
     ioctl=54,
@@ -532,6 +578,7 @@ _I386 = _Abi(
 _AARCH64 = _Abi(
     arch=0xC00000B7,
     socket=198,
+    socketpair=199,
     clone=220,
     unshare=97,
     ioctl=29,
@@ -553,6 +600,8 @@ def seccomp_filter(machine: str, allow_unix: bool) -> bytes:
 
     Any other ABI than the machine's own (and i386 on x86_64) is killed: a
     filter that does not know an ABI's numbers cannot judge its calls.
+    ``socket`` takes the families of :data:`SOCKET_FAMILIES` (``AF_UNIX`` only
+    with ``allow_unix``), ``socketpair`` ``AF_UNIX`` only.
     """
     abis = _ABIS.get(machine.lower())
     if abis is None:
@@ -568,31 +617,44 @@ def seccomp_filter(machine: str, allow_unix: bool) -> bytes:
 
 
 def _abi_rules(abi: _Abi, label: str, allow_unix: bool) -> List[Item]:
-    eperm, enosys, flags, socket, ioctl = (
-        label + name for name in ("eperm", "enosys", "flags", "socket", "ioctl")
+    eperm, enosys, flags, socket, pair, ioctl, allowed, nofamily = (
+        label + name
+        for name in ("eperm", "enosys", "flags", "socket", "pair", "ioctl", "allowed", "nofamily")
     )
     rules: List[Item] = [label, (_LD_W_ABS, 0, 0, _NR)]
     if abi.x32:  # x32 calls are x86_64 numbers with a high bit set: refuse them all
         rules.append((_JGE, enosys, 0, _X32_SYSCALL_BIT))
     rules += [(_JEQ, enosys, 0, nr) for nr in abi.enosys]
     rules += [(_JEQ, eperm, 0, nr) for nr in abi.eperm + (abi.pidfd_getfd,)]
-    if not allow_unix:
-        if abi.socketcall is not None:
-            rules.append((_JEQ, eperm, 0, abi.socketcall))
-        rules.append((_JEQ, socket, 0, abi.socket))
+    if abi.socketcall is not None:  # its family is in memory: no allow list could read it
+        rules.append((_JEQ, eperm, 0, abi.socketcall))
     rules += [
+        (_JEQ, socket, 0, abi.socket),
+        (_JEQ, pair, 0, abi.socketpair),
         (_JEQ, flags, 0, abi.clone),
         (_JEQ, flags, 0, abi.unshare),
         (_JEQ, ioctl, 0, abi.ioctl),
         (_RET, 0, 0, _RET_ALLOW),
     ]
-    if not allow_unix:  # socket(domain, ...): refuse domain AF_UNIX
-        rules += [
-            socket,
-            (_LD_W_ABS, 0, 0, _ARG0),
-            (_JEQ, eperm, 0, _AF_UNIX),
-            (_RET, 0, 0, _RET_ALLOW),
-        ]
+    # socketpair(domain, ...): a connected pair reaches nothing but itself; AF_UNIX only
+    # (Python's asyncio and libuv's child stdio make them with no network at all).
+    rules += [
+        pair,
+        (_LD_W_ABS, 0, 0, _ARG0),
+        (_JEQ, 0, nofamily, _AF_UNIX),
+        (_RET, 0, 0, _RET_ALLOW),
+    ]
+    # socket(domain, ...): the allow list. AF_UNIX without allow_unix is EPERM (a policy,
+    # as before), any family not on the list EAFNOSUPPORT (as a kernel without it says).
+    rules += [socket, (_LD_W_ABS, 0, 0, _ARG0)]
+    rules += [(_JEQ, allowed, 0, family) for family in SOCKET_FAMILIES]
+    rules += [
+        (_JEQ, allowed if allow_unix else eperm, 0, _AF_UNIX),
+        nofamily,
+        (_RET, 0, 0, _RET_ERRNO | _EAFNOSUPPORT),
+        allowed,
+        (_RET, 0, 0, _RET_ALLOW),
+    ]
     # ioctl(fd, request, ...): refuse the requests that type into a terminal
     rules += [
         ioctl,

@@ -95,6 +95,7 @@ def spawn_command(
     stdin: Any = None,
     stdout: Any = None,
     stderr: Any = None,
+    inside_cwd: Optional[str] = None,
 ) -> "subprocess.Popen[bytes]":
     """Run any command in ``jail`` with stdio of its own and extra descriptors.
 
@@ -104,8 +105,13 @@ def spawn_command(
     call pipes). The handle is bwrap's ``Popen``, in a session and process group
     of its own: ``os.killpg(handle.pid, SIGKILL)`` ends the whole jail, and so
     does the harness's death, even by SIGKILL (the lifeline). Its ``returncode``
-    is the command's, ``128 + N`` for a signal. Raises :class:`TransportFailed`
-    as :func:`popen` does.
+    is the command's, ``128 + N`` for a signal. ``inside_cwd`` (instead of ``cwd``):
+    a working directory under the jail's private ``/tmp`` (``Jail.tmp_bytes`` of
+    tmpfs, charged to ``memory_bytes``, gone with the jail). The jail's limits --
+    ``memory_bytes``, ``max_processes`` (a pids cgroup), ``tmp_bytes``,
+    ``cpu_seconds`` -- hold for the command as for a server. Raises
+    :class:`TransportFailed` as :func:`popen` does, naming what this machine lacks
+    for a limit it cannot enforce.
     """
     from .transport import Spawn  # here: transport imports jailer on first use, not at load
 
@@ -116,6 +122,7 @@ def spawn_command(
         spawn,
         env,
         lambda the_plan, fds: _popen(the_plan, spawn, fds + tuple(pass_fds), stdio),
+        inside_cwd,
     )
 
 
@@ -124,6 +131,7 @@ def _jailed(
     spawn: "Spawn",
     env: Mapping[str, str],
     start: Callable[[Plan, Tuple[int, ...]], "subprocess.Popen[bytes]"],
+    inside_cwd: Optional[str] = None,
 ) -> "subprocess.Popen[bytes]":
     """The one way into a jail: look, plan, ``start(plan, the jail's fds)``, await, watch.
 
@@ -134,7 +142,7 @@ def _jailed(
     cgroups = jail_cgroups(jail)
     ends = _Ends()
     try:
-        the_plan = plan(jail, spawn, env, host, ends.open(cgroups))
+        the_plan = plan(jail, spawn, env, host, ends.open(cgroups), inside_cwd)
         ends.feed_seccomp(the_plan.seccomp)
         child = start(the_plan, tuple(ends.theirs()))
         ends.close_theirs()

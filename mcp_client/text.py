@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Optional
 
-__all__ = ["sanitize", "truncate", "escape", "inert", "escape_code_point"]
+__all__ = ["sanitize", "scan_window", "truncate", "escape", "inert", "escape_code_point"]
 
 # Direction-changing codepoints (Unicode TR9; "Trojan Source", CVE-2021-42574),
 # listed by codepoint so that their removal does not depend on the Unicode
@@ -30,6 +31,8 @@ _REMOVED_CATEGORIES = frozenset(["Cc", "Cf", "Cs", "Zl", "Zp"])
 # Everything but printable ASCII goes through a per-character function; plain
 # text costs a C-speed scan only.
 _NOT_PRINTABLE_ASCII = re.compile(r"[^\x20-\x7e]")
+#: sanitize reads at most this many characters a character shown, and this many more.
+_SCAN_PER_CHAR, _SCAN_SLACK = 4, 256
 
 
 def sanitize(text: str, limit: int) -> str:
@@ -38,9 +41,25 @@ def sanitize(text: str, limit: int) -> str:
     A removed character that is whitespace (``\\n``, ``\\t``, U+2028...) turns
     into a space so that words stay apart; any other is dropped. Runs of
     whitespace then become one space and the ends are stripped.
+
+    Only the first ``4 * limit + 256`` characters are read (:func:`scan_window`):
+    a description of 200k control characters costs what a short one does. A text
+    cut there ends in ``...``, as one cut at ``limit`` does.
     """
-    cleaned = _NOT_PRINTABLE_ASCII.sub(_clean_char, text)
-    return truncate(" ".join(cleaned.split()), limit).rstrip()  # a cut may end in a space
+    window = scan_window(limit)
+    cut = len(text) > window
+    cleaned = _NOT_PRINTABLE_ASCII.sub(_clean_char, text[:window] if cut else text)
+    words = " ".join(cleaned.split())
+    if cut:  # the reader must see that the text went on, even when what was read fits
+        words = (words + " ...").lstrip()
+    return truncate(words, limit).rstrip()  # a cut may end in a space
+
+
+def scan_window(limit: int) -> int:
+    """How much of a text :func:`sanitize` reads for ``limit`` characters shown: whitespace
+    collapses and controls vanish, so a window of the limit alone could lose ordinary
+    words; four times it keeps every text that is mostly text."""
+    return max(limit, 0) * _SCAN_PER_CHAR + _SCAN_SLACK
 
 
 def _clean_char(match: "re.Match[str]") -> str:
@@ -84,13 +103,18 @@ def _escape_char(match: "re.Match[str]") -> str:
     return escape_code_point(code)
 
 
-def inert(text: str, keep: str = "") -> str:
+def inert(text: str, keep: str = "", limit: Optional[int] = None) -> str:
     """``text`` with every character that is neither printable nor in ``keep``
     (an escape, a newline, a bidi override) spelt ``\\xNN``/``\\uNNNN``/``\\UNNNNNNNN``.
 
     Not reversible (a backslash stays one), which is right for a reader's eyes:
     the CLI keeps ``"\\n\\t"`` of a tool's text, replay quotes a log with nothing kept.
+    With ``limit``, the result is :func:`truncate`'d to it, and only ``limit + 1``
+    characters are read (a spelt character is never shorter than itself, so that is
+    the same text as cutting the whole).
     """
+    if limit is not None:
+        return truncate(inert(text[: max(limit, 0) + 1], keep), limit)
     if not keep:
         return _NOT_PRINTABLE_ASCII.sub(_inert_char, text)
     return _NOT_PRINTABLE_ASCII.sub(lambda match: _inert_char(match, keep), text)

@@ -391,14 +391,25 @@ class ProcessTransport(Transport):
     gets a pipe, and the reader copies what comes out into the file. Holding
     the file, it could read the harness's log back through ``/proc/self/fd/2``
     and ``ftruncate`` it.
+
+    ``lifeline=True`` (unjailed; a jail has its own): the server is started through
+    :mod:`mcp_client.lifeline`, whose watchdog in the server's process group
+    SIGKILLs the group when the harness dies, even by SIGKILL. The child is still
+    the server itself (the script execs it), so the evidence is unchanged.
     """
 
     def __init__(
-        self, spawn: Spawn, stderr: StderrTarget = None, jail: Optional[Jail] = None
+        self,
+        spawn: Spawn,
+        stderr: StderrTarget = None,
+        jail: Optional[Jail] = None,
+        lifeline: bool = False,
     ) -> None:
         self.spawn = spawn
         self._stderr = stderr
         self.jail = jail
+        self.lifeline = lifeline
+        self._lifeline_fd: Optional[int] = None
 
     def describe(self) -> str:
         return " ".join(self.spawn.argv())
@@ -411,7 +422,8 @@ class ProcessTransport(Transport):
             route.abandon()
             raise
         route.started()
-        return ProcessConnection(popen, route.read_fd, route.sink)
+        held, self._lifeline_fd = self._lifeline_fd, None
+        return ProcessConnection(popen, route.read_fd, route.sink, held)
 
     def _route_stderr(self) -> "_StderrRoute":
         target = self._stderr
@@ -433,6 +445,13 @@ class ProcessTransport(Transport):
             from . import jailer  # on first use: an unjailed client never imports it
 
             return jailer.popen(self.jail, self.spawn, child_environment(self.spawn), stderr)
+        if self.lifeline:
+            from . import _supervised  # on first use, like the jail
+
+            child, self._lifeline_fd = _supervised.popen(
+                self.spawn.argv(), child_environment(self.spawn), self.spawn.cwd, stderr
+            )
+            return child
         try:
             return subprocess.Popen(
                 list(self.spawn.argv()),
@@ -563,9 +582,13 @@ class ProcessConnection(Connection):
         popen: "subprocess.Popen[bytes]",
         stderr_fd: Optional[int] = None,
         stderr_sink: Optional[int] = None,
+        lifeline: Optional[int] = None,
     ) -> None:
         assert popen.stdin is not None and popen.stdout is not None
         self._popen = popen
+        #: The write end of the server's lifeline (``ProcessTransport(lifeline=True)``):
+        #: closed once the server is reaped, or at the latest with its stderr.
+        self._lifeline = lifeline
         self._signal_lock = threading.Lock()
         self.read_fd = popen.stdout.fileno()
         os.set_blocking(self.read_fd, False)
@@ -613,11 +636,17 @@ class ProcessConnection(Connection):
             self._await_exit(deadline)
             with self._signal_lock:
                 if self._unreaped():
-                    _kill_group(pid)
+                    _kill_group(pid)  # the lifeline's watchdog too, before its EOF
                 returncode = self._popen.wait()
         except OSError as e:
             raise RetirementUnconfirmed("reaping pid %d failed: %s" % (pid, e)) from e
+        self._release_lifeline()
         return Exited(returncode)
+
+    def _release_lifeline(self) -> None:
+        fd, self._lifeline = self._lifeline, None
+        if fd is not None:
+            os.close(fd)
 
     def _unreaped(self) -> bool:
         """Whether the child's pid is still ours to signal: running, or a zombie
@@ -670,6 +699,7 @@ class ProcessConnection(Connection):
             if fd is not None:
                 os.close(fd)
         self.stderr_fd = self.stderr_sink = None
+        self._release_lifeline()  # unreaped (a retirement that failed): the watchdog ends it
 
 
 def _kill_group(pid: int) -> None:

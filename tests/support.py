@@ -34,6 +34,7 @@ SCRIPTS = (
     "codemode_tools",
     "codemode_hostile",
     "jail_harness",
+    "lifeline_harness",
 )
 
 OPTIONS = Options(handshake_timeout=LONG, request_timeout=LONG, retire_timeout=LONG)

@@ -15,11 +15,13 @@ import unicodedata
 import unittest
 from pathlib import Path
 from typing import Any, Dict, List, Optional
+from unittest import mock
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from mcp_client import codegen
+from mcp_client import text as text_module
 from mcp_client.codegen import (
     MAX_DESCRIPTION_CHARS,
     MAX_NOTE_CHARS,
@@ -46,6 +48,7 @@ from mcp_client.errors import (
     TooManyTools,
 )
 from mcp_client.protocol import CallToolResult, Text, ToolDescriptor, decode_call_tool
+from mcp_client.text import inert, scan_window
 
 FAKECAP = str(Path(__file__).with_name("fakecap"))
 if FAKECAP not in sys.path:
@@ -794,7 +797,27 @@ class Sanitize(unittest.TestCase):
         self.assertEqual(sanitize("  a \t\n  b\u3000c  ", 400), "a b c")
 
     def test_limit_applies_after_cleaning(self) -> None:
-        self.assertEqual(sanitize("\x00" * 500 + "abcdef", 5), "ab...")
+        self.assertEqual(sanitize("\x00" * 200 + "abcdef", 5), "ab...")
+
+    def test_only_the_window_is_read_and_a_cut_says_so(self) -> None:
+        # Issue 25: 200k control characters once cost a scan of all of them, per site.
+        # The window is 4 * limit + 256: what lies past it is never looked at.
+        window = scan_window(5)
+        self.assertEqual(window, 276)
+        self.assertEqual(sanitize("\x00" * window + "abcdef", 5), "...")
+        self.assertEqual(sanitize("word " + "\x01" * 10**6, 400), "word ...")
+        self.assertEqual(sanitize("x" * window, 400), "x" * window)  # not cut: all read
+        seen: List[str] = []
+        real = text_module._clean_char
+        counted = lambda m: seen.append(m.group()) or real(m)  # noqa: E731
+        with mock.patch.object(text_module, "_clean_char", counted):
+            self.assertEqual(sanitize("\x01" * 200_000, 120), "...")
+        self.assertEqual(len(seen), scan_window(120), "every character past the window unread")
+
+    def test_inert_with_a_limit_reads_one_more_than_it_shows(self) -> None:
+        for text_in in ("abc", "\x1b[31m" * 50, "é" * 10, "a\nb" * 40):
+            for limit in (0, 2, 3, 10, 200):
+                self.assertEqual(inert(text_in, "\n", limit), truncate(inert(text_in, "\n"), limit))
 
     @settings(max_examples=300, deadline=None)
     @given(st.text(st.characters(blacklist_categories=())), st.integers(0, 50))

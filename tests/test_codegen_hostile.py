@@ -14,26 +14,31 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import re
 import sys
 import typing
 import unittest
 from pathlib import Path
 from typing import Any, Dict, List, Sequence
+from unittest import mock
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcp_client import codegen
+from mcp_client import text as text_module
 from mcp_client.codegen import (
     MAX_DESCRIPTION_CHARS,
     MAX_DOC_BYTES,
+    MAX_DOC_DESCRIPTION_CHARS,
     Generated,
     generate,
 )
 from mcp_client.errors import ToolNameCollision
 from mcp_client.name import first_collision, sha256_digest
-from mcp_client.protocol import ToolDescriptor
+from mcp_client.protocol import ToolDescriptor, decode_tools_page
 from mcp_client.schema import MAX_OUTPUT_LOOK
+from mcp_client.text import scan_window
 
 FAKECAP = str(Path(__file__).with_name("fakecap"))
 if FAKECAP not in sys.path:
@@ -41,6 +46,8 @@ if FAKECAP not in sys.path:
 
 from cap.mcp import load_generated  # noqa: E402
 from codegen_checks import assert_caged, assert_sends_wire_names  # noqa: E402
+
+from servers import scripted  # noqa: E402
 
 BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 
@@ -642,3 +649,30 @@ class CageProperty(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ListingCost(unittest.TestCase):
+    """Issue 25: what a listing may cost is bounded, counted in characters sanitized."""
+
+    def test_a_200k_description_behind_255_refs_is_read_once_and_only_its_window(self) -> None:
+        raw = json.dumps({"tools": scripted.costly_tools()})
+        self.assertGreater(len(raw), 3_500_000)
+        tools = decode_tools_page(json.loads(raw)).tools
+        # Before: every site sanitized the whole text, 765 times 200k characters (203 s
+        # here). Now at most a window per distinct text: refuse the work past a bound.
+        bound = 20 * scan_window(MAX_DOC_DESCRIPTION_CHARS)
+        seen = [0]
+        real = text_module._clean_char
+
+        def counted(match: "re.Match[str]") -> str:
+            seen[0] += 1
+            if seen[0] > bound:
+                raise AssertionError("sanitize read past %d characters" % bound)
+            return real(match)
+
+        codegen._sanitized_note.cache_clear()
+        with mock.patch.object(text_module, "_clean_char", counted):
+            generated = codegen.generate("costly", tools)
+        self.assertEqual(len(generated.tools), 3)
+        self.assertLess(seen[0], bound)
+        self.assertGreater(seen[0], 0, "the description was shown, cut")

@@ -301,20 +301,53 @@ class Seam(CodeModeCase):
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual(done.stdout, "refused: not a call of a generated function\n" * 3 + "UTC\n")
 
-    def test_a_call_over_the_line_cap_ends_the_serving(self) -> None:
+    def test_a_call_over_the_line_cap_is_call_failed_and_the_next_call_works(self) -> None:
+        # Issue 25 item 10: a 17 MiB argument was BrokenPipeError, then every call after.
         program = self.program("""
             from cap.internal import mcp
-            try:
-                mcp.invoke("time", "get_current_time", {"timezone": "x" * (17 << 20)})
-            except (mcp.CallFailed, BrokenPipeError) as e:
-                print("cut off:", type(e).__name__)
+            for _ in range(2):
+                try:
+                    mcp.invoke("time", "get_current_time", {"timezone": "x" * (17 << 20)})
+                except mcp.CallFailed as e:
+                    print("refused:", str(e).split(";")[0].split(": ", 1)[1])
+            print(mcp.invoke("time", "get_current_time", {"timezone": "UTC"})["timezone"])
         """)
         done = self.run_runner({"time": TIME}, program)
         self.assertEqual(done.returncode, 0, done.stderr)
-        self.assertRegex(done.stdout, r"^cut off: (CallFailed|BrokenPipeError)\n$")
+        refused = "refused: the call is 17825869 bytes, over the 16777216 a call may take\n"
+        self.assertEqual(done.stdout, refused * 2 + "UTC\n")
+
+    def test_a_forged_line_over_the_cap_ends_the_serving_and_calls_fail_after(self) -> None:
+        # Written past invoke, straight to the pipe: the runner's own bound, then every
+        # call is CallFailed saying why, never BrokenPipeError.
+        program = self.program("""
+            import os
+            from cap.internal import mcp
+            out, _ = mcp._open()
+            try:
+                out.write(b"x" * (17 << 20) + b"\\n")
+                out.flush()
+            except BrokenPipeError:
+                pass
+            for _ in range(2):
+                try:
+                    mcp.invoke("time", "get_current_time", {"timezone": "UTC"})
+                except mcp.CallFailed as e:
+                    print("failed:", str(e).split(" (")[0].split(":")[0])
+        """)
+        done = self.run_runner({"time": TIME}, program)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertRegex(done.stdout, r"^(failed: the runner (is gone|closed the pipe)\n){2}$")
         self.assertIn(
             "the program sent a call over 16777216 bytes; no more are served", done.stderr
         )
+
+    def test_runtime_bound_is_the_wires(self) -> None:
+        from mcp_client._program import RUNTIME
+        from mcp_client.stdio import MAX_LINE_BYTES
+
+        self.assertIn("MAX_CALL_BYTES = 16 * 1024 * 1024\n", RUNTIME)
+        self.assertEqual(16 * 1024 * 1024, MAX_LINE_BYTES)
 
 
 class Endings(CodeModeCase):
@@ -376,11 +409,12 @@ class Endings(CodeModeCase):
             if int(fields[1]) == runner.pid and command_of(pid).startswith("bwrap")
         }
         self.assertEqual(len(jails), 1, "the program's bwrap")
-        # A SIGKILLed runner cannot remove its directory: bwrap runs in its run's scratch,
-        # inside it (root/run-N/scratch).
-        scratch = os.readlink("/proc/%d/cwd" % next(iter(jails)))
-        self.assertEqual(os.path.basename(scratch), "scratch")
-        self.addCleanup(shutil.rmtree, os.path.dirname(os.path.dirname(scratch)), True)
+        # A SIGKILLed runner cannot remove its directory (root/lib is bound into the jail;
+        # the scratch is a tmpfs of the jail's own, which goes with it).
+        argv = open("/proc/%d/cmdline" % next(iter(jails)), "rb").read().split(b"\0")
+        lib = next(arg.decode() for arg in argv if arg.endswith(b"/lib"))
+        self.assertIn("/mcp-codemode-", lib)
+        self.addCleanup(shutil.rmtree, os.path.dirname(lib), True)
         runner.kill()
         runner.communicate(timeout=RUN_TIMEOUT)
         # The jail's lifeline broke with the runner: the init, the program and bwrap end.
@@ -759,6 +793,50 @@ class SpawnCommand(unittest.TestCase):
         )
         out, _ = child.communicate(timeout=LONG)
         self.assertEqual((child.returncode, out), (0, b"%d\n" % errno.EAGAIN))
+
+    def test_a_scratch_inside_the_jail_is_bounded_and_gone_with_it(self) -> None:
+        # Issue 25 item 5 (the jail side): 64 MiB written to a 16 MiB scratch stop at
+        # ENOSPC; no host directory backs it, and nothing of it is left afterwards.
+        script = (
+            "import os, errno\n"
+            "print(os.getcwd())\n"
+            "open('mark', 'w').write('x')\n"
+            "try:\n"
+            "    with open('big', 'wb') as out:\n"
+            "        for _ in range(64):\n"
+            "            out.write(b'x' * (1 << 20)); out.flush()\n"
+            "except OSError as e:\n"
+            "    print(errno.errorcode[e.errno], os.path.getsize('big') // (1 << 20))\n"
+        )
+        child = jailer.spawn_command(
+            jail_for_tests(tmp_bytes=16 << 20, memory_bytes=256 << 20),
+            [sys.executable, "-c", script],
+            {"PATH": os.environ["PATH"]},
+            stdout=subprocess.PIPE,
+            inside_cwd="/tmp/scratch",
+        )
+        out, _ = child.communicate(timeout=LONG)
+        lines = out.decode().splitlines()
+        self.assertEqual(child.returncode, 0, out)
+        self.assertEqual(lines[0], "/tmp/scratch")
+        self.assertEqual(lines[1].split()[0], "ENOSPC")
+        self.assertLessEqual(int(lines[1].split()[1]), 16)
+        self.assertFalse(os.path.exists("/tmp/scratch/mark"), "a host directory backed it")
+
+    def test_cpu_seconds_end_a_spinner(self) -> None:
+        child = jailer.spawn_command(
+            jail_for_tests(cpu_seconds=1),
+            [sys.executable, "-c", "while True: pass"],
+            {"PATH": os.environ["PATH"]},
+        )
+        # soft and hard limit are one: the hard limit's SIGKILL, as for a server
+        self.assertEqual(child.wait(timeout=LONG * 4), 128 + signal.SIGKILL)
+
+    def test_a_working_directory_made_inside_must_be_under_tmp(self) -> None:
+        with self.assertRaisesRegex(TransportFailed, "must be under /tmp"):
+            jailer.spawn_command(
+                jail_for_tests(), [sys.executable, "-c", "pass"], {}, inside_cwd="/etc/x"
+            )
 
     def test_a_missing_command_is_transport_failed(self) -> None:
         with self.assertRaisesRegex(TransportFailed, "cannot start /no/such/program in the jail"):

@@ -383,9 +383,9 @@ class TheInit(unittest.TestCase):
 # ----------------------------------------------------------------------------- seccomp
 
 ALLOW, KILL = 0x7FFF0000, 0x80000000
-EPERM, ENOSYS = 0x00050000 | 1, 0x00050000 | 38
+EPERM, ENOSYS, EAFNOSUPPORT = 0x00050000 | 1, 0x00050000 | 38, 0x00050000 | 97
 X86_64, I386, AARCH64, ARM = 0xC000003E, 0x40000003, 0xC00000B7, 0x40000028
-AF_UNIX, AF_INET, CLONE_NEWUSER, SIGCHLD = 1, 2, 0x10000000, 17
+AF_UNIX, AF_INET, AF_INET6, CLONE_NEWUSER, SIGCHLD = 1, 2, 10, 0x10000000, 17
 TCGETS, TIOCSCTTY, TIOCSTI, TIOCLINUX = 0x5401, 0x540E, 0x5412, 0x541C
 
 
@@ -488,13 +488,45 @@ class Seccomp(unittest.TestCase):
                     "the descriptor is not the request",
                 )
 
+    def test_socket_families_are_an_allow_list_on_every_abi(self) -> None:
+        # vsock (40) reaches the hypervisor's port space, packet (17) the wire, alg (38)
+        # the kernel's crypto, bluetooth (31), tipc (30), netlink (16), can (29), xdp (44)
+        refused = (0, 3, 4, 5, 16, 17, 29, 30, 31, 38, 40, 44, 45, 46, 0xFFFFFFFF)
+        calls = {X86_64: (41, 53), I386: (359, 360), AARCH64: (198, 199)}
+        for allow_unix in (False, True):
+            for machine, abis in (("x86_64", (X86_64, I386)), ("aarch64", (AARCH64,))):
+                program = seccomp_filter(machine, allow_unix)
+                for arch in abis:
+                    sock, pair = calls[arch]
+                    for family in refused:
+                        self.assertEqual(
+                            run_filter(program, arch, sock, family), EAFNOSUPPORT, (arch, family)
+                        )
+                        self.assertEqual(
+                            run_filter(program, arch, pair, family), EAFNOSUPPORT, (arch, family)
+                        )
+                    for family in (AF_INET, AF_INET6):
+                        self.assertEqual(run_filter(program, arch, sock, family), ALLOW)
+                        self.assertEqual(run_filter(program, arch, pair, family), EAFNOSUPPORT)
+                    self.assertEqual(
+                        run_filter(program, arch, sock, AF_UNIX), ALLOW if allow_unix else EPERM
+                    )
+                    self.assertEqual(run_filter(program, arch, pair, AF_UNIX), ALLOW)
+
+    def test_a_family_is_read_from_its_low_word(self) -> None:
+        # the kernel takes an int: a high word cannot turn vsock into AF_INET or back
+        program = seccomp_filter("x86_64", allow_unix=False)
+        self.assertEqual(run_filter(program, X86_64, 41, 40 | 1 << 32), EAFNOSUPPORT)
+        self.assertEqual(run_filter(program, X86_64, 41, AF_INET | 1 << 32), ALLOW)
+
     def test_an_unknown_abi_is_killed(self) -> None:
         self.assertEqual(run_filter(seccomp_filter("x86_64", False), AARCH64, 0), KILL)
 
     def test_network_true_allows_unix_sockets_but_nothing_else_changes(self) -> None:
         program = seccomp_filter("x86_64", allow_unix=True)
         self.assertEqual(run_filter(program, X86_64, 41, AF_UNIX), ALLOW)
-        self.assertEqual(run_filter(program, I386, 102, 1), ALLOW)
+        # socketcall hides its family in memory: refused whatever the network
+        self.assertEqual(run_filter(program, I386, 102, 1), EPERM)
         self.assertEqual(run_filter(program, X86_64, 272, CLONE_NEWUSER), EPERM)
         self.assertEqual(run_filter(program, X86_64, 435, 0), ENOSYS)
         self.assertIn(struct.pack("<HBBI", 0x06, 0, 0, ALLOW), program)

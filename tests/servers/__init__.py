@@ -38,6 +38,7 @@ server does; what the client is expected to do):
 ``never_read`` -- answers initialize, then never reads stdin again (sleeps 300 s); client: a multi-megabyte call's write blocks on the full pipe and still times out at its deadline.
 ``loop_cursor`` -- every tools/list page is one tool and ``nextCursor: "same-cursor"``; client: TooManyPages after max_tool_pages.
 ``slow [SECONDS]`` -- answers each tools/call (echo) after ``arguments["delay"]`` seconds if given, else SECONDS (default 1.0), one timer thread per call; client: fast and slow calls settle independently.
+``costly_listing`` -- tools/list is issue 25's hostile listing (``costly_tools``: three tools, 3.6 MB, one ``$defs`` key description of 200k control characters referenced 255 times a tool); otherwise ``good``; client: generating its module reads a bounded window of that text, once, not 765 times whole.
 ``server_requests`` -- on tools/call first sends the client ``ping`` (int id) and ``sampling/createMessage`` (string id), waits for both answers, and reports them as text ``{"ping": ..., "sampling/createMessage": ...}`` (answers without jsonrpc/id); client: ``{"result": {}}`` and an error with code -32601.
 ``lying_tools`` -- tools/list returns ``echo`` and an entry ``liar`` without inputSchema; client: the whole listing fails (ResultMalformed naming ``tools[1]``).
 ``stderr_noise [BYTES]`` -- writes about BYTES (default 1 MiB) of banner text to stderr before reading, and a stderr line per request; otherwise ``good``; client: unaffected.

@@ -104,6 +104,15 @@ def unix(args: Message) -> Result:
     return {"ok": True}
 
 
+def family(args: Message) -> Result:
+    """socket(family, kind) and, with "pair", socketpair: whether the kernel gave one."""
+    make = socket.socketpair if args.get("pair") else socket.socket
+    made = make(args["family"], args.get("kind", socket.SOCK_STREAM))
+    for sock in made if isinstance(made, tuple) else (made,):
+        sock.close()
+    return {"ok": True}
+
+
 def userns(args: Message) -> Result:
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.unshare(CLONE_NEWUSER) != 0:
@@ -308,6 +317,7 @@ TOOLS: Dict[str, Callable[[Message], Result]] = {
     "write": write,
     "tcp": tcp,
     "unix": unix,
+    "family": family,
     "userns": userns,
     "thread": thread,
     "status": status,

@@ -444,6 +444,30 @@ def loop_cursor(argv: List[str]) -> None:
     server.run()
 
 
+def costly_tools() -> List[Message]:
+    """Issue 25's hostile listing: three tools, 3.6 MB, each with one ``$defs`` entry
+    whose key's description is 200k control characters, referenced 255 times."""
+    described = {"type": "string", "description": "\x01" * 200_000}
+    shared = {"type": "object", "properties": {"x": described}}
+    return [
+        {
+            "name": "costly%d" % n,
+            "inputSchema": {
+                "type": "object",
+                "$defs": {"Shared": shared},
+                "properties": {"p%d" % i: {"$ref": "#/$defs/Shared"} for i in range(255)},
+            },
+        }
+        for n in range(3)
+    ]
+
+
+def costly_listing(argv: List[str]) -> None:
+    server = Server()
+    server.handlers["tools/list"] = lambda request: respond(request, {"tools": costly_tools()})
+    server.run()
+
+
 def slow(argv: List[str]) -> None:
     default_delay = float(argv[0]) if argv else 1.0
 
@@ -622,6 +646,7 @@ BEHAVIOURS: Dict[str, Callable[[List[str]], None]] = {
     "never_read": never_read,
     "loop_cursor": loop_cursor,
     "slow": slow,
+    "costly_listing": costly_listing,
     "server_requests": server_requests,
     "lying_tools": lying_tools,
     "stderr_noise": stderr_noise,
