@@ -4,6 +4,11 @@ Pure: it reads the ``Generated`` modules and nothing else. A query's words are
 matched, case-insensitively, in a tool's function and wire names (worth most), its
 server's key, and its doc (the description, parameters and claims); a tool's score
 is the sum, and ties go by name so that the order is the same every time.
+
+What a query or a name may cost is bounded before anything scans it (a host's line
+may hold 16 MiB): a query's first :data:`MAX_QUERY_CHARS` characters, its first
+:data:`MAX_QUERY_WORDS` distinct words; a name past :data:`MAX_NAME_CHARS` names no
+tool, gets no closest names, and is echoed cut.
 """
 
 from __future__ import annotations
@@ -19,6 +24,11 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only
 IN_NAME, IN_SERVER, IN_DOC = 3, 2, 1
 #: How many of the closest names an unknown name is answered with.
 CLOSEST = 5
+#: The characters of a query read, and the distinct words of it scored.
+MAX_QUERY_CHARS, MAX_QUERY_WORDS = 4096, 32
+#: The longest name looked up (a config key and a function are far shorter), and the
+#: characters of an unknown one said back.
+MAX_NAME_CHARS, SHOWN_NAME_CHARS = 1000, 100
 
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -42,6 +52,18 @@ def words(text: str) -> List[str]:
     return _WORD.findall(text.lower())
 
 
+def query_words(query: str) -> List[str]:
+    """The words a query is scored by: distinct, in order, bounded (see the docstring)."""
+    return list(dict.fromkeys(words(query[:MAX_QUERY_CHARS])))[:MAX_QUERY_WORDS]
+
+
+def shown_name(name: str) -> str:
+    """``name`` as an answer repeats it: cut past :data:`SHOWN_NAME_CHARS`."""
+    if len(name) <= SHOWN_NAME_CHARS:
+        return name
+    return "%s... (%d characters)" % (name[:SHOWN_NAME_CHARS], len(name))
+
+
 def score(entry: Entry, query: Sequence[str]) -> int:
     names = set(words(entry.tool.function) + words(entry.tool.wire_name))
     server = set(words(entry.server))
@@ -60,7 +82,7 @@ def _part_of(word: str, names: Set[str]) -> bool:
 
 def ranked(all_entries: Sequence[Entry], query: str) -> List[Entry]:
     """The entries that match ``query``, best first; every entry for an empty query."""
-    wanted = words(query)
+    wanted = query_words(query)
     if not wanted:
         return sorted(all_entries, key=lambda entry: entry.name)
     scored = [(score(entry, wanted), entry) for entry in all_entries]
@@ -73,6 +95,8 @@ def _order(item: Tuple[int, Entry]) -> Tuple[int, str]:
 
 def find(all_entries: Sequence[Entry], name: str) -> Optional[Entry]:
     """The entry named ``server.function`` (or ``server.wire_name``), if any."""
+    if len(name) > MAX_NAME_CHARS:
+        return None
     for entry in all_entries:
         if name in (entry.name, "%s.%s" % (entry.server, entry.tool.wire_name)):
             return entry
@@ -98,7 +122,7 @@ def described(entry: Entry) -> str:
 
 
 def unknown(all_entries: Sequence[Entry], name: str) -> str:
-    close = closest(all_entries, name)
+    close = closest(all_entries, name) if len(name) <= MAX_NAME_CHARS else []
     if not close:
-        return "no tool %s; search for one by what it does" % name
-    return "no tool %s; the closest: %s" % (name, ", ".join(close))
+        return "no tool %s; search for one by what it does" % shown_name(name)
+    return "no tool %s; the closest: %s" % (shown_name(name), ", ".join(close))

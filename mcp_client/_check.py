@@ -1,10 +1,19 @@
 """Code mode's check of a program before it runs: ``compile()``, then ``mypy --strict``.
 
-``compile()`` always runs. Where mypy is importable (the optional ``check`` extra;
-the runtime stays standard library only), ``mypy --strict`` checks the program
-against the written ``cap`` package, in a child of its own session, within
-:data:`MYPY_TIMEOUT` seconds (past it, the child's group is killed and the check
-says so). Each message is ``line N: <compile's or mypy's own words>``.
+``compile()`` always runs, in a child Python of its own (``-I -S``: no site, no
+user path) whose address space is capped (:data:`COMPILE_MEMORY`) before it reads
+the program, within :data:`COMPILE_TIMEOUT` seconds: a 1 MiB program can make
+``compile()`` take half a gigabyte and seconds of the GIL, which the runner (and
+every run ``serve`` holds) must not pay. Where mypy is importable (the optional
+``check`` extra; the runtime stays standard library only), ``mypy --strict`` checks
+the program against the written ``cap`` package, in a child of its own session,
+within :data:`MYPY_TIMEOUT` seconds (past it, the child's group is killed and the
+check says so) and :data:`MYPY_MEMORY` bytes of address space, with **no
+configuration file** (``--config-file=``): mypy otherwise reads ``mypy.ini``,
+``pyproject.toml`` or ``setup.cfg`` in every directory up from the check's (``/tmp``
+among them, which anyone may write) and the user's own config, and a config's
+``plugins`` are code that mypy runs. Each message is ``line N: <compile's or
+mypy's own words>``.
 """
 
 from __future__ import annotations
@@ -19,21 +28,61 @@ from typing import List, Optional, Tuple
 
 #: Seconds mypy may take (a first check of a large package takes several).
 MYPY_TIMEOUT = 120.0
+#: Bytes of address space mypy may map (a check of the cap package maps ~300 MB).
+MYPY_MEMORY = 4 * 1024 * 1024 * 1024
+#: Seconds, and bytes of address space, ``compile()`` of one program may take.
+COMPILE_TIMEOUT = 60.0
+COMPILE_MEMORY = 2 * 1024 * 1024 * 1024
+
+#: The child that compiles: the program on stdin (UTF-8, lone surrogates kept), the one
+#: message or nothing on stdout. Its own failures (MemoryError) are messages too.
+_COMPILE = r"""
+import sys
+source = sys.stdin.buffer.read().decode("utf-8", "surrogatepass")
+try:
+    compile(source, sys.argv[1], "exec", dont_inherit=True)
+except SyntaxError as e:
+    sys.stdout.write("line %s: %s" % (e.lineno or 0, e.msg))
+except MemoryError:
+    sys.stdout.write("line 0: the program is too large to compile")
+except (ValueError, OverflowError, RecursionError) as e:
+    sys.stdout.write("line 0: %s" % e)
+"""
 #: How many of mypy's messages are kept.
 MAX_MESSAGES = 50
 
 _LINE = re.compile(r"^(?P<file>[^:]+):(?P<line>\d+):(?:\d+:)? (?P<kind>error|note): (?P<text>.*)$")
 
 
-def compiled(program: str, filename: str) -> Optional[str]:
-    """``None``, or the one message ``compile()`` gives."""
+def compiled(program: str, filename: str, timeout: float = COMPILE_TIMEOUT) -> Optional[str]:
+    """``None``, or the one message ``compile()`` gives (in a bounded child)."""
+    child = subprocess.Popen(
+        [sys.executable, "-I", "-S", "-c", _COMPILE, filename],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    cap_address_space(child.pid, COMPILE_MEMORY)  # before it has read a byte of the program
     try:
-        compile(program, filename, "exec", dont_inherit=True)
-    except SyntaxError as e:
-        return "line %s: %s" % (e.lineno or 0, e.msg)
-    except (ValueError, OverflowError, RecursionError, MemoryError) as e:  # NUL bytes, depth
-        return "line 0: %s" % e
-    return None
+        out, _ = child.communicate(program.encode("utf-8", "surrogatepass"), timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return "line 0: compile() did not finish within %g s" % timeout
+    finally:
+        _end(child)
+    if child.returncode != 0 and not out:
+        return "line 0: compile() could not finish (exit status %d)" % child.returncode
+    return out.decode("utf-8", "replace") or None
+
+
+def cap_address_space(pid: int, limit: int) -> None:
+    """``RLIMIT_AS`` of ``pid`` (where the platform has it; a child gone already is fine)."""
+    try:
+        import resource
+
+        resource.prlimit(pid, resource.RLIMIT_AS, (limit, limit))
+    except (ImportError, AttributeError, OSError, ValueError):
+        pass
 
 
 def have_mypy() -> bool:
@@ -42,8 +91,9 @@ def have_mypy() -> bool:
 
 def mypy(path: str, lib: str, cache: str, timeout: float = MYPY_TIMEOUT) -> Tuple[bool, List[str]]:
     """``mypy --strict path`` with ``lib`` on its path: (passed, messages)."""
-    argv = [sys.executable, "-m", "mypy", "--strict", "--no-error-summary", "--no-pretty"]
-    argv += ["--show-column-numbers", "--cache-dir", cache, "--hide-error-context", path]
+    argv = [sys.executable, "-m", "mypy", "--config-file=", "--strict", "--no-error-summary"]
+    argv += ["--no-pretty", "--show-column-numbers", "--cache-dir", cache]
+    argv += ["--hide-error-context", path]
     env = dict(os.environ, MYPYPATH=lib)
     env.pop("PYTHONPATH", None)  # the program sees only cap, as it does when it runs
     child = subprocess.Popen(
@@ -55,6 +105,7 @@ def mypy(path: str, lib: str, cache: str, timeout: float = MYPY_TIMEOUT) -> Tupl
         stdin=subprocess.DEVNULL,
         start_new_session=True,
     )
+    cap_address_space(child.pid, MYPY_MEMORY)
     try:
         out, _ = child.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:

@@ -5,6 +5,14 @@ generated from its listing, and its tools' annotations (the policy reads them).
 :func:`start_all` connects every slot at once; :meth:`Slot.client_for` hands a run
 the client to call, starting a new one from the same spawn (and listing it again)
 when the old one died before this run saw it die; :func:`retire_all` ends them.
+
+A server that keeps failing -- its start again fails, or it dies before it has
+answered one call -- is not started again at once: it waits :func:`restart_pause`
+(doubling from :data:`RESTART_PAUSE` with each failure in a row, at most
+:data:`MAX_RESTART_PAUSE`), and a call in the meantime fails at once
+(``CallFailed``), so a crash loop costs each run a failed call, not a start.
+:func:`retire_all` never waits for a start under way (one that hangs in its
+handshake would hold the end for :data:`START_TIMEOUT`): it stops that client.
 """
 
 from __future__ import annotations
@@ -27,6 +35,8 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only: the jail and codegen l
 
 #: Seconds a server may take to shake hands, and then to list its tools.
 START_TIMEOUT = 30.0
+#: Seconds a failing server waits before it is started again: the first pause, the most.
+RESTART_PAUSE, MAX_RESTART_PAUSE = 1.0, 60.0
 #: Seconds generating one server's module may take once it is listed (issue 25: a
 #: hostile listing once held every start for minutes). Past it the server is left out
 #: with one line and the others start; the generation, which no thread can stop,
@@ -36,6 +46,13 @@ GENERATE_TIMEOUT = 10.0
 _TURN = 0.05
 #: How much of a failed server's stderr is shown: lines, and characters a line.
 TAIL_LINES, TAIL_CHARS = 10, 300
+
+
+def restart_pause(failures: int) -> float:
+    """Seconds to wait before a start again after ``failures`` failures in a row."""
+    if failures <= 0:
+        return 0.0
+    return min(RESTART_PAUSE * 2.0 ** min(failures - 1, 30), MAX_RESTART_PAUSE)
 
 
 def stderr_tail(client: Client) -> str:
@@ -60,7 +77,8 @@ class Slot:
         self.jail = jail
         self.options = options
         self.shapes = shapes  # learned shapes: read at generation, fed by every call
-        self.lock = threading.Lock()
+        self.lock = threading.Lock()  # one start again at a time
+        self._guard = threading.Lock()  # the client's swap and ``retired``: held briefly
         self.client = self._prepare()
         self.generated: Optional["Generated"] = None
         self.tools: Dict[str, "GeneratedTool"] = {}  # by wire name
@@ -70,6 +88,9 @@ class Slot:
         self.failure = ""
         self.broken_in: Optional[int] = None  # the run that saw the client die
         self.retired = False
+        self.failures = 0  # failures in a row: a start again failed, or died unserved
+        self.failed_at = 0.0  # when the last one was (monotonic)
+        self.served = False  # the current client has answered a call
         self.listed_at: Optional[float] = None  # when generating began (monotonic)
         self.abandoned = False  # past GENERATE_TIMEOUT: what it makes is thrown away
 
@@ -134,7 +155,7 @@ class Slot:
         the program hears of the death once, as every call after it.
         """
         with self.lock:
-            if self.retired or not self._dead() or self.broken_in == run:
+            if self.retired or not self._dead() or self.broken_in == run or self._pausing():
                 return self.client, None
             old = self.client
             said = stderr_tail(old)
@@ -143,15 +164,35 @@ class Slot:
                 old.shutdown()
             except McpClientError:  # dead already: its evidence is all we lack
                 pass
-            self.client = self._prepare()
+            with self._guard:
+                if self.retired:  # retire_all came first: start nothing new
+                    return self.client, None
+                self.client = self._prepare()
             self.broken_in = None
+            self.served = False
             failure = self._restart()
+            if failure is not None:
+                self._failed()
+                self.broken_in = run  # this run has heard of it: counted once
             note = "server %s was dead and was started again%s%s" % (
                 self.name,
                 "" if failure is None else " but failed: " + failure,
                 said,
             )
             return self.client, note
+
+    def _pausing(self) -> bool:
+        return time.monotonic() - self.failed_at < restart_pause(self.failures)
+
+    def _failed(self) -> None:
+        self.failures += 1
+        self.failed_at = time.monotonic()
+
+    def answered(self) -> None:
+        """The current client answered a call: the failures in a row end."""
+        with self.lock:
+            self.served = True
+            self.failures = 0
 
     def _restart(self) -> Optional[str]:
         try:
@@ -175,6 +216,8 @@ class Slot:
     def saw_death(self, run: int) -> None:
         with self.lock:
             if self._dead():
+                if self.broken_in is None and not self.served:
+                    self._failed()  # it died before it answered anything: a failure
                 self.broken_in = run
 
 
@@ -202,7 +245,7 @@ def start_all(slots: Sequence[Slot], generate_timeout: Optional[float] = None) -
 def retire_all(slots: Sequence[Slot]) -> List[str]:
     """Retire every slot's client; a line for each not confirmed gone."""
     for slot in slots:
-        with slot.lock:
+        with slot._guard:  # not slot.lock: a start again under way holds that
             slot.retired = True
             slot.client.stop()  # every kill requested first: they die together
     unconfirmed = []

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, List, Sequence, Union
 
+from . import _catalog
 from ._mcp_server import Refused, Result, Tool
 from .errors import CodeModeError
 from .jsonvalue import JsonValue
@@ -333,7 +334,9 @@ def _search_value(found: "SearchResult") -> Dict[str, JsonValue]:
 
 def _search_text(query: str, found: "SearchResult") -> str:
     if not found.matches:
-        return "no function matches %r; try other words, or an empty query for all" % query
+        return "no function matches %s; try other words, or an empty query for all" % (
+            _catalog.shown_name(repr(query))
+        )
     head = "%d of %d matching functions%s:" % (
         len(found.matches),
         found.total,
@@ -383,18 +386,23 @@ def _run(
 
 
 def _seconds(value: JsonValue, most: float) -> bool:
-    number = type(value) in (int, float)
-    return number and math.isfinite(value) and 0 < value <= most  # type: ignore[arg-type, operator]
+    if type(value) not in (int, float):
+        return False
+    # Compared first: an int past a float's range (10**400) is then never converted.
+    return 0 < value <= most and math.isfinite(value)  # type: ignore[arg-type, operator]
 
 
 def _program(arguments: Dict[str, JsonValue]) -> Union[str, Refused]:
     code = arguments.get("code")
     if not isinstance(code, str):
         return Refused("code must be a string: the program's Python source")
-    if (
-        len(code) > MAX_PROGRAM_BYTES
-        or len(code.encode("utf-8", "surrogatepass")) > MAX_PROGRAM_BYTES
-    ):
+    if len(code) > MAX_PROGRAM_BYTES:
+        return Refused("code is over %d bytes" % MAX_PROGRAM_BYTES)
+    try:  # JSON carries a lone surrogate ("\ud800"); a program's file cannot
+        encoded = code.encode("utf-8")
+    except UnicodeEncodeError as e:
+        return Refused("code is not text UTF-8 can carry: %s" % e.reason)
+    if len(encoded) > MAX_PROGRAM_BYTES:
         return Refused("code is over %d bytes" % MAX_PROGRAM_BYTES)
     return code
 

@@ -614,7 +614,7 @@ class CodeMode:
     def _call(
         self, book: _Run, slot: _fleet.Slot, tool: Any, arguments: Dict[str, Any]
     ) -> Tuple[str, Dict[str, Any]]:
-        names = ("%s.%s" % (slot.name, tool.function), "%s.%s" % (slot.name, tool.wire_name))
+        names = _policy_names(slot, tool)
         with book.lock:  # every call counts, refused or not: the records stay bounded
             book.count += 1
             over = book.count > self.limits.max_calls
@@ -644,12 +644,13 @@ class CodeMode:
 
         try:
             result = client.call_tool(tool.wire_name, arguments, timeout=self.limits.call_timeout)
+            slot.answered()
             value = deliver(tool, result)
             self._learn(slot, client, tool, value, result.structured_content)
             return "ok", {"value": value}
         except ResultMismatch as e:  # the server broke its own outputSchema
             return "mismatch", _failure("mismatch", "%s: %s" % (name, e))
-        except ToolFailed as e:
+        except ToolFailed as e:  # deliver's: the call was answered (slot.answered above)
             return "tool_failed", _failure("tool_failed", str(e))
         except McpClientError as e:
             if isinstance(e, Unavailable):
@@ -680,6 +681,20 @@ def _server_jail(
     from .jail import Jail
 
     return Jail(network=network, readable=tuple(readable), writable=tuple(writable))
+
+
+def _policy_names(slot: _fleet.Slot, tool: Any) -> Tuple[str, ...]:
+    """The spellings of a tool a policy's names may use: the config's key or the module's
+    (``cap.mcp.<module>``, what the surface shows: ``my-notes`` is ``my_notes_<digest>``),
+    then the function or the wire name. A denial spelt as the surface spells it holds."""
+    keys = [slot.name]
+    if slot.generated is not None:
+        keys.append(slot.generated.module_name.rsplit(".", 1)[-1])
+    return tuple(
+        dict.fromkeys(
+            "%s.%s" % (key, name) for key in keys for name in (tool.function, tool.wire_name)
+        )
+    )
 
 
 def _failure(kind: str, message: str) -> Dict[str, Any]:

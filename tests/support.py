@@ -32,6 +32,7 @@ SCRIPTS = (
     "trickle",
     "jail_probe",
     "codemode_tools",
+    "codemode_hostile",
     "jail_harness",
     "lifeline_harness",
 )

@@ -3,8 +3,9 @@
 Besides ``scripted.py``, whose catalogue is the rest of this docstring, the scripts here
 document their own behaviours: ``reliability.py``, ``diagnostics.py`` and ``stress.py``
 are each its correct server with one handler replaced, while ``trickle.py`` and the
-scripts ``jail_probe.py`` and ``codemode_tools.py`` (annotated tools for code mode's
-policy, restart and jail tests) are servers of their own (the jail tests also run the harness
+scripts ``jail_probe.py``, ``codemode_tools.py`` (annotated tools for code mode's
+policy, restart and jail tests) and ``codemode_hostile.py`` (crash loops, a tool listed
+twice, a loud failure: the red-team tests) are servers of their own (the jail tests also run the harness
 in ``jail_harness.py``, and ``pipes.py`` drives any server on raw pipes). Each behaviour
 of ``scripted.py`` is one run of it::
 
