@@ -307,9 +307,18 @@ def write_cap(top: str, generated: Sequence["Generated"]) -> str:
     for path, text in cap_files(generated).items():
         target = os.path.join(top, path)
         os.makedirs(os.path.dirname(target), exist_ok=True)
-        with open(target, "w", encoding="utf-8") as out:
-            out.write(text)
+        write_text(target, text, "a cap module")
     return top
+
+
+def write_text(path: str, text: str, role: str) -> None:
+    """``text`` into ``path``, never through a link (``--keep-cap DIR`` is the operator's,
+    and an unjailed program can write beside its own file)."""
+    from ._core._files import open_for_writing
+
+    fd = open_for_writing(path, os.O_CREAT | os.O_TRUNC, role)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(text)
 
 
 # ----------------------------------------------------------------------------- the launch

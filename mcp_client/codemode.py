@@ -448,8 +448,7 @@ class CodeMode:
         where = tempfile.mkdtemp(prefix="check-", dir=self._root)
         try:
             path = os.path.join(where, _program.PROGRAM_FILE)
-            with open(path, "w", encoding="utf-8") as out:
-                out.write(program)
+            _program.write_text(path, program, "the program to check")
             cache = os.path.join(self._root, "mypy-cache")
             ok, messages = _check.mypy(path, self.cap_dir, cache)
         finally:
@@ -497,8 +496,7 @@ class CodeMode:
     def _run_dir(self, number: int, program: str) -> str:
         run_dir = os.path.join(self._root, "run-%d" % number)
         os.makedirs(os.path.join(run_dir, "scratch"))
-        with open(os.path.join(run_dir, _program.PROGRAM_FILE), "w", encoding="utf-8") as out:
-            out.write(program)
+        _program.write_text(os.path.join(run_dir, _program.PROGRAM_FILE), program, "the program")
         return run_dir
 
     def _run_in(
