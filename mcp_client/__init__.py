@@ -33,9 +33,7 @@ The names, by what they are for:
 
 from __future__ import annotations
 
-import importlib
 import logging
-from typing import TYPE_CHECKING, Any, List
 
 from ._version import __version__
 from .client import Client, Options, State, prepare, prepare_owned, start
@@ -63,7 +61,6 @@ from .errors import (
 from .protocol import (
     CallToolResult,
     ClientInfo,
-    ContentBlock,
     InitializeResult,
     Other,
     ServerInfo,
@@ -79,7 +76,10 @@ from .transport import (
     Spawn,
 )
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # what __getattr__ below gives, for the type checker
+    from typing import Any, List
+
     from . import codegen as codegen
     from . import jail as jail
     from . import jailer as jailer
@@ -94,11 +94,13 @@ if TYPE_CHECKING:  # what __getattr__ below gives, for the type checker
         ToolOutput,
     )
     from .jail import DEFAULT_HIDDEN, Jail
+    from .protocol import ContentBlock
 
 # Loaded on first use (PEP 562), so that a client that never jails and never
 # generates does not pay for the jail's planner and the generator at import:
 # name -> (module, attribute; None for the module itself).
 _LAZY = {
+    "ContentBlock": ("protocol", "ContentBlock"),  # a typing.Union: built on first use
     "Jail": ("jail", "Jail"),
     "DEFAULT_HIDDEN": ("jail", "DEFAULT_HIDDEN"),
     "codegen": ("codegen", None),
@@ -120,6 +122,8 @@ _LAZY = {
 def __getattr__(name: str) -> Any:
     if name not in _LAZY:
         raise AttributeError("module %r has no attribute %r" % (__name__, name))
+    import importlib
+
     module_name, attribute = _LAZY[name]
     module = importlib.import_module("." + module_name, __name__)
     value = module if attribute is None else getattr(module, attribute)

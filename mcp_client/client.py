@@ -26,15 +26,15 @@ import logging
 import math
 import time
 import weakref
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Tuple, Union
 
 from . import protocol
+from ._aliases import lazy_aliases
 from ._core import _connect, _threads
 from ._core._census import ACTIVE
 from ._core._requests import Requests
 from ._core._session import Session
 from ._core._state import State
+from ._record import Record
 from ._version import __version__
 from .errors import (
     CallTimedOut,
@@ -58,10 +58,15 @@ from .errors import (
     VersionUnsupported,
 )
 from .protocol import CallToolResult, ClientInfo, InitializeResult, ToolDescriptor
-from .transport import ProcessTransport, Retirement, Spawn, Transport
+from .transport import ProcessTransport, Spawn, Transport
 
-if TYPE_CHECKING:  # the capture module loads when a client first records (Session.open_capture)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Mapping, Optional, Tuple, Union
+
+    # The capture module loads when a client first records (Session.open_capture).
     from .capture import Capture, CaptureTarget
+    from .transport import Retirement
 
 State.__module__ = __name__  # its public home, as help() and pydoc show it
 
@@ -94,10 +99,14 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+_CLIENT_INFO = ClientInfo("mcp_client", __version__)
 
-@dataclass(frozen=True)
-class Options:
+
+class Options(Record):
     """Per-client settings; every ``timeout=`` argument of a call overrides its default.
+
+    A frozen value: change one with ``dataclasses.replace(options, field=...)``
+    (it works, though ``Options`` is not a dataclass), which checks it again.
 
     ``capture``: a path or a writable text file that receives the wire log
     (see :mod:`mcp_client.capture`); ``None`` records nothing.
@@ -125,26 +134,56 @@ class Options:
     ``tolerated_noise_lines`` one of at least 0.
     """
 
-    client_info: ClientInfo = ClientInfo("mcp_client", __version__)
-    handshake_timeout: float = 30.0
-    request_timeout: float = 60.0
-    max_tool_pages: int = 64
-    retire_timeout: float = 10.0
-    capture: CaptureTarget = None
-    retire_grace: float = 0.0
-    tolerated_noise_lines: int = 0
+    __slots__ = (
+        "client_info",
+        "handshake_timeout",
+        "request_timeout",
+        "max_tool_pages",
+        "retire_timeout",
+        "capture",
+        "retire_grace",
+        "tolerated_noise_lines",
+    )
+    client_info: ClientInfo
+    handshake_timeout: float
+    request_timeout: float
+    max_tool_pages: int
+    retire_timeout: float
+    capture: CaptureTarget
+    retire_grace: float
+    tolerated_noise_lines: int
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.client_info, ClientInfo):
+    def __init__(
+        self,
+        client_info: ClientInfo = _CLIENT_INFO,
+        handshake_timeout: float = 30.0,
+        request_timeout: float = 60.0,
+        max_tool_pages: int = 64,
+        retire_timeout: float = 10.0,
+        capture: CaptureTarget = None,
+        retire_grace: float = 0.0,
+        tolerated_noise_lines: int = 0,
+    ) -> None:
+        if not isinstance(client_info, ClientInfo):
             raise TypeError(
-                "Options.client_info must be a ClientInfo, not %s" % type(self.client_info).__name__
+                "Options.client_info must be a ClientInfo, not %s" % type(client_info).__name__
             )
-        _check_seconds("handshake_timeout", self.handshake_timeout, infinite=True)
-        _check_seconds("request_timeout", self.request_timeout, infinite=True)
-        _check_seconds("retire_timeout", self.retire_timeout, infinite=False)
-        _check_seconds("retire_grace", self.retire_grace, infinite=False, zero=True)
-        _check_count("max_tool_pages", self.max_tool_pages, least=1)
-        _check_count("tolerated_noise_lines", self.tolerated_noise_lines, least=0)
+        _check_seconds("handshake_timeout", handshake_timeout, infinite=True)
+        _check_seconds("request_timeout", request_timeout, infinite=True)
+        _check_seconds("retire_timeout", retire_timeout, infinite=False)
+        _check_seconds("retire_grace", retire_grace, infinite=False, zero=True)
+        _check_count("max_tool_pages", max_tool_pages, least=1)
+        _check_count("tolerated_noise_lines", tolerated_noise_lines, least=0)
+        self._assign(
+            client_info,
+            handshake_timeout,
+            request_timeout,
+            max_tool_pages,
+            retire_timeout,
+            capture,
+            retire_grace,
+            tolerated_noise_lines,
+        )
 
 
 def _check_seconds(field: str, value: object, infinite: bool, zero: bool = False) -> None:
@@ -171,7 +210,10 @@ def _check_count(field: str, value: object, least: int) -> None:
         raise ValueError("Options.%s must be at least %d, not %d" % (field, least, value))
 
 
-TransportLike = Union[Transport, Spawn]
+if TYPE_CHECKING:
+    TransportLike = Union[Transport, Spawn]
+else:  # made on first use: typing is not imported with the client
+    __getattr__ = lazy_aliases(globals(), TransportLike=lambda t: t.Union[Transport, Spawn])
 
 
 def _as_transport(target: TransportLike) -> Transport:

@@ -57,11 +57,13 @@ reach them from where they happen; this module is where they are defined.
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
 
 from .text import sanitize
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover - imports for annotations only
+    from typing import Any, Dict, Optional, Tuple
+
     from .jsonrpc import RpcError
     from .protocol import CallToolResult
 

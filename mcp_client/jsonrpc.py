@@ -1,4 +1,4 @@
-"""The JSON-RPC 2.0 envelope: inbound messages as small frozen dataclasses.
+"""The JSON-RPC 2.0 envelope: inbound messages as small frozen values.
 
 Pure. Strict envelope, tolerant content: the discriminators (``jsonrpc``,
 ``id``, ``method``, ``result``/``error``) are refused when wrong; ``params``,
@@ -12,11 +12,16 @@ and ``id`` it is a :class:`ServerRequest`, with ``method`` alone a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Dict, Optional, Union
-
+from ._aliases import lazy_aliases
+from ._record import Record, setters
 from .errors import BadMessage, CorruptionReport, MalformedMessage, MessageFault
-from .jsonvalue import JsonValue, parse
+from .jsonvalue import parse
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, Optional, Union
+
+    from .jsonvalue import JsonValue
 
 __all__ = [
     "Id",
@@ -40,7 +45,8 @@ __all__ = [
     "INTERNAL_ERROR",
 ]
 
-Id = Union[int, str]
+if TYPE_CHECKING:
+    Id = Union[int, str]
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -49,51 +55,71 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 
 
-@dataclass(frozen=True)
-class RpcError:
+# The values below are frozen, but not dataclasses (see mcp_client._record): they
+# compare, hash, print, pickle and work with dataclasses.replace/fields as before.
+
+
+class RpcError(Record):
     """A JSON-RPC error object; a value, not an exception."""
 
+    __slots__ = ("code", "message", "data")
     code: int
     message: str
-    data: JsonValue = None
+    data: JsonValue
+
+    def __init__(self, code: int, message: str, data: JsonValue = None) -> None:
+        self._assign(code, message, data)
 
 
-@dataclass(frozen=True, init=False)
-class Response:
+class Response(Record):
     """An answer to one of our requests: ``error is None`` means success."""
 
+    __slots__ = ("id", "result", "error")
     id: Id
     result: JsonValue
-    error: Optional[RpcError] = None
+    error: Optional[RpcError]
 
     def __init__(self, id: Id, result: JsonValue, error: Optional[RpcError] = None) -> None:
-        # One per answer the reader settles: the instance dict filled in place
-        # costs a quarter of the generated frozen __init__ (an object.__setattr__
-        # a field). Still frozen: assignment raises.
-        fields = self.__dict__
-        fields["id"] = id
-        fields["result"] = result
-        fields["error"] = error
+        # One per answer the reader settles: one setter a field, no loop. Still frozen.
+        _set_id(self, id)
+        _set_result(self, result)
+        _set_error(self, error)
 
 
-@dataclass(frozen=True)
-class ServerRequest:
+_set_id, _set_result, _set_error = setters(Response)
+
+
+class ServerRequest(Record):
     """A request the server sends us (we answer ``ping``; anything else gets -32601)."""
 
+    __slots__ = ("id", "method", "params")
     id: Id
     method: str
-    params: JsonValue = None
+    params: JsonValue
+
+    def __init__(self, id: Id, method: str, params: JsonValue = None) -> None:
+        self._assign(id, method, params)
 
 
-@dataclass(frozen=True)
-class Notification:
+class Notification(Record):
     """A message with a method and no id: nothing is owed in return."""
 
+    __slots__ = ("method", "params")
     method: str
-    params: JsonValue = None
+    params: JsonValue
+
+    def __init__(self, method: str, params: JsonValue = None) -> None:
+        self._assign(method, params)
 
 
-Inbound = Union[Response, ServerRequest, Notification]
+if TYPE_CHECKING:
+    Inbound = Union[Response, ServerRequest, Notification]
+else:  # made on first use: typing is not imported with the client
+    __getattr__ = lazy_aliases(
+        globals(),
+        Id=lambda t: t.Union[int, str],
+        Inbound=lambda t: t.Union[Response, ServerRequest, Notification],
+    )
 
 
 def decode(line: bytes | str) -> Inbound:

@@ -14,9 +14,13 @@ import gc
 import json
 import math
 import sys
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
+from ._aliases import lazy_aliases
 from .errors import CorruptionReport, EncodeRefused
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 __all__ = [
     "JsonValue",
@@ -31,7 +35,15 @@ __all__ = [
     "EncodeRefused",
 ]
 
-JsonValue = Union[None, bool, int, float, str, List["JsonValue"], Dict[str, "JsonValue"]]
+if TYPE_CHECKING:
+    JsonValue = Union[None, bool, int, float, str, List["JsonValue"], Dict[str, "JsonValue"]]
+else:  # made on first use: typing is not imported with the client
+    __getattr__ = lazy_aliases(
+        globals(),
+        JsonValue=lambda t: t.Union[
+            None, bool, int, float, str, t.List["JsonValue"], t.Dict[str, "JsonValue"]
+        ],
+    )
 
 #: The one nesting bound of the package: arrays and objects deeper than this are
 #: refused by ``parse`` here and by ``interchange`` in both directions.

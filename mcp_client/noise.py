@@ -19,10 +19,12 @@ never longer than its limit, whatever bytes the server sent.
 
 from __future__ import annotations
 
-from typing import List
-
 from .errors import MalformedMessage
 from .text import escape_code_point  # re-exported: noise named it first
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import List
 
 __all__ = ["SHOWN", "QUOTED", "HINT", "show", "looks_like_text", "refusal", "escape_code_point"]
 

@@ -1,7 +1,7 @@
 """MCP messages on top of the envelope: the handshake, tool listings, tool results.
 
 Pure. Each ``decode_*`` takes the raw ``result`` of a JSON-RPC response and
-returns a frozen dataclass or raises :class:`ProtocolFault` whose reason names
+returns a frozen value or raises :class:`ProtocolFault` whose reason names
 the path (``tools[3].inputSchema``). Strict envelope, tolerant content: fields
 this client reads are checked, unknown fields are ignored, schemas and
 ``structuredContent`` cross raw. One lying tool fails the whole page: a server
@@ -12,12 +12,16 @@ Revision: MCP 2025-06-18 (Lifecycle; Server Features / Tools).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Tuple, Union
-
 from . import errors
+from ._aliases import lazy_aliases
+from ._record import Record, setters
 from .errors import ForeignVersionFault, ProtocolFault
-from .jsonvalue import JsonValue
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Optional, Tuple, Union
+
+    from .jsonvalue import JsonValue
 
 __all__ = [
     "INITIALIZE",
@@ -55,10 +59,6 @@ __all__ = [
 
 if TYPE_CHECKING:  # PORT.md's name for the fault, renamed; at run time it warns
     UnsupportedVersion = ForeignVersionFault
-else:
-
-    def __getattr__(name: str) -> type:
-        return errors.deprecated(__name__, name)
 
 
 # The method names this client speaks, and the one place that spells them
@@ -77,13 +77,20 @@ REQUESTED_VERSION = "2025-06-18"
 #: Every revision this client can speak, newest first; nothing else is accepted.
 SUPPORTED_VERSIONS: Tuple[str, ...] = ("2025-06-18", "2025-03-26", "2024-11-05")
 
+# The values below are frozen, but not dataclasses: see mcp_client._record. They
+# compare, hash, print, pickle, copy and work with dataclasses.replace/fields/asdict
+# as the frozen dataclasses they were.
 
-@dataclass(frozen=True)
-class ClientInfo:
-    """How this client names itself in ``initialize``."""
 
-    name: str = "mcp_client"
-    version: str = "0"
+class ClientInfo(Record):
+    """How this client names itself in ``initialize`` (a frozen value)."""
+
+    __slots__ = ("name", "version")
+    name: str
+    version: str
+
+    def __init__(self, name: str = "mcp_client", version: str = "0") -> None:
+        self._assign(name, version)
 
 
 def initialize_params(info: ClientInfo) -> JsonValue:
@@ -101,31 +108,47 @@ def initialize_params(info: ClientInfo) -> JsonValue:
     }
 
 
-@dataclass(frozen=True)
-class ServerInfo:
+class ServerInfo(Record):
     """The server's ``serverInfo``; ``version`` is ``""`` when the server gave none."""
 
+    __slots__ = ("name", "version", "title")
     name: str
     version: str
-    title: Optional[str] = None
+    title: Optional[str]
+
+    def __init__(self, name: str, version: str, title: Optional[str] = None) -> None:
+        self._assign(name, version, title)
 
 
-@dataclass(frozen=True)
-class ToolsCapability:
+class ToolsCapability(Record):
     """The server's ``capabilities.tools``."""
 
-    list_changed: bool = False
+    __slots__ = ("list_changed",)
+    list_changed: bool
+
+    def __init__(self, list_changed: bool = False) -> None:
+        self._assign(list_changed)
 
 
-@dataclass(frozen=True)
-class InitializeResult:
+class InitializeResult(Record):
     """The decoded handshake; ``protocol_version`` is in ``SUPPORTED_VERSIONS``."""
 
+    __slots__ = ("protocol_version", "server_info", "capabilities", "tools", "instructions")
     protocol_version: str
     server_info: ServerInfo
     capabilities: Dict[str, JsonValue]
     tools: Optional[ToolsCapability]
-    instructions: Optional[str] = None
+    instructions: Optional[str]
+
+    def __init__(
+        self,
+        protocol_version: str,
+        server_info: ServerInfo,
+        capabilities: Dict[str, JsonValue],
+        tools: Optional[ToolsCapability],
+        instructions: Optional[str] = None,
+    ) -> None:
+        self._assign(protocol_version, server_info, capabilities, tools, instructions)
 
 
 def decode_initialize(result: JsonValue) -> InitializeResult:
@@ -189,16 +212,23 @@ def _tools_capability(capabilities: Dict[str, JsonValue]) -> Optional[ToolsCapab
 # ----------------------------------------------------------------------------- tools/list
 
 
-@dataclass(frozen=True, init=False)
-class ToolDescriptor:
+class ToolDescriptor(Record):
     """One listed tool. ``input_schema`` and ``output_schema`` are raw, untrusted JSON."""
 
+    __slots__ = (
+        "name",
+        "input_schema",
+        "title",
+        "description",
+        "output_schema",
+        "annotations",
+    )
     name: str
     input_schema: JsonValue
-    title: Optional[str] = None
-    description: Optional[str] = None
-    output_schema: JsonValue = None
-    annotations: Optional[Dict[str, JsonValue]] = None
+    title: Optional[str]
+    description: Optional[str]
+    output_schema: JsonValue
+    annotations: Optional[Dict[str, JsonValue]]
 
     def __init__(
         self,
@@ -209,24 +239,37 @@ class ToolDescriptor:
         output_schema: JsonValue = None,
         annotations: Optional[Dict[str, JsonValue]] = None,
     ) -> None:
-        # The generated __init__ of a frozen dataclass makes one object.__setattr__
-        # call per field; a listing builds a thousand of these, and filling the
-        # instance dict in place costs a third of that. Still frozen: assignment raises.
-        fields = self.__dict__
-        fields["name"] = name
-        fields["input_schema"] = input_schema
-        fields["title"] = title
-        fields["description"] = description
-        fields["output_schema"] = output_schema
-        fields["annotations"] = annotations
+        # A listing builds a thousand of these: each slot is set by its own setter
+        # (no Python call per field, as _assign's loop would make). Still frozen.
+        _set_name(self, name)
+        _set_input_schema(self, input_schema)
+        _set_title(self, title)
+        _set_description(self, description)
+        _set_output_schema(self, output_schema)
+        _set_annotations(self, annotations)
 
 
-@dataclass(frozen=True)
-class ToolsPage:
+(
+    _set_name,
+    _set_input_schema,
+    _set_title,
+    _set_description,
+    _set_output_schema,
+    _set_annotations,
+) = setters(ToolDescriptor)
+
+
+class ToolsPage(Record):
     """One ``tools/list`` page; ``next_cursor`` is ``None`` on the last page."""
 
+    __slots__ = ("tools", "next_cursor")
     tools: Tuple[ToolDescriptor, ...]
-    next_cursor: Optional[str] = None
+    next_cursor: Optional[str]
+
+    def __init__(
+        self, tools: Tuple[ToolDescriptor, ...], next_cursor: Optional[str] = None
+    ) -> None:
+        self._assign(tools, next_cursor)
 
 
 def tools_list_params(cursor: Optional[str]) -> JsonValue:
@@ -251,16 +294,24 @@ def page_cursor(result: JsonValue) -> Optional[str]:
     return _optional_str(_object(result, "result"), "nextCursor", "nextCursor") or None
 
 
-@dataclass(frozen=True)
-class Listing:
+class Listing(Record):
     """A paginated list method (the spec's Pagination utility): its name, the
     params of a page (``None`` asks for the first), and the decoder of a page's
     items. The client's listing and replay's pagination are both driven by
     :data:`LISTINGS`; a new list method (``resources/list``) is one entry."""
 
+    __slots__ = ("method", "params", "items")
     method: str
     params: Callable[[Optional[str]], JsonValue]
     items: Callable[[JsonValue], Tuple[Any, ...]]
+
+    def __init__(
+        self,
+        method: str,
+        params: Callable[[Optional[str]], JsonValue],
+        items: Callable[[JsonValue], Tuple[Any, ...]],
+    ) -> None:
+        self._assign(method, params, items)
 
 
 def _tools_of_page(result: JsonValue) -> Tuple[ToolDescriptor, ...]:
@@ -314,51 +365,58 @@ def _tool_fault(tool: Dict[str, Any], index: int) -> ProtocolFault:
 # ----------------------------------------------------------------------------- tools/call
 
 
-@dataclass(frozen=True, init=False)
-class Text:
+class Text(Record):
     """A ``text`` content block; ``raw`` is the block as the server sent it.
 
     ``raw`` is not compared: two blocks with the same text are the same text,
     whatever annotations the server hung on them.
     """
 
+    __slots__ = ("text", "raw")
+    _uncompared = _unshown = ("raw",)
     text: str
-    raw: Optional[Dict[str, JsonValue]] = field(default=None, compare=False, repr=False)
+    raw: Optional[Dict[str, JsonValue]]
 
     def __init__(self, text: str, raw: Optional[Dict[str, JsonValue]] = None) -> None:
-        # Every call result builds these: the instance dict filled in place is a
-        # quarter of the generated frozen __init__'s cost (one object.__setattr__
-        # a field). Still frozen: assignment raises.
-        fields = self.__dict__
-        fields["text"] = text
-        fields["raw"] = raw
+        # Every call result builds these: one setter a field, no loop. Still frozen.
+        _set_text(self, text)
+        _set_text_raw(self, raw)
 
 
-@dataclass(frozen=True, init=False)
-class Other:
+_set_text, _set_text_raw = setters(Text)
+
+
+class Other(Record):
     """Any other content block (``image``, ``audio``, ``resource``, ...): its kind, and
     the block's JSON as the server sent it, raw and untrusted (SEED.md, "tolerant
     content": like ``structuredContent``), so an image can reach the program."""
 
+    __slots__ = ("kind", "raw")
     kind: str
     raw: Dict[str, JsonValue]
 
     def __init__(self, kind: str, raw: Dict[str, JsonValue]) -> None:
-        fields = self.__dict__  # as Text's: filled in place, still frozen
-        fields["kind"] = kind
-        fields["raw"] = raw
+        _set_kind(self, kind)  # as Text's
+        _set_other_raw(self, raw)
 
 
-ContentBlock = Union[Text, Other]
+_set_kind, _set_other_raw = setters(Other)
+
+if TYPE_CHECKING:
+    ContentBlock = Union[Text, Other]
+else:  # made on first use: typing is not imported with the client
+    __getattr__ = lazy_aliases(
+        globals(), errors.deprecated, ContentBlock=lambda t: t.Union[Text, Other]
+    )
 
 
-@dataclass(frozen=True, init=False)
-class CallToolResult:
+class CallToolResult(Record):
     """A ``tools/call`` result. ``is_error`` is the tool's own failure, not ours."""
 
+    __slots__ = ("content", "is_error", "structured_content")
     content: Tuple[ContentBlock, ...]
-    is_error: bool = False
-    structured_content: JsonValue = None
+    is_error: bool
+    structured_content: JsonValue
 
     def __init__(
         self,
@@ -366,10 +424,12 @@ class CallToolResult:
         is_error: bool = False,
         structured_content: JsonValue = None,
     ) -> None:
-        fields = self.__dict__  # as Text's: filled in place, still frozen
-        fields["content"] = content
-        fields["is_error"] = is_error
-        fields["structured_content"] = structured_content
+        _set_content(self, content)  # as Text's
+        _set_is_error(self, is_error)
+        _set_structured_content(self, structured_content)
+
+
+_set_content, _set_is_error, _set_structured_content = setters(CallToolResult)
 
 
 def call_tool_params(name: str, arguments: JsonValue) -> JsonValue:

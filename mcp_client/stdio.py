@@ -23,10 +23,14 @@ how much to ask for next, so large reads happen only while a line arrives in bul
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Union
-
 from .errors import FramingFault, LineTooLong
-from .jsonvalue import JsonValue, encode, encode_checked
+from .jsonvalue import encode, encode_checked
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Dict, List, Optional, Union
+
+    from .jsonvalue import JsonValue
 
 __all__ = [
     "MAX_LINE_BYTES",
@@ -53,7 +57,8 @@ READ_SIZE_LARGE = 1024 * 1024
 #: 2 * N / KEEP_FROM + 2 objects, each about as large as the bytes it holds.
 KEEP_FROM = 16 * 1024
 
-_Piece = Union[bytes, bytearray]
+if TYPE_CHECKING:
+    _Piece = Union[bytes, bytearray]
 
 
 class Buffer:

@@ -25,9 +25,11 @@ record and a terminal.
 
 from __future__ import annotations
 
-from typing import List, Tuple, Union
-
 from .noise import show
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import List, Tuple, Union
 
 __all__ = ["TAIL_BYTES", "LINE_BYTES", "SHOWN_LINES", "Tail"]
 

@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Optional
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 __all__ = ["sanitize", "scan_window", "truncate", "escape", "inert", "escape_code_point"]
 

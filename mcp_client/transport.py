@@ -30,11 +30,11 @@ import stat
 import subprocess
 import threading
 import time
-from dataclasses import dataclass, field
-from typing import IO, TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Tuple, Union
 
+from ._aliases import lazy_aliases
 from ._core._files import open_for_writing
 from ._core._threads import until
+from ._record import Record
 from .errors import (
     RetirementTimedOut,
     RetirementUnconfirmed,
@@ -42,11 +42,14 @@ from .errors import (
     WriteFailed,
     WriteStalled,
 )
-from .jsonvalue import JsonValue
 from .stdio import frame
 
-if TYPE_CHECKING:  # an annotation only: an unjailed client never imports the jail's planner
-    from .jail import Jail
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import IO, Any, Callable, Dict, Mapping, Optional, Tuple, Union
+
+    from .jail import Jail  # an annotation only: an unjailed client never imports the planner
+    from .jsonvalue import JsonValue
 
 __all__ = [
     "Spawn",
@@ -90,31 +93,40 @@ _PIPE_SIZE = 1024 * 1024
 _F_SETPIPE_SZ = 1031
 
 
-@dataclass(frozen=True)
-class Spawn:
-    """How to start a server: an executable and its argv, never a shell string."""
+class Spawn(Record):
+    """How to start a server: an executable and its argv, never a shell string.
 
+    A frozen value (compared and hashed by its fields, ``env`` compared but not
+    hashed); not a dataclass, though :func:`dataclasses.replace` works on it.
+    """
+
+    __slots__ = ("executable", "args", "env", "cwd")
+    _unhashed = ("env",)
     executable: str
-    args: Tuple[str, ...] = ()
-    env: Optional[Mapping[str, str]] = field(default=None, hash=False)
-    cwd: Optional[str] = None
+    args: Tuple[str, ...]
+    env: Optional[Mapping[str, str]]
+    cwd: Optional[str]
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        executable: str,
+        args: Tuple[str, ...] = (),
+        env: Optional[Mapping[str, str]] = None,
+        cwd: Optional[str] = None,
+    ) -> None:
         # A string where the argv tuple belongs is every character an argument:
         # Spawn("server", "/srv/data") would hand a filesystem server "/" as a root.
-        if not isinstance(self.executable, str):
-            raise TypeError(
-                "Spawn.executable must be a str, not %s" % type(self.executable).__name__
-            )
-        if isinstance(self.args, (str, bytes)):
+        if not isinstance(executable, str):
+            raise TypeError("Spawn.executable must be a str, not %s" % type(executable).__name__)
+        if isinstance(args, (str, bytes)):
             raise TypeError(
                 "Spawn.args must be a tuple of str, not the %s %r: each "
-                "argument is one element" % (type(self.args).__name__, self.args)
+                "argument is one element" % (type(args).__name__, args)
             )
-        wrong = [a for a in self.args if not isinstance(a, str)]
+        wrong = [a for a in args if not isinstance(a, str)]
         if wrong:
             raise TypeError("Spawn.args must hold str only, not %r" % (wrong[0],))
-        object.__setattr__(self, "args", tuple(self.args))  # a list is taken, kept as a tuple
+        self._assign(executable, tuple(args), env, cwd)  # a list is taken, kept as a tuple
 
     def argv(self) -> Tuple[str, ...]:
         """The whole command line: the executable, then its arguments."""
@@ -131,24 +143,39 @@ def child_environment(spawn: Spawn) -> Dict[str, str]:
 # ----------------------------------------------------------------------------- evidence
 
 
-@dataclass(frozen=True)
-class NoResource:
+# The evidence values are frozen (equal when of the same kind and code), not dataclasses.
+
+
+class NoResource(Record):
     """Retirement evidence: the client never opened a transport, so nothing ran."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True)
-class Exited:
+    def __init__(self) -> None:
+        pass
+
+
+class Exited(Record):
     """Retirement evidence: the child was reaped; ``returncode`` is Popen's (-9: SIGKILL)."""
 
+    __slots__ = ("returncode",)
     returncode: int
 
+    def __init__(self, returncode: int) -> None:
+        self._assign(returncode)
 
-@dataclass(frozen=True)
-class ChannelClosed:
+
+class ChannelClosed(Record):
     """Retirement evidence for a :class:`ChannelTransport`: its peer thread ended."""
 
+    __slots__ = ()
 
-Retirement = Union[NoResource, Exited, ChannelClosed]
+    def __init__(self) -> None:
+        pass
+
+
+if TYPE_CHECKING:
+    Retirement = Union[NoResource, Exited, ChannelClosed]
 
 
 # ----------------------------------------------------------------------------- the seam
@@ -368,7 +395,14 @@ def _enlarge_pipe(fd: int) -> None:
 
 # ----------------------------------------------------------------------------- processes
 
-StderrTarget = Union[None, int, str, "os.PathLike[str]", IO[bytes], IO[str]]
+if TYPE_CHECKING:
+    StderrTarget = Union[None, int, str, "os.PathLike[str]", IO[bytes], IO[str]]
+else:  # made on first use: typing is not imported with the client
+    __getattr__ = lazy_aliases(
+        globals(),
+        Retirement=lambda t: t.Union[NoResource, Exited, ChannelClosed],
+        StderrTarget=lambda t: t.Union[None, int, str, "os.PathLike[str]", t.IO[bytes], t.IO[str]],
+    )
 
 #: At most this much of what a server left in a pipe is read when a start fails.
 _LEFT_ON_FAILURE = 1024 * 1024
@@ -762,7 +796,8 @@ class ChannelPeer:
         self.close_input()
 
 
-Serve = Callable[[ChannelPeer], None]
+if TYPE_CHECKING:
+    Serve = Callable[[ChannelPeer], None]
 
 
 class ChannelTransport(Transport):

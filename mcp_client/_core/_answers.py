@@ -27,11 +27,14 @@ import collections
 import logging
 import threading
 import time
-from typing import Callable, Deque, Optional, Tuple
 
 from ..errors import ClientBroken, Unavailable, WriteFailed, WriteStalled
 from ..transport import ATOMIC_WRITE_BYTES, Connection
 from . import LOGGER, _threads
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, Deque, Optional, Tuple
 
 __all__ = ["Answerer", "ANSWER_TIMEOUT"]
 

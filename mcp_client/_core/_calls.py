@@ -13,9 +13,12 @@ it; nobody else does. A second settlement is a bug of ours, and raises.
 from __future__ import annotations
 
 import threading
-from typing import Any, Dict, List, Optional
 
-from ..jsonvalue import JsonValue
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional
+
+    from ..jsonvalue import JsonValue
 
 __all__ = ["Call", "CallTable", "UNSENT", "INF"]
 

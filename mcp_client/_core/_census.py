@@ -17,29 +17,30 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Generic, List, Set, TypeVar
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import List, Set
 
 __all__ = ["ACTIVE", "FORKS"]
 
-_C = TypeVar("_C")
 
-
-class ActiveSet(Generic[_C]):
+class ActiveSet:
     """A set guarded by its own lock (``_lock``: ``_members``)."""
 
     def __init__(self) -> None:
         self._lock = threading.RLock()  # a signal handler may stop a client inside add()
-        self._members: Set[_C] = set()
+        self._members: Set[object] = set()
 
-    def add(self, member: _C) -> None:
+    def add(self, member: object) -> None:
         with self._lock:
             self._members.add(member)
 
-    def discard(self, member: _C) -> None:
+    def discard(self, member: object) -> None:
         with self._lock:
             self._members.discard(member)
 
-    def snapshot(self) -> List[_C]:
+    def snapshot(self) -> List[object]:
         with self._lock:
             return list(self._members)
 
@@ -61,7 +62,7 @@ class Forks:
         ACTIVE.forget()
 
 
-ACTIVE: "ActiveSet[object]" = ActiveSet()
+ACTIVE = ActiveSet()
 FORKS = Forks()
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=FORKS.after_in_child)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Optional
 
 from .. import protocol
 from ..errors import (
@@ -41,6 +40,10 @@ from . import _threads
 from ._reader import Reader
 from ._requests import Requests
 from ._session import SHOWN_NAME, Session
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 __all__ = ["open_transport", "handshake", "SHOWN_NAME"]
 

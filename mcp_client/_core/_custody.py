@@ -19,11 +19,15 @@ _done       itself      an ``Event``: the evidence is there
 from __future__ import annotations
 
 import threading
-from typing import Callable, Iterable, Optional
 
 from ..errors import RetirementError, RetirementTimedOut
-from ..transport import Retirement
 from ._threads import until
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, Iterable, Optional
+
+    from ..transport import Retirement
 
 __all__ = ["Custody"]
 

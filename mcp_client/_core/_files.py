@@ -19,9 +19,12 @@ from __future__ import annotations
 
 import errno
 import os
-from typing import Union
 
 from ..errors import SymlinkRefused
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Union
 
 __all__ = ["open_for_writing"]
 
@@ -30,7 +33,8 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 #: What ``open`` says for a link under ``O_NOFOLLOW``: ELOOP (Linux, macOS), EMLINK (FreeBSD).
 _LINK_ERRNOS = (errno.ELOOP, errno.EMLINK)
 
-Path = Union[str, "os.PathLike[str]"]
+if TYPE_CHECKING:
+    Path = Union[str, "os.PathLike[str]"]
 
 
 def open_for_writing(path: Path, flags: int, role: str) -> int:

@@ -30,11 +30,14 @@ from __future__ import annotations
 import collections
 import threading
 import time
-from typing import Deque, List, Optional
 
 from ..errors import WriteFailed, WriteStalled
 from ..transport import ATOMIC_WRITE_BYTES, Connection
 from ._calls import UNSENT, Call, CallTable
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Deque, List, Optional
 
 __all__ = ["Outbox"]
 

@@ -32,7 +32,6 @@ import logging
 import os
 import select
 import time
-from typing import List, Optional, Tuple
 
 from .. import jsonrpc, noise, protocol
 from ..errors import (
@@ -46,11 +45,17 @@ from ..errors import (
 )
 from ..stdio import Buffer
 from ..text import sanitize
-from ..transport import Connection, Retirement, write_all
+from ..transport import Connection, write_all
 from . import LOGGER
 from ._answers import Answerer
 from ._requests import Requests
 from ._session import Session
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import List, Optional, Tuple
+
+    from ..transport import Retirement
 
 __all__ = ["Reader"]
 
@@ -70,7 +75,8 @@ _STDERR_LOGGED_READ = 4 * 1024
 #: The most read of what an ended server left in its stderr pipe.
 _STDERR_LEFT = 1024 * 1024
 
-Evidence = Tuple[Optional[Retirement], Optional[RetirementError]]
+if TYPE_CHECKING:
+    Evidence = Tuple[Optional[Retirement], Optional[RetirementError]]
 
 
 class Reader:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Callable, List, Optional, Tuple, TypeVar, Union
 
 from .. import protocol
 from ..errors import (
@@ -32,7 +31,7 @@ from ..errors import (
     WriteFailed,
     WriteStalled,
 )
-from ..jsonvalue import EncodeRefused, JsonValue, check
+from ..jsonvalue import EncodeRefused, check
 from ..stdio import frame_request
 from . import LOGGER
 from ._calls import UNSENT, Call
@@ -43,6 +42,12 @@ from ._state import State
 from ._threads import until
 from ._timer import DeadlineTimer, Shot
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, List, Optional, Tuple, TypeVar, Union
+
+    from ..jsonvalue import JsonValue
+
 __all__ = ["Requests"]
 
 log = logging.getLogger(LOGGER)
@@ -51,7 +56,8 @@ log = logging.getLogger(LOGGER)
 TIMER_SLACK = 0.05
 
 #: The next page of a listing: asked for, or why it could not be.
-_Ahead = Union[Call, ClientError, EncodeRefused, None]
+if TYPE_CHECKING:
+    _Ahead = Union[Call, ClientError, EncodeRefused, None]
 
 
 class Requests:
@@ -233,7 +239,8 @@ class Requests:
             self._session.request_retirement(ClientBroken("internal error in the timer thread"))
 
 
-_T = TypeVar("_T")
+if TYPE_CHECKING:
+    _T = TypeVar("_T")
 
 
 def decoded(decode: Callable[[JsonValue], _T], raw: JsonValue) -> _T:

@@ -36,7 +36,6 @@ from __future__ import annotations
 import os
 import threading
 import weakref
-from typing import TYPE_CHECKING, Iterable, Optional
 
 from ..errors import (
     ClientBroken,
@@ -46,19 +45,23 @@ from ..errors import (
     StartError,
     Unavailable,
 )
-from ..jsonvalue import JsonValue
 from ..stdio import frame
 from ..tail import Tail
 from ..text import sanitize
-from ..transport import Connection, NoResource, Retirement, Transport
+from ..transport import Connection, NoResource, Transport
 from ._calls import Call, CallTable
 from ._census import ACTIVE, FORKS
 from ._custody import Custody
 from ._state import ENDED, TRANSITIONS, State
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover - for annotations only
+    from typing import Iterable, Optional
+
     from ..capture import Capture
     from ..client import Options
+    from ..jsonvalue import JsonValue
+    from ..transport import Retirement
     from ._reader import Reader
 
 __all__ = ["Session", "fresh", "SHOWN_NAME"]

@@ -8,7 +8,10 @@ not allow is a bug of ours, never a server's doing.
 from __future__ import annotations
 
 import enum
-from typing import Dict, Tuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Dict, Tuple
 
 __all__ = ["State", "TRANSITIONS", "ENDED"]
 

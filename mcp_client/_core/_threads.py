@@ -19,7 +19,10 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from typing import Any, Callable, Set, Tuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Set, Tuple
 
 __all__ = ["named", "start", "until"]
 

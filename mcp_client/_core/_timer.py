@@ -24,11 +24,14 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Callable, Optional
 
 from . import LOGGER, _threads
 from ._calls import INF
 from ._threads import until
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, Optional
 
 __all__ = ["DeadlineTimer", "Shot"]
 
