@@ -19,7 +19,7 @@ from .errors import ForeignVersionFault, ProtocolFault
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Optional, Tuple, Union
+    from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
     from .jsonvalue import JsonValue
 
@@ -283,8 +283,7 @@ def decode_tools_page(result: JsonValue) -> ToolsPage:
     raw_tools = body.get("tools")
     if type(raw_tools) is not list:
         raise ProtocolFault("tools is not an array")
-    tools = tuple(map(_tool, raw_tools, range(len(raw_tools))))
-    return ToolsPage(tools, page_cursor(body))
+    return ToolsPage(_tools(raw_tools), page_cursor(body))
 
 
 def page_cursor(result: JsonValue) -> Optional[str]:
@@ -323,34 +322,50 @@ TOOLS_LISTING = Listing(TOOLS_LIST, tools_list_params, _tools_of_page)
 LISTINGS: Dict[str, Listing] = {TOOLS_LIST: TOOLS_LISTING}
 
 
-def _tool(entry: JsonValue, index: int) -> ToolDescriptor:
-    # The hot path of a listing: plain checks in line, and the fault's path is
-    # only spelled out (by _tool_fault, in the same order) when there is one.
-    if type(entry) is not dict:
-        raise ProtocolFault("tools[%d] is not an object" % index)
-    get = entry.get
-    name, title, description, annotations = (
-        get("name"),
-        get("title"),
-        get("description"),
-        get("annotations"),
-    )
-    if (
-        type(name) is not str
-        or not name
-        or "inputSchema" not in entry
-        or (title is not None and type(title) is not str)
-        or (description is not None and type(description) is not str)
-        or (annotations is not None and type(annotations) is not dict)
-    ):
-        raise _tool_fault(entry, index)
-    return ToolDescriptor(
-        name, entry["inputSchema"], title, description, get("outputSchema"), annotations
-    )
+def _tools(raw_tools: List[JsonValue]) -> Tuple[ToolDescriptor, ...]:
+    # The hot path of a listing, one loop for the page: plain checks in line, each
+    # descriptor made and filled by its slots' setters (no call of __init__ or of
+    # a function per tool), and the fault's path only spelled out (by _tool_fault,
+    # in the same order) when there is one.
+    tools: List[ToolDescriptor] = []
+    append = tools.append
+    for entry in raw_tools:
+        if type(entry) is not dict:
+            raise _tool_fault(entry, len(tools))
+        get = entry.get
+        name, title, description, annotations = (
+            get("name"),
+            get("title"),
+            get("description"),
+            get("annotations"),
+        )
+        if (
+            type(name) is not str
+            or not name
+            or "inputSchema" not in entry
+            or (title is not None and type(title) is not str)
+            or (description is not None and type(description) is not str)
+            or (annotations is not None and type(annotations) is not dict)
+        ):
+            raise _tool_fault(entry, len(tools))
+        tool = _new(ToolDescriptor)
+        _set_name(tool, name)
+        _set_input_schema(tool, entry["inputSchema"])
+        _set_title(tool, title)
+        _set_description(tool, description)
+        _set_output_schema(tool, get("outputSchema"))
+        _set_annotations(tool, annotations)
+        append(tool)
+    return tuple(tools)
 
 
-def _tool_fault(tool: Dict[str, Any], index: int) -> ProtocolFault:
+_new = object.__new__
+
+
+def _tool_fault(tool: JsonValue, index: int) -> ProtocolFault:
     where = "tools[%d]" % index
+    if type(tool) is not dict:
+        return ProtocolFault(where + " is not an object")
     name = tool.get("name")
     if type(name) is not str or not name:
         return ProtocolFault(where + ".name is not a non-empty string")

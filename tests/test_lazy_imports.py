@@ -101,6 +101,69 @@ class ImportMcpClient(unittest.TestCase):
         self.assertNotIn("mcp_client.codegen", loaded)
 
 
+#: What the import path must not load: each costs more than the package's own code
+#: (dataclasses brings inspect, ast, dis and tokenize).
+HEAVY = ["typing", "dataclasses", "inspect", "ast", "dis"]
+
+
+def bare_import(code: str) -> Any:
+    """Run ``code`` after ``import mcp_client`` in a bare ``python -S -I`` (no site,
+    nothing imported by a prelude); ``code`` prints one JSON value."""
+    program = "import sys\nsys.path.insert(0, %r)\nimport mcp_client\n%s" % (REPO, code)
+    done = subprocess.run(
+        [sys.executable, "-S", "-I", "-c", program],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd="/",
+    )
+    if done.returncode != 0:
+        raise AssertionError("child failed (%d): %s" % (done.returncode, done.stderr[-2000:]))
+    return json.loads(done.stdout)
+
+
+class ImportPath(unittest.TestCase):
+    """``import mcp_client`` loads neither typing nor dataclasses (nor what dataclasses
+    loads): the values are ``_record.Record``s and the public aliases (``JsonValue``,
+    ``Id``, ``Inbound``, ``ContentBlock``, ``Retirement``, ``TransportLike``) are made
+    on first use."""
+
+    def test_no_typing_no_dataclasses(self) -> None:
+        loaded = bare_import(
+            "import json\nprint(json.dumps([m for m in %r if m in sys.modules]))" % (HEAVY,)
+        )
+        self.assertEqual(loaded, [])
+
+    def test_a_client_value_made_and_printed_loads_none_of_them(self) -> None:
+        loaded = bare_import(
+            "import json\n"
+            "repr(mcp_client.Options()); hash(mcp_client.Spawn('python', ('-c', 'pass')))\n"
+            "mcp_client.protocol.decode_tools_page({'tools': [{'name': 'a', 'inputSchema': {}}]})\n"
+            "print(json.dumps([m for m in %r if m in sys.modules]))" % (HEAVY,)
+        )
+        self.assertEqual(loaded, [])
+
+    def test_the_aliases_resolve_on_first_use(self) -> None:
+        got = bare_import(
+            "import json, typing\n"
+            "from mcp_client.jsonvalue import JsonValue\n"
+            "from mcp_client.jsonrpc import Id, Inbound, Response\n"
+            "from mcp_client.protocol import ContentBlock, Text, Other\n"
+            "from mcp_client.transport import Retirement, Exited\n"
+            "from mcp_client.client import TransportLike\n"
+            "print(json.dumps([\n"
+            "    typing.get_args(JsonValue)[:5] == (type(None), bool, int, float, str),\n"
+            "    typing.get_args(Id) == (int, str),\n"
+            "    Response in typing.get_args(Inbound),\n"
+            "    typing.get_args(ContentBlock) == (Text, Other),\n"
+            "    Exited in typing.get_args(Retirement),\n"
+            "    mcp_client.ContentBlock is ContentBlock,\n"
+            "    len(typing.get_args(TransportLike)) == 2,\n"
+            "]))"
+        )
+        self.assertEqual(got, [True] * 7)
+
+
 class TopLevelResultTypes(unittest.TestCase):
     """The names a user reaches for come from ``mcp_client``: the decoded results at
     once (``protocol`` is loaded anyway), ``ToolOutput`` and the typed blocks on first use."""
