@@ -8,6 +8,9 @@ members are ignored (JSON-RPC 2.0 section 4; MCP 2025-06-18, Base Protocol).
 A message is discriminated the way JSON-RPC discriminates it: with ``method``
 and ``id`` it is a :class:`ServerRequest`, with ``method`` alone a
 :class:`Notification`, without ``method`` a :class:`Response`.
+
+The messages are frozen values, not dataclasses (``dataclasses.replace``,
+``fields`` and ``asdict`` still work on them).
 """
 
 from __future__ import annotations

@@ -7,6 +7,10 @@ this client reads are checked, unknown fields are ignored, schemas and
 ``structuredContent`` cross raw. One lying tool fails the whole page: a server
 that lies about one tool is not a server to half-trust.
 
+The values are frozen (compared, hashed, printed and pickled by their fields) but
+not dataclasses, so that importing the client stays cheap; ``dataclasses.replace``,
+``fields`` and ``asdict`` still work on them.
+
 Revision: MCP 2025-06-18 (Lifecycle; Server Features / Tools).
 """
 
