@@ -36,7 +36,7 @@ from ._model import (
     wrap,
 )
 from .schema import Choice, Field, Param, WholeValue
-from .text import escape, sanitize, scan_window
+from .text import escape_lines, sanitize, scan_window
 
 #: UTF-8 bytes of one tool's doc (``GeneratedTool.doc``, its docstring).
 MAX_DOC_BYTES = 8 * 1024
@@ -208,22 +208,27 @@ def indented(text: str, indent: str) -> List[str]:
 
 def _cut(lines: List[str], limit: int) -> List[str]:
     """The lines that fit in ``limit`` UTF-8 bytes (with their breaks), and a mark if cut."""
+    room = limit - 64  # for the mark
+    if len("\n".join(lines).encode("utf-8")) + 1 <= room:  # the common case: one measure
+        return lines
     size = 0
     for index, line in enumerate(lines):
         size += len(line.encode("utf-8")) + 1
-        if size > limit - 64:  # room for the mark
+        if size > room:
             return lines[:index] + ["(cut here: a tool's doc is at most %d bytes)" % MAX_DOC_BYTES]
     return lines
 
 
 def literals(doc: List[str], indent: str = INDENT) -> List[str]:
     """The doc as one docstring: adjacent ``escape``d literals, one per line of text."""
-    parts = ['"%s\\n"' % escape(line) for line in doc[:-1]] + ['"%s"' % escape(doc[-1])]
-    if len(parts) == 1:
-        return [indent + parts[0]]
-    first = indent + "(" + parts[0]
+    bodies = escape_lines(doc)
+    if len(bodies) == 1:
+        return [indent + '"' + bodies[0] + '"']
+    last = len(bodies) - 1
     return (
-        [first] + [indent + " " + part for part in parts[1:-1]] + [indent + " " + parts[-1] + ")"]
+        [indent + '("' + bodies[0] + '\\n"']
+        + [indent + ' "' + body + '\\n"' for body in bodies[1:last]]
+        + [indent + ' "' + bodies[last] + '")']
     )
 
 

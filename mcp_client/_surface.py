@@ -1,8 +1,8 @@
 """The surface: one line per function for a model to read, and its budget.
 
 Pure: no I/O, no threads, no clocks. ``surface_line`` renders each function's
-line in pieces (every variant of its parameters and result a rung can ask
-for); ``fit`` picks the first rung of ``RUNGS`` at which the whole surface fits
+line in pieces (each variant of its parameters and result rendered when a
+rung first asks for it); ``fit`` picks the first rung of ``RUNGS`` at which the whole surface fits
 ``MAX_SURFACE_BYTES`` (``codegen``'s module doc, "The surface budget", says what
 gives first); ``signature_line`` is the doc's first line, the fullest surface
 line without its comment.
@@ -62,14 +62,38 @@ RUNGS: Tuple[Rung, ...] = (
 )
 
 
-class Line(NamedTuple):  # a tuple: 256 of them are made per listing, cheaply
-    """One function's surface line in pieces, so that each rung is a lookup and a join."""
+class Line:
+    """One function's surface line in pieces, so that each rung is a lookup and a join.
 
-    head: str  # "<module>.<function>("
-    params: Dict[Tuple[bool, bool, bool], str]  # by (shapes, defaults, plain)
-    returns: Dict[Tuple[bool, bool], str]  # by (shapes, plain)
-    claims: str  # "[server says: ...]", or ""
-    description: str
+    A variant of the parameters or the result is rendered when a rung (or the
+    doc's signature line) first asks for it: a real server's surface fits at the
+    first rung, and its other variants are never spelt.
+    """
+
+    __slots__ = ("head", "claims", "description", "_function", "_names", "_params", "_returns")
+
+    def __init__(self, head: str, claims: str, function: Function, names: Names) -> None:
+        self.head = head  # "<module>.<function>("
+        self.claims = claims  # "[server says: ...]", or ""
+        self.description = function.description
+        self._function = function
+        self._names = names
+        self._params: Dict[Tuple[bool, bool, bool], str] = {}
+        self._returns: Dict[Tuple[bool, bool], str] = {}
+
+    def params(self, shapes: bool, defaults: bool, plain: bool) -> str:
+        key = (shapes, defaults, plain)
+        text = self._params.get(key)
+        if text is None:
+            text = self._params[key] = _surface_params(self._function, self._names, *key)
+        return text
+
+    def returns(self, shapes: bool, plain: bool) -> str:
+        key = (shapes, plain)
+        text = self._returns.get(key)
+        if text is None:
+            text = self._returns[key] = _surface_returns(self._function, self._names, *key)
+        return text
 
 
 def fit(lines: List[Line]) -> List[str]:
@@ -77,15 +101,15 @@ def fit(lines: List[Line]) -> List[str]:
     size = 0
     for rung in RUNGS:
         rendered = [render(line, rung) for line in lines]
-        size = sum(len(text.encode("utf-8")) + 1 for text in rendered)
+        size = len("\n".join(rendered).encode("utf-8")) + 1 if rendered else 0
         if size <= MAX_SURFACE_BYTES:
             return rendered
     raise SurfaceTooLarge(size, MAX_SURFACE_BYTES)
 
 
 def render(line: Line, rung: Rung) -> str:
-    params = line.params[(rung.input_shapes, rung.defaults, rung.plain_params)]
-    returns = line.returns[(rung.result_shapes, rung.plain_returns)]
+    params = line.params(rung.input_shapes, rung.defaults, rung.plain_params)
+    returns = line.returns(rung.result_shapes, rung.plain_returns)
     description = cut_words(line.description, rung.description_chars)
     claim = line.claims if rung.claims else ""
     comment = claim + " " + description if claim and description else claim or description
@@ -111,16 +135,12 @@ def cut_words(text: str, limit: int) -> str:
 
 
 _ELLIPSIS = "\u2026"
-_PARAM_VARIANTS = ((True, True, False), (False, True, False), (False, False, True))
-_RETURN_VARIANTS = ((True, False), (False, False), (False, True))
 
 
 def surface_line(module_name: str, function: Function, names: Names) -> Line:
     head = "%s.%s(" % (module_name, function.name)
     claims = "[server says: %s]" % function.claims if function.claims else ""
-    params = {key: _surface_params(function, names, *key) for key in _PARAM_VARIANTS}
-    returns = {key: _surface_returns(function, names, *key) for key in _RETURN_VARIANTS}
-    return Line(head, params, returns, claims, function.description)
+    return Line(head, claims, function, names)
 
 
 def _surface_params(
@@ -172,8 +192,8 @@ def signature_line(line: Line) -> str:
     for shapes in (True, False):
         text = "%s%s) -> %s" % (
             line.head,
-            line.params[(shapes, True, False)],
-            line.returns[(shapes, False)],
+            line.params(shapes, True, False),
+            line.returns(shapes, False),
         )
         if len(text.encode("utf-8")) <= MAX_DOC_SIGNATURE_BYTES:
             return text
