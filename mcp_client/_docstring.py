@@ -19,12 +19,12 @@ from typing import Any, List, Optional
 from ._model import (
     INDENT,
     MAX_NOTE_CHARS,
+    NAMES_ONLY,
     RESULT,
     STRUCTURED,
     Function,
     Kind,
     Names,
-    Show,
     default_text,
     held,
     literal,
@@ -80,7 +80,7 @@ def _param_note(param: Param, label: str, names: Names) -> str:
     notes = [
         "(%s%s)"
         % (
-            surface_type(param.type, names, Show(False, False)),
+            surface_type(param.type, names, NAMES_ONLY),
             ", optional" if param.optional else "",
         )
     ]

@@ -13,6 +13,7 @@ with shapes), the defaults a signature shows, and the text layout (``wrap``,
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
 
@@ -162,6 +163,10 @@ class Show(NamedTuple):
     plain: bool  # the first surface's types: objects and unions Any, enums their kind
 
 
+#: Objects by their names only, everything else in full (a doc's types, a shape's keys).
+NAMES_ONLY = Show(False, False)
+
+
 def surface_type(
     kind: Kind, names: Names, show: Show, ref: Optional[Callable[[Ref], str]] = None
 ) -> str:
@@ -242,7 +247,7 @@ def shape_type(kind: Kind, names: Names, deep: bool) -> str:
         mark = "seen" if declaration.seen else ""
         return mark + (shape_of(declaration, names, deep) if deep else "{...}")
 
-    return surface_type(kind, names, Show(False, False), nested)
+    return surface_type(kind, names, NAMES_ONLY, nested)
 
 
 def default_text(param: Param) -> Optional[str]:
@@ -334,4 +339,18 @@ def wrap(text: str, width: int) -> List[str]:
 
 
 def literal(text: str) -> str:
+    """``text`` as a ``"..."`` literal (``escape``d)."""
+    if len(text) > _SHORT_LITERAL_CHARS:
+        return '"' + escape(text) + '"'
+    return _short_literal(text)
+
+
+# A listing spells the same short keys, names and members hundreds of times; the cache
+# holds at most this many of them, each at most this long (a few hundred KB at most).
+_SHORT_LITERAL_CHARS = 40
+_SHORT_LITERALS = 1024
+
+
+@functools.lru_cache(maxsize=_SHORT_LITERALS)
+def _short_literal(text: str) -> str:
     return '"' + escape(text) + '"'

@@ -70,7 +70,16 @@ class Line:
     first rung, and its other variants are never spelt.
     """
 
-    __slots__ = ("head", "claims", "description", "_function", "_names", "_params", "_returns")
+    __slots__ = (
+        "head",
+        "claims",
+        "description",
+        "_function",
+        "_names",
+        "_params",
+        "_returns",
+        "_input_records",
+    )
 
     def __init__(self, head: str, claims: str, function: Function, names: Names) -> None:
         self.head = head  # "<module>.<function>("
@@ -80,9 +89,11 @@ class Line:
         self._names = names
         self._params: Dict[Tuple[bool, bool, bool], str] = {}
         self._returns: Dict[Tuple[bool, bool], str] = {}
+        # Without an input record, the parameters read the same with shapes or without.
+        self._input_records = any(d.is_input for d in function.declarations)
 
     def params(self, shapes: bool, defaults: bool, plain: bool) -> str:
-        key = (shapes, defaults, plain)
+        key = (shapes or not self._input_records, defaults, plain)
         text = self._params.get(key)
         if text is None:
             text = self._params[key] = _surface_params(self._function, self._names, *key)
