@@ -201,7 +201,7 @@ from .name import (
     TYPING_NAMES,
     Digest,
     digest_suffix,
-    first_collision,
+    first_meeting,
     mangle,
     mangle_all,
     mangle_label,
@@ -328,7 +328,8 @@ def generate(
     if len(tools) > MAX_TOOLS:
         raise TooManyTools(len(tools), MAX_TOOLS)
     wire_names = [tool.name for tool in tools]
-    collision = first_collision(wire_names, digest)
+    function_names = mangle_all(wire_names, digest)  # once: the collision check reads them
+    collision = first_meeting(wire_names, function_names)
     if collision is not None:
         raise ToolNameCollision(collision.first, collision.second, collision.mangled)
     module_name = "cap.mcp." + mangle(server, digest)
@@ -336,7 +337,7 @@ def generate(
     functions = sorted(
         (
             _read(tool, name, digest, seen.get(tool.name))
-            for tool, name in zip(tools, mangle_all(wire_names, digest))
+            for tool, name in zip(tools, function_names)
         ),
         key=lambda f: f.name,
     )
@@ -411,14 +412,14 @@ def _read(tool: ToolDescriptor, name: str, digest: Digest, seen: Optional[Learne
     description = _surface.cut_words(long_description, MAX_DESCRIPTION_CHARS)
     claims = _claims(tool, description)
     declarations: List[Declaration] = []
-    tool_plan = _degrade_on_label_collision(plan(tool.input_schema), digest)
+    tool_plan, label_of = _labels(plan(tool.input_schema), digest)
     params: Tuple[Param, ...] = ()
     if not isinstance(tool_plan, WholeValue):
         params = tuple(
             _declare_param(name, tool.name, param, declarations)
             for param in sorted(tool_plan.params, key=lambda p: p.optional)
         )
-    labels = tuple(mangle_all([param.name for param in params], digest, mangle_label))
+    labels = tuple(label_of[param.name] for param in params)
     returns, result, reason, output = _read_result(name, tool, declarations)
     seen_calls = 0
     if returns == RESULT and seen is not None and seen.data is not None:
@@ -442,19 +443,21 @@ def _read(tool: ToolDescriptor, name: str, digest: Digest, seen: Optional[Learne
     )
 
 
-def _degrade_on_label_collision(tool_plan: Plan, digest: Digest) -> Plan:
+def _labels(tool_plan: Plan, digest: Digest) -> Tuple[Plan, Dict[str, str]]:
+    """The plan and each parameter's label by its wire name, mangled once for both."""
     # SEED.md: a label collision inside one tool degrades that one function to
     # its whole-value form; the rest of the module is unaffected.
     if isinstance(tool_plan, WholeValue):
-        return tool_plan
-    names = (param.name for param in tool_plan.params)
-    collision = first_collision(names, digest, mangle_label)
+        return tool_plan, {}
+    names = [param.name for param in tool_plan.params]
+    labels = mangle_all(names, digest, mangle_label)  # each name's label: order does not matter
+    collision = first_meeting(names, labels)
     if collision is None:
-        return tool_plan
+        return tool_plan, dict(zip(names, labels))
     return WholeValue(
         "parameters %r and %r both become %s"
         % (collision.first, collision.second, collision.mangled)
-    )
+    ), {}
 
 
 # Annotation hints (MCP 2025-06-18, ToolAnnotations) and how each answer reads.
