@@ -136,7 +136,6 @@ source and the docs are never cut by the surface budget.
 
 from __future__ import annotations
 
-import functools
 import io
 import json
 import re
@@ -146,21 +145,46 @@ from dataclasses import dataclass
 from dataclasses import field as _field
 from typing import (
     Any,
-    Callable,
     Dict,
     FrozenSet,
-    Iterator,
     List,
     Mapping,
-    NamedTuple,
     Optional,
     Sequence,
     Set,
     Tuple,
-    Union,
 )
 
-from . import content
+from . import _docstring, _surface, content
+
+# Each limit lives in the module that applies it; the "NAME as NAME" ones are not used here,
+# only still read as codegen's, as they were before the split.
+from ._docstring import MAX_DOC_BYTES, MAX_DOC_DESCRIPTION_CHARS
+from ._docstring import MAX_DOC_NOTE_CHARS as MAX_DOC_NOTE_CHARS
+from ._model import (
+    BLOCKS,
+    INDENT,
+    MAX_NOTE_CHARS,
+    MAX_SHAPE_CHARS,
+    RESULT,
+    STRUCTURED,
+    TOOL_OUTPUT,
+    Blocks,
+    Declaration,
+    Function,
+    Kind,
+    Names,
+    Ref,
+    Site,
+    literal,
+    signature_default,
+    source_type,
+    with_star,
+    wrap,
+)
+from ._model import MAX_DEFAULT_CHARS as MAX_DEFAULT_CHARS
+from ._surface import MAX_DESCRIPTION_CHARS, MAX_SURFACE_BYTES
+from ._surface import MAX_DOC_SIGNATURE_BYTES as MAX_DOC_SIGNATURE_BYTES
 from .checker import Check, Deferred
 from .errors import (
     GenerateError,
@@ -177,7 +201,7 @@ from .name import (
     TYPING_NAMES,
     Digest,
     digest_suffix,
-    first_collision,
+    first_meeting,
     mangle,
     mangle_all,
     mangle_label,
@@ -205,7 +229,7 @@ from .shapes import Learned, to_type
 
 # Re-exported: PORT.md names these helpers codegen's; they live in .text so that what shows
 # server text (the CLI, replay, the errors) does not load the generator.
-from .text import escape, sanitize, scan_window, truncate
+from .text import escape, sanitize, truncate
 
 __all__ = [
     "Generated",
@@ -236,38 +260,20 @@ __all__ = [
 
 #: A listing with more tools than this is refused (SEED.md, listing size is capped).
 MAX_TOOLS = 256
-#: UTF-8 bytes of surface: a larger one is cut (see the module doc), and bare
-#: signatures past it are refused.
-MAX_SURFACE_BYTES = 64 * 1024
-#: Characters kept of a tool's description in the surface.
-MAX_DESCRIPTION_CHARS = 400
-#: Characters kept of a note: a parameter description, a reason, the server name.
-MAX_NOTE_CHARS = 120
-#: Characters of a shape in the surface before it shows less.
-MAX_SHAPE_CHARS = 1000
-#: UTF-8 bytes of one tool's doc (``GeneratedTool.doc``, its docstring).
-MAX_DOC_BYTES = 8 * 1024
-#: UTF-8 bytes of the signature line a doc starts with.
-MAX_DOC_SIGNATURE_BYTES = 2 * 1024
-#: Characters kept of a tool's description in its doc.
-MAX_DOC_DESCRIPTION_CHARS = 2000
-#: Characters kept of a parameter's or a key's description in a doc.
-MAX_DOC_NOTE_CHARS = 400
-#: Characters of a default shown in the surface; a longer one shows in the doc only.
-MAX_DEFAULT_CHARS = 40
 #: Characters of error text a ToolFailed carries.
 MAX_ERROR_CHARS = 2000
 #: Longest comment and code line the generator wraps to (longer words stay whole).
 LINE_WIDTH = 79
-#: The result type of every tool without an outputSchema (``deliver``'s dict).
-TOOL_OUTPUT = "ToolOutput"
 #: Characters kept of the server's ``instructions`` in the module docstring.
 MAX_INSTRUCTIONS_CHARS = 4000
 
-_INDENT = "    "
-_PYTHON_TYPES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}
-_STRUCTURED = "structured"
-_RESULT = "result"
+# The names tests reach here from before the generator was split (the budget's
+# pieces, the wrap, the note cache): the same objects as in their new homes.
+_RUNGS = _surface.RUNGS
+_render = _surface.render
+_surface_line = _surface.surface_line
+_sanitized_note = _docstring.sanitized_note
+_wrap = wrap
 
 
 @dataclass(frozen=True)
@@ -301,77 +307,6 @@ class Generated:
     tools: Tuple[GeneratedTool, ...] = ()
 
 
-@dataclass(frozen=True)
-class _Ref:
-    """A record declared at module level; ``site`` is where it sits (its identity)."""
-
-    site: "_Site"
-
-
-@dataclass(frozen=True)
-class _Blocks:
-    """``List[Block]``: a ToolOutput's content (the block types of ``content``)."""
-
-
-_BLOCKS = _Blocks()
-
-
-#: A type after declaration: records replaced by references to their declarations.
-#: The schema's containers (Array, Nullable, AnyOf, Field, Param) are reused to
-#: hold one, the only place codegen's types go past the schema's: hence the few
-#: ``type: ignore[arg-type]`` where a _Ref is put in them.
-_Type = Union[ValueType, _Ref, _Blocks]
-
-
-@dataclass(frozen=True)
-class _Declaration:
-    """One record type: where it sits, its natural name, what it is, its keys."""
-
-    site: "_Site"  # unique in the module: the path that leads to it
-    natural: str
-    tool: str  # the wire name of the tool it belongs to (for a collision's message)
-    about: str  # what the type describes, for its comment (generator text and escapes)
-    fields: Tuple[Field, ...]  # types are _Type: nested records are _Ref
-    open: bool
-    is_input: bool
-    seen: bool = False  # a shape learned from calls (shapes), not declared: "seen{...}"
-
-    def _replace_seen(self) -> "_Declaration":
-        return _Declaration(
-            self.site, self.natural, self.tool, self.about, self.fields, self.open, False, True
-        )
-
-
-@dataclass(frozen=True)
-class _Function:
-    """One tool, read and named; everything the source, surface and doc are made from."""
-
-    name: str  # mangled: a display artifact only
-    tool: str  # the wire name, verbatim
-    description: str  # sanitized, cut to MAX_DESCRIPTION_CHARS
-    long_description: str  # sanitized, cut to MAX_DOC_DESCRIPTION_CHARS
-    plan: Plan  # a label collision has already degraded it to WholeValue
-    params: Tuple[Param, ...]  # Typed only: required first, then optional; types are _Type
-    labels: Tuple[str, ...]  # one per param, same order
-    claims: str  # sanitized: the title and the annotations, "" when the server claims none
-    returns: str  # _STRUCTURED or _RESULT
-    result: Optional[_Ref]  # a structured tool's record, when its schema reads as one
-    result_reason: str  # sanitized: why a structured result is untyped, "" otherwise
-    declarations: Tuple[_Declaration, ...]  # nested ones first; inputs, then the result's
-    output: Optional[Record]  # the declared result record, for the run-time check
-    seen_calls: int  # calls a learned data shape was seen in; 0: none learned
-
-
-class _Names(NamedTuple):
-    """The module's type names: by site, and the declarations by site."""
-
-    by_site: Dict["_Site", str]
-    declarations: Dict["_Site", _Declaration]
-
-    def of(self, ref: _Ref) -> str:
-        return self.by_site[ref.site]
-
-
 # ----------------------------------------------------------------------------- generate
 
 
@@ -393,7 +328,8 @@ def generate(
     if len(tools) > MAX_TOOLS:
         raise TooManyTools(len(tools), MAX_TOOLS)
     wire_names = [tool.name for tool in tools]
-    collision = first_collision(wire_names, digest)
+    function_names = mangle_all(wire_names, digest)  # once: the collision check reads them
+    collision = first_meeting(wire_names, function_names)
     if collision is not None:
         raise ToolNameCollision(collision.first, collision.second, collision.mangled)
     module_name = "cap.mcp." + mangle(server, digest)
@@ -401,16 +337,16 @@ def generate(
     functions = sorted(
         (
             _read(tool, name, digest, seen.get(tool.name))
-            for tool, name in zip(tools, mangle_all(wire_names, digest))
+            for tool, name in zip(tools, function_names)
         ),
         key=lambda f: f.name,
     )
     names = _name_types(functions, digest)
-    pieces = [_surface_line(module_name, function, names) for function in functions]
-    lines = _surface(pieces)
-    signatures = [_signature_line(line) for line in pieces]
+    pieces = [_surface.surface_line(module_name, function, names) for function in functions]
+    lines = _surface.fit(pieces)
+    signatures = [_surface.signature_line(line) for line in pieces]
     docs = [
-        _doc(function, names, MAX_DOC_BYTES - len(signature.encode("utf-8")) - 2)
+        _docstring.build(function, names, MAX_DOC_BYTES - len(signature.encode("utf-8")) - 2)
         for function, signature in zip(functions, signatures)
     ]
     source = _module(server, module_name, functions, names, docs, info)
@@ -442,7 +378,7 @@ def deliver(tool: GeneratedTool, result: CallToolResult) -> Any:
     """
     if result.is_error:
         raise ToolFailed(tool.wire_name, result, _error_text(tool, result))
-    if tool.returns == _STRUCTURED:
+    if tool.returns == STRUCTURED:
         if type(result.structured_content) is not dict:
             raise ToolFailed(
                 tool.wire_name,
@@ -469,27 +405,27 @@ def _error_text(tool: GeneratedTool, result: CallToolResult) -> str:
     )
 
 
-def _read(tool: ToolDescriptor, name: str, digest: Digest, seen: Optional[Learned]) -> _Function:
+def _read(tool: ToolDescriptor, name: str, digest: Digest, seen: Optional[Learned]) -> Function:
     text = tool.description if tool.description is not None else tool.title
     long_description = sanitize(text or "", MAX_DOC_DESCRIPTION_CHARS)
     # The same as sanitizing to the shorter limit: the first characters are the same.
-    description = _cut_words(long_description, MAX_DESCRIPTION_CHARS)
+    description = _surface.cut_words(long_description, MAX_DESCRIPTION_CHARS)
     claims = _claims(tool, description)
-    declarations: List[_Declaration] = []
-    tool_plan = _degrade_on_label_collision(plan(tool.input_schema), digest)
+    declarations: List[Declaration] = []
+    tool_plan, label_of = _labels(plan(tool.input_schema), digest)
     params: Tuple[Param, ...] = ()
     if not isinstance(tool_plan, WholeValue):
         params = tuple(
             _declare_param(name, tool.name, param, declarations)
             for param in sorted(tool_plan.params, key=lambda p: p.optional)
         )
-    labels = tuple(mangle_all([param.name for param in params], digest, mangle_label))
+    labels = tuple(label_of[param.name] for param in params)
     returns, result, reason, output = _read_result(name, tool, declarations)
     seen_calls = 0
-    if returns == _RESULT and seen is not None and seen.data is not None:
+    if returns == RESULT and seen is not None and seen.data is not None:
         result = _declare_seen(name, tool.name, seen, declarations)
         seen_calls = seen.calls if result is not None else 0
-    return _Function(
+    return Function(
         name,
         tool.name,
         description,
@@ -507,19 +443,21 @@ def _read(tool: ToolDescriptor, name: str, digest: Digest, seen: Optional[Learne
     )
 
 
-def _degrade_on_label_collision(tool_plan: Plan, digest: Digest) -> Plan:
+def _labels(tool_plan: Plan, digest: Digest) -> Tuple[Plan, Dict[str, str]]:
+    """The plan and each parameter's label by its wire name, mangled once for both."""
     # SEED.md: a label collision inside one tool degrades that one function to
     # its whole-value form; the rest of the module is unaffected.
     if isinstance(tool_plan, WholeValue):
-        return tool_plan
-    names = (param.name for param in tool_plan.params)
-    collision = first_collision(names, digest, mangle_label)
+        return tool_plan, {}
+    names = [param.name for param in tool_plan.params]
+    labels = mangle_all(names, digest, mangle_label)  # each name's label: order does not matter
+    collision = first_meeting(names, labels)
     if collision is None:
-        return tool_plan
+        return tool_plan, dict(zip(names, labels))
     return WholeValue(
         "parameters %r and %r both become %s"
         % (collision.first, collision.second, collision.mangled)
-    )
+    ), {}
 
 
 # Annotation hints (MCP 2025-06-18, ToolAnnotations) and how each answer reads.
@@ -552,24 +490,22 @@ def _title(tool: ToolDescriptor, description: str) -> str:
 
 
 def _read_result(
-    function: str, tool: ToolDescriptor, out: List[_Declaration]
-) -> Tuple[str, Optional[_Ref], str, Optional[Record]]:
+    function: str, tool: ToolDescriptor, out: List[Declaration]
+) -> Tuple[str, Optional[Ref], str, Optional[Record]]:
     """What the tool returns, its record if it has one, why not if it has none, and
     the record as read (for the run-time check)."""
     if tool.output_schema is None:
-        return _RESULT, None, "", None
+        return RESULT, None, "", None
     output = plan_output(tool.output_schema)
     if isinstance(output, WholeValue):
-        return _STRUCTURED, None, sanitize(output.reason, MAX_NOTE_CHARS), None
+        return STRUCTURED, None, sanitize(output.reason, MAX_NOTE_CHARS), None
     site = (function, "result")
     about = "what %s returns: the call's structuredContent." % function
     ref = _declare_record(site, _pascal(function) + "Result", tool.name, about, output, False, out)
-    return _STRUCTURED, ref, "", output
+    return STRUCTURED, ref, "", output
 
 
-def _declare_seen(
-    function: str, tool: str, seen: Learned, out: List[_Declaration]
-) -> Optional[_Ref]:
+def _declare_seen(function: str, tool: str, seen: Learned, out: List[Declaration]) -> Optional[Ref]:
     """The per-tool ToolOutput whose ``data`` is the shape learned, or ``None`` when
     what was seen types nothing (only null, or nothing readable)."""
     assert seen.data is not None
@@ -587,28 +523,19 @@ def _declare_seen(
         kind, (function, "data"), natural + "Data", tool, about + "outputSchema.", False, out
     )
     for index in range(first, len(out)):  # shown as seen{...}: learned, not declared
-        out[index] = out[index]._replace_seen()
+        out[index] = out[index].as_seen()
     fields = (
         Field("text", Simple("string"), False, None),
-        Field("data", data, False, None),  # type: ignore[arg-type]  # see _Type
-        Field("content", _BLOCKS, False, None),  # type: ignore[arg-type]  # see _Type
+        Field("data", data, False, None),  # type: ignore[arg-type]  # see Kind
+        Field("content", BLOCKS, False, None),  # type: ignore[arg-type]  # see Kind
     )
     site = (function, "output")
     about = "what %s returns: a ToolOutput whose data has the shape seen." % function
-    out.append(_Declaration(site, natural + "Output", tool, about, fields, False, False))
-    return _Ref(site)
+    out.append(Declaration(site, natural + "Output", tool, about, fields, False, False))
+    return Ref(site)
 
 
-#: Where a record sits: the function, "result" or "param" and the parameter's
-#: name, then a step per level: "." + key, "[]" for an array's items, "|<n>"
-#: for a union's n-th branch. A key step always starts with ".", so no key can
-#: pass for another step. Kept as a tuple (a string that nested its parent's
-#: would grow with every level of escaping); it is spelled out, flat, only
-#: for the digest of a name that needs one.
-_Site = Tuple[str, ...]
-
-
-def _site_text(site: _Site) -> str:
+def _site_text(site: Site) -> str:
     return json.dumps(list(site))
 
 
@@ -616,10 +543,10 @@ def _site_text(site: _Site) -> str:
 _LEAVES = (Simple, Choice, Structured)
 
 
-def _declare_param(function: str, tool: str, param: Param, out: List[_Declaration]) -> Param:
+def _declare_param(function: str, tool: str, param: Param, out: List[Declaration]) -> Param:
     if isinstance(param.type, _LEAVES):
         return param
-    about = "the parameter %s of %s." % (_literal(param.name), function)
+    about = "the parameter %s of %s." % (literal(param.name), function)
     kind = _declare(
         param.type,
         (function, "param", param.name),
@@ -633,7 +560,7 @@ def _declare_param(function: str, tool: str, param: Param, out: List[_Declaratio
         return param
     return Param(
         param.name,
-        kind,  # type: ignore[arg-type]  # see _Type
+        kind,  # type: ignore[arg-type]  # see Kind
         param.optional,
         param.description,
         param.default,
@@ -643,13 +570,13 @@ def _declare_param(function: str, tool: str, param: Param, out: List[_Declaratio
 
 def _declare(
     kind: ValueType,
-    site: _Site,
+    site: Site,
     natural: str,
     tool: str,
     about: str,
     is_input: bool,
-    out: List[_Declaration],
-) -> _Type:
+    out: List[Declaration],
+) -> Kind:
     """``kind`` with every record in it declared into ``out`` (nested ones first)."""
     if isinstance(kind, Record):
         return _declare_record(site, natural, tool, about, kind, is_input, out)
@@ -690,20 +617,20 @@ def _declare(
 
 
 def _declare_record(
-    site: _Site,
+    site: Site,
     natural: str,
     tool: str,
     about: str,
     record: Record,
     is_input: bool,
-    out: List[_Declaration],
-) -> _Ref:
+    out: List[Declaration],
+) -> Ref:
     fields = []
     for field in record.fields:
         if isinstance(field.type, _LEAVES):
             fields.append(field)
             continue
-        key_about = "the value under the key %s of %s" % (_literal(field.name), natural)
+        key_about = "the value under the key %s of %s" % (literal(field.name), natural)
         kind = _declare(
             field.type,
             site + ("." + field.name,),
@@ -716,8 +643,8 @@ def _declare_record(
         if kind is not field.type:
             field = Field(field.name, kind, field.optional, field.description)  # type: ignore[arg-type]
         fields.append(field)
-    out.append(_Declaration(site, natural, tool, about, tuple(fields), record.open, is_input))
-    return _Ref(site)
+    out.append(Declaration(site, natural, tool, about, tuple(fields), record.open, is_input))
+    return Ref(site)
 
 
 _WORDS = re.compile(r"[A-Za-z0-9]+")
@@ -736,7 +663,7 @@ def _pascal(name: str) -> str:
     return pascal or "Value"
 
 
-def _name_types(functions: List[_Function], digest: Digest) -> _Names:
+def _name_types(functions: List[Function], digest: Digest) -> Names:
     """Every declaration's name: natural, or with a digest where one is needed."""
     declarations = [d for function in functions for d in function.declarations]
     taken = {function.name for function in functions} | TYPING_NAMES | BODY_NAMES
@@ -745,8 +672,8 @@ def _name_types(functions: List[_Function], digest: Digest) -> _Names:
     counts: Dict[str, int] = {}
     for declaration in declarations:
         counts[declaration.natural] = counts.get(declaration.natural, 0) + 1
-    by_site: Dict[_Site, str] = {}
-    owner: Dict[str, _Declaration] = {}
+    by_site: Dict[Site, str] = {}
+    owner: Dict[str, Declaration] = {}
     for declaration in declarations:
         name = declaration.natural
         if counts[name] > 1 or name in taken:
@@ -756,522 +683,7 @@ def _name_types(functions: List[_Function], digest: Digest) -> _Names:
             raise ToolNameCollision(first, declaration.tool, name)
         owner[name] = declaration
         by_site[declaration.site] = name
-    return _Names(by_site, {d.site: d for d in declarations})
-
-
-# ----------------------------------------------------------------------------- type text
-
-
-def _source_type(kind: _Type, names: _Names) -> str:
-    """``kind`` as a ``typing`` annotation."""
-    if isinstance(kind, _Ref):
-        return names.of(kind)
-    if isinstance(kind, Simple):
-        return _PYTHON_TYPES[kind.kind]
-    if isinstance(kind, Array):
-        return "List[%s]" % _source_type(kind.item, names)
-    if isinstance(kind, Nullable):
-        return "Optional[%s]" % _source_type(kind.inner, names)
-    if isinstance(kind, Map):
-        return "Dict[str, %s]" % _source_type(kind.value, names)
-    if isinstance(kind, Choice):
-        return "Literal[%s]" % ", ".join(_member(member) for member in kind.members)
-    if isinstance(kind, AnyOf):
-        return "Union[%s]" % ", ".join(_source_type(branch, names) for branch in kind.branches)
-    if isinstance(kind, _Blocks):
-        return "List[Block]"
-    return "Any"
-
-
-def _member(member: Any) -> str:
-    if type(member) is str:
-        return _literal(member)
-    return repr(member)  # an int or a bool: True, False, digits
-
-
-class _Show(NamedTuple):
-    """How much of a type the surface shows."""
-
-    shapes: bool  # an object as Name{shape}; else its name only
-    plain: bool  # the first surface's types: objects and unions Any, enums their kind
-
-
-def _surface_type(
-    kind: _Type, names: _Names, show: _Show, ref: Optional[Callable[[_Ref], str]] = None
-) -> str:
-    """``kind`` in the surface's spelling; objects as ``Name{shape}`` where shown,
-    or as ``ref`` spells them (a doc's nested shapes)."""
-    if show.plain:
-        return _plain_type(kind)
-    if isinstance(kind, _Ref):
-        if ref is not None:
-            return ref(kind)
-        name = names.of(kind)
-        declaration = names.declarations[kind.site]
-        if declaration.seen:  # learned, not declared: a program reads it as data's shape
-            return "seen" + (_record_shape(declaration, names) if show.shapes else "{...}")
-        return name + _record_shape(declaration, names) if show.shapes else name
-    if isinstance(kind, Simple):
-        return _PYTHON_TYPES[kind.kind]
-    if isinstance(kind, Array):
-        return "list[%s]" % _surface_type(kind.item, names, show, ref)
-    if isinstance(kind, Nullable):
-        return "%s | None" % _surface_type(kind.inner, names, show, ref)
-    if isinstance(kind, Map):
-        return "dict[str, %s]" % _surface_type(kind.value, names, show, ref)
-    if isinstance(kind, Choice):
-        return "Literal[%s]" % ", ".join(_member(member) for member in kind.members)
-    if isinstance(kind, AnyOf):
-        return " | ".join(_surface_type(branch, names, show, ref) for branch in kind.branches)
-    if isinstance(kind, _Blocks):
-        return "list[Block]"
-    return "Any"
-
-
-def _plain_type(kind: _Type) -> str:
-    """The type as the first surface showed a parameter (never longer than this one)."""
-    if isinstance(kind, Nullable):
-        return _plain_type(kind.inner)
-    if isinstance(kind, Simple):
-        return _PYTHON_TYPES[kind.kind]
-    if isinstance(kind, Array) and isinstance(kind.item, Simple):
-        return "list[%s]" % _PYTHON_TYPES[kind.item.kind]
-    if isinstance(kind, Choice):
-        kinds = {type(member) for member in kind.members}
-        return (
-            {str: "str", int: "int", bool: "bool"}.get(kinds.pop(), "Any")
-            if len(kinds) == 1
-            else "Any"
-        )
-    return "Any"
-
-
-def _record_shape(declaration: _Declaration, names: _Names) -> str:
-    """The whole shape if it is short enough, else its top-level keys, else nothing."""
-    for deep in (True, False):
-        shape = _shape(declaration, names, deep)
-        if len(shape) <= MAX_SHAPE_CHARS:
-            return shape
-    return ""
-
-
-def _shape(declaration: _Declaration, names: _Names, deep: bool) -> str:
-    entries = [
-        "%s%s: %s"
-        % (
-            _literal(field.name),
-            "?" if field.optional else "",
-            _shape_type(field.type, names, deep),
-        )
-        for field in declaration.fields
-    ]
-    return "{%s}" % ", ".join(entries + ["..."] if declaration.open else entries)
-
-
-def _shape_type(kind: _Type, names: _Names, deep: bool) -> str:
-    """``kind`` as a shape spells it: a nested record in full (``deep``) or ``{...}``."""
-
-    def nested(site: _Ref) -> str:
-        declaration = names.declarations[site.site]
-        mark = "seen" if declaration.seen else ""
-        return mark + (_shape(declaration, names, deep) if deep else "{...}")
-
-    return _surface_type(kind, names, _Show(False, False), nested)
-
-
-def _default_text(param: Param) -> Optional[str]:
-    """The server's default as a Python literal, if it has one short enough to show."""
-    if not param.has_default:
-        return None
-    value = param.default
-    if type(value) is str:
-        text = _literal(value)
-    elif value is None or type(value) in (bool, int, float):
-        text = repr(value)
-    elif value in ([], {}):
-        text = repr(value)
-    else:
-        return None
-    return text if len(text) <= MAX_DEFAULT_CHARS else None
-
-
-def _signature_default(param: Param) -> Optional[str]:
-    """The default the function's signature and the surface both show, if any.
-
-    One truth for both (issue 24): an optional parameter whose server default
-    is a string, number or boolean that its own type admits, short enough to
-    show, takes it as its Python default and always sends it; any other
-    optional parameter defaults to ``None`` and is left out when ``None``.
-    """
-    if not param.optional or param.default is None:
-        return None
-    text = _default_text(param)
-    return text if text is not None and _default_fits(param.default, param.type) else None
-
-
-def _default_fits(value: Any, kind: _Type) -> bool:
-    """``value`` (a scalar) is of ``kind``: so ``label: <kind> = value`` type-checks."""
-    if isinstance(kind, Nullable):
-        return _default_fits(value, kind.inner)
-    if isinstance(kind, AnyOf):
-        return any(_default_fits(value, branch) for branch in kind.branches)
-    if isinstance(kind, Choice):
-        return type(value) in (str, int, bool) and any(
-            type(member) is type(value) and member == value for member in kind.members
-        )
-    if isinstance(kind, Simple):
-        wanted = {"string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,)}
-        return type(value) in wanted[kind.kind]
-    return False
-
-
-def _untyped_reason(kind: _Type) -> Optional[str]:
-    """Why the value, or what a list, a map or a nullable holds, is ``Any``, if it is."""
-    kind = _held(kind)
-    return kind.reason if isinstance(kind, Structured) else None
-
-
-def _held(kind: _Type) -> _Type:
-    """What a list, a map or a nullable holds, through any number of them."""
-    while isinstance(kind, (Array, Nullable, Map)):
-        kind = (
-            kind.item
-            if isinstance(kind, Array)
-            else kind.inner
-            if isinstance(kind, Nullable)
-            else kind.value
-        )
-    return kind
-
-
-# ----------------------------------------------------------------------------- surface
-
-
-class _Rung(NamedTuple):
-    """One cut of the surface budget: what every line still shows."""
-
-    description_chars: int
-    result_shapes: bool
-    input_shapes: bool
-    claims: bool
-    defaults: bool
-    plain_params: bool
-    plain_returns: bool
-
-
-# What gives first when the surface would pass MAX_SURFACE_BYTES, rung by rung
-# (see the module doc).
-_RUNGS: Tuple[_Rung, ...] = (
-    _Rung(MAX_DESCRIPTION_CHARS, True, True, True, True, False, False),
-    _Rung(MAX_NOTE_CHARS, True, True, True, True, False, False),
-    _Rung(MAX_NOTE_CHARS, False, True, True, True, False, False),
-    _Rung(MAX_NOTE_CHARS, False, False, True, True, False, False),
-    _Rung(0, False, False, True, True, False, False),
-    _Rung(0, False, False, False, True, False, False),
-    _Rung(0, False, False, False, False, True, False),
-    _Rung(0, False, False, False, False, True, True),
-)
-
-
-class _Line(NamedTuple):  # a tuple: 256 of them are made per listing, cheaply
-    """One function's surface line in pieces, so that each rung is a lookup and a join."""
-
-    head: str  # "<module>.<function>("
-    params: Dict[Tuple[bool, bool, bool], str]  # by (shapes, defaults, plain)
-    returns: Dict[Tuple[bool, bool], str]  # by (shapes, plain)
-    claims: str  # "[server says: ...]", or ""
-    description: str
-
-
-def _surface(lines: List[_Line]) -> List[str]:
-    """Each function's line, at the first rung where the whole surface fits."""
-    size = 0
-    for rung in _RUNGS:
-        rendered = [_render(line, rung) for line in lines]
-        size = sum(len(text.encode("utf-8")) + 1 for text in rendered)
-        if size <= MAX_SURFACE_BYTES:
-            return rendered
-    raise SurfaceTooLarge(size, MAX_SURFACE_BYTES)
-
-
-def _render(line: _Line, rung: _Rung) -> str:
-    params = line.params[(rung.input_shapes, rung.defaults, rung.plain_params)]
-    returns = line.returns[(rung.result_shapes, rung.plain_returns)]
-    description = _cut_words(line.description, rung.description_chars)
-    claim = line.claims if rung.claims else ""
-    comment = claim + " " + description if claim and description else claim or description
-    text = "%s%s) -> %s" % (line.head, params, returns)
-    return "%s  # %s" % (text, comment) if comment else text
-
-
-def _cut_words(text: str, limit: int) -> str:
-    """At most ``limit`` characters, a cut made at a word boundary and marked ``…``.
-
-    A word longer than half the room is cut inside (a URL, a path), so a
-    long first word cannot empty the note.
-    """
-    if len(text) <= limit:
-        return text
-    if limit < 2:
-        return ""
-    head = text[: limit - 1]
-    space = head.rfind(" ")
-    if space >= limit // 2 or (space > 0 and text[limit - 1] == " "):
-        head = head[:space]
-    return head.rstrip(" ,;:") + _ELLIPSIS
-
-
-_ELLIPSIS = "\u2026"
-_PARAM_VARIANTS = ((True, True, False), (False, True, False), (False, False, True))
-_RETURN_VARIANTS = ((True, False), (False, False), (False, True))
-
-
-def _surface_line(module_name: str, function: _Function, names: _Names) -> _Line:
-    head = "%s.%s(" % (module_name, function.name)
-    claims = "[server says: %s]" % function.claims if function.claims else ""
-    params = {key: _surface_params(function, names, *key) for key in _PARAM_VARIANTS}
-    returns = {key: _surface_returns(function, names, *key) for key in _RETURN_VARIANTS}
-    return _Line(head, params, returns, claims, function.description)
-
-
-def _surface_params(
-    function: _Function, names: _Names, shapes: bool, defaults: bool, plain: bool
-) -> str:
-    if isinstance(function.plan, WholeValue):
-        return "arguments: dict[str, Any]"
-    show = _Show(shapes, plain)
-    return ", ".join(
-        _with_star(
-            function, lambda param, label: _surface_param(param, label, names, show, defaults)
-        )
-    )
-
-
-def _surface_param(param: Param, label: str, names: _Names, show: _Show, defaults: bool) -> str:
-    kind = param.type
-    if not param.optional:
-        return "%s: %s" % (label, _surface_type(kind, names, show))
-    default = _signature_default(param) if defaults else None
-    if default is not None:
-        return "%s: %s = %s" % (label, _surface_type(kind, names, show), default)
-    if isinstance(kind, Nullable) and not show.plain:
-        kind = kind.inner  # one "| None" is enough
-    return "%s: %s | None = None" % (label, _surface_type(kind, names, show))
-
-
-def _surface_returns(function: _Function, names: _Names, shapes: bool, plain: bool) -> str:
-    if plain:
-        return "Any"
-    if function.result is not None:
-        return _surface_type(function.result, names, _Show(shapes, False))
-    if function.returns == _STRUCTURED:
-        return "dict[str, Any]"
-    # The line alone must say what a ToolOutput holds, as it says a result type's
-    # shape: a model reading "-> ToolOutput" could not know to read ["text"].
-    return TOOL_OUTPUT + _TOOL_OUTPUT_SHAPE if shapes else TOOL_OUTPUT
-
-
-#: ``ToolOutput``'s keys as the surface shows them (``ToolOutput`` in the module).
-_TOOL_OUTPUT_SHAPE = '{"text": str, "data": dict | list | None, "content": list[Block]}'
-
-
-def _with_star(function: _Function, render: Callable[[Param, str], str]) -> Iterator[str]:
-    """Rendered parameters, with the bare ``*`` before the first optional one."""
-    starred = False
-    for param, label in zip(function.params, function.labels):
-        if param.optional and not starred:
-            starred = True
-            yield "*"
-        yield render(param, label)
-
-
-def _signature_line(line: _Line) -> str:
-    """The doc's first line: the fullest surface line without its comment, within
-    ``MAX_DOC_SIGNATURE_BYTES`` (the shapes give way to the types' names, which
-    the doc's type sections spell out, then the line is cut)."""
-    text = ""
-    for shapes in (True, False):
-        text = "%s%s) -> %s" % (
-            line.head,
-            line.params[(shapes, True, False)],
-            line.returns[(shapes, False)],
-        )
-        if len(text.encode("utf-8")) <= MAX_DOC_SIGNATURE_BYTES:
-            return text
-    return truncate(text, MAX_DOC_SIGNATURE_BYTES // 4)  # 4 bytes a character at most
-
-
-# ----------------------------------------------------------------------------- doc
-
-
-def _doc(function: _Function, names: _Names, limit: int) -> List[str]:
-    """The docstring's lines (generator text, sanitized server text), within ``limit`` bytes."""
-    lines = _wrap(function.long_description, 72) or ["(The server gives no description.)"]
-    if function.name != function.tool:  # the name the description and the server use
-        lines += [""] + _indented("The server's tool %s." % _literal(function.tool), "")
-    lines += _doc_params(function, names)
-    lines += _doc_types("Input types:", function, names, True)
-    lines += _doc_returns(function, names)
-    lines += _doc_types("Result types:", function, names, False)
-    if function.claims:
-        lines += [""] + _indented("Server says (claims, not checked): " + function.claims, "")
-    lines += _raises(function)
-    return _cut(lines, limit)
-
-
-def _doc_params(function: _Function, names: _Names) -> List[str]:
-    if isinstance(function.plan, WholeValue):
-        return ["", "Args:"] + _indented(
-            "arguments: one dict, sent unchanged as the tool's arguments: "
-            + sanitize(function.plan.reason, MAX_NOTE_CHARS),
-            "    ",
-        )
-    if not function.params:
-        return []
-    lines = ["", "Args:"]
-    for param, label in zip(function.params, function.labels):
-        lines += _indented("%s: %s" % (label, _param_note(param, label, names)), "    ")
-    return lines
-
-
-def _param_note(param: Param, label: str, names: _Names) -> str:
-    notes = [
-        "(%s%s)"
-        % (
-            _surface_type(param.type, names, _Show(False, False)),
-            ", optional" if param.optional else "",
-        )
-    ]
-    if label != param.name:
-        notes.append("sent as %s." % _literal(param.name))
-    described = _description_note(param.description)
-    notes.append(described)
-    choices = _choices(param.type)
-    if choices:
-        notes.append("One of: %s." % choices)
-    notes.append(_default_note(param, described))
-    reason = _untyped_reason(param.type)
-    if reason is not None:
-        notes.append("(untyped: %s)" % sanitize(reason, MAX_NOTE_CHARS))
-    return " ".join(note for note in notes if note)
-
-
-def _default_note(param: Param, description: str) -> str:
-    """The default, said once: not again when the description says it already."""
-    if not param.has_default or param.default is None:  # "= None" says it already
-        return ""
-    shown = _default_text(param) or sanitize(json.dumps(param.default), MAX_NOTE_CHARS)
-    if _says_default(description, param.default, shown):
-        return ""
-    if _signature_default(param) is not None:
-        return "Default: %s." % shown
-    return "Default: %s (the server applies it when this is left out)." % shown
-
-
-def _says_default(description: str, value: Any, shown: str) -> bool:
-    lowered = description.lower()
-    if "default" not in lowered:
-        return False
-    spelled = value if type(value) is str else json.dumps(value)
-    return shown in description or str(spelled).lower() in lowered[lowered.find("default") :]
-
-
-def _sentence(text: str) -> str:
-    """``text`` ending in a full stop (or its own punctuation), so notes after it read apart."""
-    return text + "." if text and text[-1] not in ".!?:;)" else text
-
-
-def _choices(kind: _Type) -> str:
-    kind = _held(kind)
-    if not isinstance(kind, Choice):
-        return ""
-    return ", ".join(_member(member) for member in kind.members)
-
-
-def _doc_types(title: str, function: _Function, names: _Names, is_input: bool) -> List[str]:
-    declarations = [d for d in function.declarations if d.is_input is is_input]
-    if not declarations:
-        return []
-    lines = ["", title]
-    for declaration in reversed(declarations):  # outermost first, as a reader meets them
-        shape = _shape(declaration, names, False)
-        lines += _indented("%s: %s" % (names.by_site[declaration.site], shape), "    ")
-        for field in declaration.fields:
-            note = _field_note(field)
-            if note:
-                lines += _indented("%s: %s" % (_literal(field.name), note), "        ")
-    return lines
-
-
-def _description_note(description: Optional[str]) -> str:
-    """A parameter's or key's description as a docstring sentence. One ``$defs``
-    entry is every ``$ref`` site's (255 sites, one 200k-character description:
-    issue 25), so it is built once: the cache's key is only what ``sanitize``
-    reads of the text (its window and one more), which is the same answer and
-    holds no more than that."""
-    return _sanitized_note((description or "")[: scan_window(MAX_DOC_NOTE_CHARS) + 1])
-
-
-@functools.lru_cache(maxsize=1024)
-def _sanitized_note(window: str) -> str:
-    return _sentence(sanitize(window, MAX_DOC_NOTE_CHARS))
-
-
-def _field_note(field: Field) -> str:
-    notes = [_description_note(field.description)]
-    choices = _choices(field.type)
-    if choices:
-        notes.append("One of: %s." % choices)
-    reason = _untyped_reason(field.type)
-    if reason is not None:
-        notes.append("(untyped: %s)" % sanitize(reason, MAX_NOTE_CHARS))
-    return " ".join(note for note in notes if note)
-
-
-def _doc_returns(function: _Function, names: _Names) -> List[str]:
-    if function.returns == _RESULT and function.result is not None:
-        calls = function.seen_calls
-        text = (
-            "%s: a ToolOutput (text, data, content) whose data is the shape seen in "
-            "%d call%s; the server declares no outputSchema (a shape seen, not promised: "
-            "nothing checks it)." % (names.of(function.result), calls, "" if calls == 1 else "s")
-        )
-        return ["", "Returns:"] + _indented(text, "    ")
-    if function.returns == _RESULT:
-        return _RETURNS_TOOL_OUTPUT
-    if function.result is None:
-        text = "dict[str, Any]: the call's structuredContent, untyped: %s." % function.result_reason
-    else:
-        text = (
-            "%s: the call's structuredContent, as the server sent it, checked against "
-            "the outputSchema when it arrives (a mismatch raises ResultMismatch)."
-            % names.of(function.result)
-        )
-    return ["", "Returns:"] + _indented(text, "    ")
-
-
-def _raises(function: _Function) -> List[str]:
-    if function.returns == _STRUCTURED and function.output is None:
-        return _RAISES_UNCHECKED  # no record to check the result against
-    return _RAISES[function.returns]
-
-
-def _indented(text: str, indent: str) -> List[str]:
-    """``text`` wrapped to 72 columns, every line after the first indented further."""
-    wrapped = _wrap(text, 72 - len(indent) - 4)
-    return [
-        (indent if index == 0 else indent + _INDENT) + line for index, line in enumerate(wrapped)
-    ]
-
-
-def _cut(lines: List[str], limit: int) -> List[str]:
-    """The lines that fit in ``limit`` UTF-8 bytes (with their breaks), and a mark if cut."""
-    size = 0
-    for index, line in enumerate(lines):
-        size += len(line.encode("utf-8")) + 1
-        if size > limit - 64:  # room for the mark
-            return lines[:index] + ["(cut here: a tool's doc is at most %d bytes)" % MAX_DOC_BYTES]
-    return lines
+    return Names(by_site, {d.site: d for d in declarations})
 
 
 # ----------------------------------------------------------------------------- source
@@ -1293,14 +705,14 @@ _CONTRACT = (
 def _module(
     server: str,
     module_name: str,
-    functions: List[_Function],
-    names: _Names,
+    functions: List[Function],
+    names: Names,
     docs: List[List[str]],
     info: Optional[InitializeResult],
 ) -> str:
     lines = _header(server, module_name) + _module_docstring(server, info)
     lines += [""] + _imports(functions, names)
-    if any(function.returns == _RESULT for function in functions):
+    if any(function.returns == RESULT for function in functions):
         lines += ["", ""] + _tool_output()
     for function, doc in zip(functions, docs):
         lines += ["", ""] + _function(server, function, names, doc)
@@ -1330,24 +742,26 @@ def _module_docstring(server: str, info: Optional[InitializeResult]) -> List[str
     """The module's ``__doc__``: the server's name, version and title, and its
     ``instructions``, sanitized and capped like descriptions, as escaped literals."""
     if info is None:
-        return _docstring(["The tools of MCP server %s." % sanitize(server, MAX_NOTE_CHARS)], "")
+        return _docstring.literals(
+            ["The tools of MCP server %s." % sanitize(server, MAX_NOTE_CHARS)], ""
+        )
     about = info.server_info
     said = "MCP server %s" % sanitize(about.name, MAX_NOTE_CHARS)
     if about.version:
         said += ", version %s" % sanitize(about.version, MAX_NOTE_CHARS)
     if about.title:
         said += ' (title "%s")' % sanitize(about.title, MAX_NOTE_CHARS)
-    lines = _wrap(
+    lines = wrap(
         "The tools of %s, configured as %s." % (said, sanitize(server, MAX_NOTE_CHARS)), 72
     )
     instructions = sanitize(info.instructions or "", MAX_INSTRUCTIONS_CHARS)
     if instructions:
         lines += ["", "The server's instructions (its text, not checked):"]
-        lines += _wrap(instructions, 72)
-    return _docstring(lines, "")
+        lines += wrap(instructions, 72)
+    return _docstring.literals(lines, "")
 
 
-def _imports(functions: List[_Function], names: _Names) -> List[str]:
+def _imports(functions: List[Function], names: Names) -> List[str]:
     used = _typing_names(functions, names)
     typing_line = ["from typing import " + ", ".join(sorted(used))] if used else []
     return typing_line + [
@@ -1357,10 +771,10 @@ def _imports(functions: List[_Function], names: _Names) -> List[str]:
     ]
 
 
-def _typing_names(functions: List[_Function], names: _Names) -> FrozenSet[str]:
+def _typing_names(functions: List[Function], names: Names) -> FrozenSet[str]:
     """The ``typing`` names the annotations and declarations spell."""
     used: Set[str] = set()
-    kinds: List[_Type] = []
+    kinds: List[Kind] = []
     for function in functions:
         if isinstance(function.plan, WholeValue):
             used |= {"Dict", "Any"}
@@ -1368,7 +782,7 @@ def _typing_names(functions: List[_Function], names: _Names) -> FrozenSet[str]:
             kinds.append(param.type)
             if param.optional:
                 used.add("Optional")
-        if function.returns == _RESULT:  # ToolOutput and the block types
+        if function.returns == RESULT:  # ToolOutput and the block types
             used |= set(content.DECLARATION_TYPING) | {"Optional"}
         elif function.result is None:
             used |= {"Dict", "Any"}
@@ -1397,7 +811,7 @@ _TYPING_OF = {
     Choice: "Literal",
     AnyOf: "Union",
     Structured: "Any",
-    _Blocks: "List",
+    Blocks: "List",
 }
 
 
@@ -1424,19 +838,24 @@ def _tool_output() -> List[str]:
     )
 
 
-def _function(server: str, function: _Function, names: _Names, doc: List[str]) -> List[str]:
+def _function(server: str, function: Function, names: Names, doc: List[str]) -> List[str]:
     lines: List[str] = []
     for declaration in function.declarations:
         lines += _declaration(declaration, names) + ["", ""]
-    return lines + _signature(function, names) + _docstring(doc) + _body(server, function, names)
+    return (
+        lines
+        + _signature(function, names)
+        + _docstring.literals(doc)
+        + _body(server, function, names)
+    )
 
 
-def _mixed(declaration: _Declaration) -> bool:
+def _mixed(declaration: Declaration) -> bool:
     optional = [field.optional for field in declaration.fields]
     return any(optional) and not all(optional)
 
 
-def _declaration(declaration: _Declaration, names: _Names) -> List[str]:
+def _declaration(declaration: Declaration, names: Names) -> List[str]:
     """The record's ``TypedDict``, after its comment: one, or two halves and their join."""
     name = names.by_site[declaration.site]
     comment = _declaration_comment(declaration, name)
@@ -1450,29 +869,27 @@ def _declaration(declaration: _Declaration, names: _Names) -> List[str]:
         comment
         + _typed_dict(halves[0], required, "", names)
         + _typed_dict(halves[1], optional, ", total=False", names)
-        + ["class %s(%s, %s):" % (name, halves[0], halves[1]), _INDENT + "pass"]
+        + ["class %s(%s, %s):" % (name, halves[0], halves[1]), INDENT + "pass"]
     )
 
 
-def _typed_dict(name: str, fields: Tuple[Field, ...], total: str, names: _Names) -> List[str]:
-    entries = [
-        "%s: %s" % (_literal(field.name), _source_type(field.type, names)) for field in fields
-    ]
+def _typed_dict(name: str, fields: Tuple[Field, ...], total: str, names: Names) -> List[str]:
+    entries = ["%s: %s" % (literal(field.name), source_type(field.type, names)) for field in fields]
     return _fit('%s = TypedDict("%s", {' % (name, name), entries, "}%s)" % total, "")
 
 
-def _declaration_comment(declaration: _Declaration, name: str) -> List[str]:
+def _declaration_comment(declaration: Declaration, name: str) -> List[str]:
     lines = _comment("%s: %s" % (name, declaration.about))
     for field in declaration.fields:
-        note = _field_note(field)
+        note = _docstring.field_note(field)
         if note:
-            lines += _comment("%s: %s" % (_literal(field.name), note), first="# - ", rest="#   ")
+            lines += _comment("%s: %s" % (literal(field.name), note), first="# - ", rest="#   ")
     if declaration.open:
         lines += _comment("Other keys may appear too (additionalProperties).")
     return lines
 
 
-def _signature(function: _Function, names: _Names) -> List[str]:
+def _signature(function: Function, names: Names) -> List[str]:
     return _fit(
         "def %s(" % function.name,
         _signature_params(function, names),
@@ -1481,26 +898,26 @@ def _signature(function: _Function, names: _Names) -> List[str]:
     )
 
 
-def _signature_params(function: _Function, names: _Names) -> List[str]:
+def _signature_params(function: Function, names: Names) -> List[str]:
     if isinstance(function.plan, WholeValue):
         return ["arguments: Dict[str, Any]"]
-    return list(_with_star(function, lambda param, label: _source_param(param, label, names)))
+    return list(with_star(function, lambda param, label: _source_param(param, label, names)))
 
 
-def _source_param(param: Param, label: str, names: _Names) -> str:
+def _source_param(param: Param, label: str, names: Names) -> str:
     if not param.optional:
-        return "%s: %s" % (label, _source_type(param.type, names))
-    default = _signature_default(param)
+        return "%s: %s" % (label, source_type(param.type, names))
+    default = signature_default(param)
     if default is not None:
-        return "%s: %s = %s" % (label, _source_type(param.type, names), default)
+        return "%s: %s = %s" % (label, source_type(param.type, names), default)
     kind = param.type.inner if isinstance(param.type, Nullable) else param.type
-    return "%s: Optional[%s] = None" % (label, _source_type(kind, names))
+    return "%s: Optional[%s] = None" % (label, source_type(kind, names))
 
 
-def _source_returns(function: _Function, names: _Names) -> str:
+def _source_returns(function: Function, names: Names) -> str:
     if function.result is not None:
         return names.of(function.result)
-    return "Dict[str, Any]" if function.returns == _STRUCTURED else TOOL_OUTPUT
+    return "Dict[str, Any]" if function.returns == STRUCTURED else TOOL_OUTPUT
 
 
 # A body names no type a label can take: a parameter may be called Dict, Any
@@ -1510,52 +927,39 @@ def _source_returns(function: _Function, names: _Names) -> str:
 _BODY_DICT = "_typing.Dict[_typing.Any, _typing.Any]"
 
 
-def _cast_target(function: _Function, names: _Names) -> str:
+def _cast_target(function: Function, names: Names) -> str:
     if function.result is not None:
         return names.of(function.result)  # never a label: _name_types saw to that
-    return _BODY_DICT if function.returns == _STRUCTURED else TOOL_OUTPUT
+    return _BODY_DICT if function.returns == STRUCTURED else TOOL_OUTPUT
 
 
-def _docstring(doc: List[str], indent: str = _INDENT) -> List[str]:
-    """The doc as one docstring: adjacent ``escape``d literals, one per line of text."""
-    literals = ['"%s\\n"' % escape(line) for line in doc[:-1]] + ['"%s"' % escape(doc[-1])]
-    if len(literals) == 1:
-        return [indent + literals[0]]
-    first = indent + "(" + literals[0]
-    return (
-        [first]
-        + [indent + " " + literal for literal in literals[1:-1]]
-        + [indent + " " + literals[-1] + ")"]
-    )
-
-
-def _body(server: str, function: _Function, names: _Names) -> List[str]:
-    head = "%sreturn _typing.cast(%s, internal.invoke(" % (_INDENT, _cast_target(function, names))
-    names_sent = "%s, %s, arguments))" % (_literal(server), _literal(function.tool))
+def _body(server: str, function: Function, names: Names) -> List[str]:
+    head = "%sreturn _typing.cast(%s, internal.invoke(" % (INDENT, _cast_target(function, names))
+    names_sent = "%s, %s, arguments))" % (literal(server), literal(function.tool))
     ret = [head + names_sent]
     if len(ret[0]) > LINE_WIDTH:
-        ret = [head, _INDENT * 2 + names_sent]
+        ret = [head, INDENT * 2 + names_sent]
     if isinstance(function.plan, WholeValue):
         return ret
     return _arguments(function) + ret
 
 
-def _arguments(function: _Function) -> List[str]:
+def _arguments(function: Function) -> List[str]:
     """The ``arguments`` dict: required wire names and those with a shown default at
     once, other optional ones when given."""
     pairs = [(p, label, _always_sent(p)) for p, label in zip(function.params, function.labels)]
-    entries = ["%s: %s" % (_literal(p.name), label) for p, label, always in pairs if always]
-    head = _INDENT + "arguments: %s = {" % _BODY_DICT
-    lines = _fit(head, entries, "}", _INDENT)
+    entries = ["%s: %s" % (literal(p.name), label) for p, label, always in pairs if always]
+    head = INDENT + "arguments: %s = {" % _BODY_DICT
+    lines = _fit(head, entries, "}", INDENT)
     for param, label, always in pairs:
         if not always:
-            lines.append("%sif %s is not None:" % (_INDENT, label))
-            lines.append("%sarguments[%s] = %s" % (_INDENT * 2, _literal(param.name), label))
+            lines.append("%sif %s is not None:" % (INDENT, label))
+            lines.append("%sarguments[%s] = %s" % (INDENT * 2, literal(param.name), label))
     return lines
 
 
 def _always_sent(param: Param) -> bool:
-    return not param.optional or _signature_default(param) is not None
+    return not param.optional or signature_default(param) is not None
 
 
 def _fit(head: str, items: List[str], tail: str, indent: str) -> List[str]:
@@ -1563,53 +967,13 @@ def _fit(head: str, items: List[str], tail: str, indent: str) -> List[str]:
     line = head + ", ".join(items) + tail
     if len(line) <= LINE_WIDTH or not items:
         return [line]
-    return [head] + ["%s%s%s," % (indent, _INDENT, item) for item in items] + [indent + tail]
+    return [head] + ["%s%s%s," % (indent, INDENT, item) for item in items] + [indent + tail]
 
 
 def _comment(text: str, first: str = "# ", rest: str = "# ") -> List[str]:
     """``text`` (already sanitized) as comment lines; every break is made here."""
-    wrapped = _wrap(text, LINE_WIDTH - len(rest))
+    wrapped = wrap(text, LINE_WIDTH - len(rest))
     return [(first if index == 0 else rest) + line for index, line in enumerate(wrapped)]
-
-
-def _wrap(text: str, width: int) -> List[str]:
-    # Most notes fit on one line; the loop below would return them unchanged.
-    if len(text) <= width and "  " not in text and text[:1] != " " and text[-1:] != " ":
-        return [text] if text else []
-    lines: List[str] = []
-    for word in text.split(" "):
-        if lines and len(lines[-1]) + 1 + len(word) <= width:
-            lines[-1] += " " + word
-        elif word:
-            lines.append(word)
-    return lines
-
-
-# The doc's fixed paragraphs, wrapped once.
-_RETURNS_TOOL_OUTPUT = ["", "Returns:"] + _indented(
-    "ToolOutput: text, the text blocks joined by newlines; data, that text parsed "
-    "as JSON when it is one JSON object or array (else None); content, every "
-    "content block as the server sent it (images and resources too: test "
-    'block["type"] before reading its other keys).',
-    "    ",
-)
-_RAISES_UNCHECKED = ["", "Raises:"] + _indented(
-    "ToolFailed: the tool reported an error (isError) or brought no structuredContent; "
-    "str() is its error text.",
-    "    ",
-)
-_RAISES = {
-    _STRUCTURED: _RAISES_UNCHECKED
-    + _indented(
-        "ResultMismatch: the structuredContent breaks the declared outputSchema "
-        "(.path, .expected, .got).",
-        "    ",
-    ),
-    _RESULT: ["", "Raises:"]
-    + _indented(
-        "ToolFailed: the tool reported an error (isError); str() is its error text.", "    "
-    ),
-}
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -1618,10 +982,6 @@ _RAISES = {
 def describe(error: GenerateError) -> str:
     """One sanitized line for a refusal, fit for a log or a model's eyes."""
     return "%s: %s" % (type(error).__name__, sanitize(str(error), MAX_DESCRIPTION_CHARS))
-
-
-def _literal(text: str) -> str:
-    return '"' + escape(text) + '"'
 
 
 def scan_for_at(source: str) -> None:
@@ -1657,7 +1017,9 @@ def _inert_by_lines(text: str) -> bool:
     then the next line starts in code too. ``False`` only means "unproven":
     the tokenizer decides.
     """
-    code = "\n".join(line for line in text.split("\n") if not line.startswith("#")) + "\n"
+    # The lines that start with "#" taken out, in one C-speed pass: each goes with the
+    # break before it, so the lines left keep one break between them, as a join would.
+    code = _COMMENT_LINE.sub("", "\n" + text)[1:] + "\n"
     if "@" in code or "\\\n" in code:
         return False
     return _plain_strings_only(code) or not any(
@@ -1686,8 +1048,12 @@ def _plain_strings_only(code: str) -> bool:
 # A "..." closed on its line and not after a letter (a prefix): one left
 # unmatched leaves its quote behind. The loop is unrolled (runs of plain
 # characters, then one escape at a time): several times faster than an
-# alternation per character on 400 KB of source.
-_DOUBLE_QUOTED = re.compile(r'(?<![A-Za-z])"[^"\\\n]*(?:\\.[^"\\\n]*)*"')
+# alternation per character on 400 KB of source. The quote comes first and the
+# letter is looked for behind it, so the engine can skip to the next quote at C
+# speed (a pattern that starts with a look-behind is tried at every character).
+_DOUBLE_QUOTED = re.compile(r'"(?<![A-Za-z]")[^"\\\n]*(?:\\.[^"\\\n]*)*"')
+# A line that starts with "#", with the line break before it (the text is given one).
+_COMMENT_LINE = re.compile(r"\n#[^\n]*")
 
 
 # In code, the first quote or "#" met opens a string (closed on its line, or

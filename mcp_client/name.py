@@ -56,7 +56,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Callable, Dict, FrozenSet, Iterable, List, Optional
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence
 
 __all__ = [
     "Digest",
@@ -256,8 +256,14 @@ def first_collision(
 ) -> Optional[Collision]:
     """The first pair of ``names`` that still meet once ``mangle_all`` has named them."""
     originals = list(names)
+    return first_meeting(originals, mangle_all(originals, digest, mangler))
+
+
+def first_meeting(originals: Sequence[str], identifiers: Sequence[str]) -> Optional[Collision]:
+    """The first pair of ``originals`` whose ``identifiers`` (``mangle_all``'s, in the
+    same order) meet: ``first_collision`` for a caller that keeps the identifiers."""
     seen: Dict[str, str] = {}
-    for original, identifier in zip(originals, mangle_all(originals, digest, mangler)):
+    for original, identifier in zip(originals, identifiers):
         if identifier in seen:
             return Collision(seen[identifier], original, identifier)
         seen[identifier] = original

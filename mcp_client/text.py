@@ -20,7 +20,7 @@ import unicodedata
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Optional
+    from typing import List, Optional
 
 __all__ = ["sanitize", "scan_window", "truncate", "escape", "inert", "escape_code_point"]
 
@@ -97,6 +97,18 @@ def escape(text: str) -> str:
     a tokenizer.
     """
     return _NEEDS_ESCAPE.sub(_escape_char, text)
+
+
+def escape_lines(lines: List[str]) -> List[str]:
+    """``[escape(line) for line in lines]``, in a few C-speed passes over their join
+    when they are printable ASCII (most generated text): then only ``\\``, ``"``
+    and ``@`` change, and the join's line breaks are the joins alone."""
+    joined = "\n".join(lines)
+    plain = joined.isascii() and joined.replace("\n", " ").isprintable()
+    if not plain or joined.count("\n") != len(lines) - 1:
+        return [escape(line) for line in lines]
+    escaped = joined.replace("\\", "\\\\").replace('"', '\\"').replace("@", "\\x40")
+    return escaped.split("\n") if lines else []
 
 
 def _escape_char(match: "re.Match[str]") -> str:

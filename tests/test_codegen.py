@@ -974,6 +974,15 @@ class Escape(unittest.TestCase):
         self.assertNotIn("@", body)
         self.assertEqual(ast.literal_eval('"' + body + '"'), text)
 
+    @settings(max_examples=400, deadline=None)
+    @given(st.lists(st.text(st.sampled_from('ab "\\@\n\x7f\x00é~'))) | st.lists(st.text()))
+    @example(["a\nb"])
+    @example([])
+    @example([""])
+    def test_escape_lines_is_escape_of_each_line(self, lines: List[str]) -> None:
+        # The docstrings' fast path: a few passes over the join, the same literals.
+        self.assertEqual(text_module.escape_lines(lines), [escape(line) for line in lines])
+
 
 # Pieces of Python that open, close or hide strings and comments across lines.
 FRAGMENTS = [

@@ -24,9 +24,12 @@ push the surface past 64 KiB, so the descriptions are cut as well.
 
 Not a test: it prints the figures and exits 0. Each figure is per call, the best
 and the median of ``--repeat`` samples, with the garbage collector off while
-sampling.
+sampling. ``--instructions`` counts instructions instead (callgrind, when
+``valgrind`` is installed): the difference between a run that generates a listing
+``n`` times and one that generates it once more than none, beside the same for
+``json.dumps``, so start-up cancels out and the machine's load changes nothing.
 
-    python tools/bench_codegen.py [--repeat N]
+    python tools/bench_codegen.py [--repeat N] [--instructions]
 """
 
 from __future__ import annotations
@@ -36,8 +39,11 @@ import functools
 import json
 import os
 import platform
+import shutil
+import subprocess
 import sys
-from typing import Any, Dict, List, Tuple
+import tempfile
+from typing import Any, Dict, List, Optional, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -173,10 +179,92 @@ def listing(variant: str) -> Dict[str, Any]:
     return {"tools": tools}
 
 
-def main() -> int:
+VARIANTS = ("no @", "@ in descriptions", "@ in a wire name", "output schemas")
+GOLDEN = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "golden"
+)
+
+
+def raw_listing(label: str) -> Dict[str, Any]:
+    """A 256-tool variant by name, or a real server's listing in ``tests/golden``."""
+    if label in VARIANTS:
+        return listing(label)
+    with open(os.path.join(GOLDEN, label + ".tools.json")) as listing_file:
+        return dict(json.load(listing_file))
+
+
+def labels() -> List[str]:
+    names = sorted(
+        n[: -len(".tools.json")] for n in os.listdir(GOLDEN) if n.endswith(".tools.json")
+    )
+    return list(VARIANTS) + names
+
+
+def worker(label: str, what: str, times: int) -> None:
+    """Under callgrind: one listing read and generated once (both runs pay that), then
+    ``what`` done ``times`` times more."""
+    raw = raw_listing(label)
+    tools = protocol.decode_tools_page(raw).tools
+    codegen.generate("bench", tools)
+    json.dumps(raw)
+    for _ in range(times):
+        if what == "generate":
+            codegen.generate("bench", tools)
+        else:
+            json.dumps(raw)
+
+
+def counted(label: str, what: str, times: int, where: str) -> int:
+    out = os.path.join(where, "%s-%d.out" % (what, times))
+    argv = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, sys.executable]
+    argv += [os.path.abspath(__file__), "--worker", label, what, str(times)]
+    subprocess.run(argv, check=True, capture_output=True)
+    with open(out) as dump:
+        for line in dump:
+            if line.startswith("summary:") or line.startswith("totals:"):
+                return int(line.split()[1])
+    raise ValueError("no totals in %s" % out)
+
+
+def instructions(label: str) -> Tuple[float, float]:
+    """Instructions of one ``generate`` and of one ``json.dumps`` of ``label``'s listing."""
+    many = 2 if label in VARIANTS else 20
+    with tempfile.TemporaryDirectory(prefix="bench-codegen-") as where:
+        none = counted(label, "generate", 0, where)
+        generate = (counted(label, "generate", many, where) - none) / many
+        dumps = (counted(label, "dumps", 10 * many, where) - none) / (10 * many)
+    return generate, dumps
+
+
+def instruction_table() -> int:
+    if shutil.which("valgrind") is None:
+        print("instructions: not counted (valgrind is not installed)")
+        return 0
+    print("instructions per call, counted by callgrind (a minute or two)")
+    print("%-20s %14s %12s %7s" % ("listing", "generate", "json.dumps", "ratio"))
+    for label in labels():
+        generate, dumps = instructions(label)
+        print(
+            "%-20s %14s %12s %6.1fx"
+            % (label, "{:,.0f}".format(generate), "{:,.0f}".format(dumps), generate / dumps)
+        )
+    print("ratio: instructions of generate / of json.dumps; target within %.0fx" % TARGET)
+    return 0
+
+
+def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15, help="samples per figure")
-    options = parser.parse_args()
+    parser.add_argument(
+        "--instructions", action="store_true", help="count instructions (callgrind) instead"
+    )
+    parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
+    options = parser.parse_args(argv)
+    if options.worker:
+        worker(options.worker[0], options.worker[1], int(options.worker[2]))
+        return 0
+    if options.instructions:
+        return instruction_table()
     print(
         "Python %s on %s; %d tools; per call, best and median of %d samples"
         % (platform.python_version(), platform.machine(), TOOLS, options.repeat)
@@ -185,7 +273,7 @@ def main() -> int:
         "%-20s %9s %9s %9s %9s %7s"
         % ("listing", "JSON B", "dumps ms", "gen best", "gen med", "ratio")
     )
-    for variant in ("no @", "@ in descriptions", "@ in a wire name", "output schemas"):
+    for variant in VARIANTS:
         raw = listing(variant)
         tools = protocol.decode_tools_page(raw).tools
         codegen.generate("bench", tools)  # refusals surface here, before timing
