@@ -1,0 +1,141 @@
+"""The last gaps of issue 25, each a regression test with a real hostile program,
+server or config:
+
+- the command streamed the program's raw bytes (ANSI escapes, C0/C1 controls) to
+  the operator's terminal: now every control but ``\\n`` and ``\\t`` is spelt out, on a
+  terminal (a pty here) and on a pipe; ``--raw-output`` is honoured on a pipe only;
+- a run starting as ``close()`` ran could leave its ``/tmp/mcp-codemode-*``
+  directory behind: run and close are ordered now;
+- a server's second life could list a tool twice, which its first listing may not;
+- the "left out" line of a server whose failure is hostile text is sanitized.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import unittest
+from typing import Any, Dict, List, Tuple
+
+from mcp_client import _program
+from mcp_client.codemode import CodeMode
+from mcp_client.config import ConfiguredServer
+from mcp_client.errors import CodeModeError
+from mcp_client.transport import Spawn
+
+from support import LONG, server, server_argv
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+COMMAND = [sys.executable, "-m", "mcp_client", "codemode"]
+#: A program whose output is hostile to a terminal: CSI, OSC, BEL, CR, a C1 CSI (as
+#: UTF-8 and as a lone byte), a bidi override, and a UTF-8 character cut between writes.
+HOSTILE_PROGRAM = r"""
+import sys
+print("one\x1b[2J\x1b]0;title\x07\rtwo\u202e\tend")
+sys.stdout.flush()
+sys.stdout.buffer.write(b"\xc2\x9b31m\x9b|\xe2\x82")
+sys.stdout.buffer.flush()
+sys.stdout.buffer.write(b"\xac\n")
+sys.stdout.buffer.flush()
+sys.stderr.write("err\x1bc\n")
+"""
+ESCAPED_OUT = "one\\x1b[2J\\x1b]0;title\\x07\\x0dtwo\\u202e\tend\n\\x9b31m\\x9b|\u20ac\n"
+ESCAPED_ERR = "err\\x1bc\n"
+
+
+class GapCase(unittest.TestCase):
+    def setUp(self) -> None:
+        self.dir = os.path.realpath(tempfile.mkdtemp(prefix="codemode-gaps-"))
+        self.addCleanup(shutil.rmtree, self.dir, True)
+
+    def path(self, *names: str) -> str:
+        return os.path.join(self.dir, *names)
+
+    def open(self, servers: Dict[str, Spawn], **options: Any) -> CodeMode:
+        options.setdefault("jail_program", False)
+        code = CodeMode.open(
+            [ConfiguredServer(name, spawn) for name, spawn in servers.items()], **options
+        )
+        self.addCleanup(code.close)
+        return code
+
+
+class TheCommandsOutput(GapCase):
+    def argv(self, *flags: str) -> List[str]:
+        argv = server_argv("codemode_tools", self.dir)
+        with open(self.path("servers.json"), "w") as out:
+            json.dump({"mcpServers": {"notes": {"command": argv[0], "args": argv[1:]}}}, out)
+        with open(self.path("program.py"), "w") as out:
+            out.write(textwrap.dedent(HOSTILE_PROGRAM))
+        return [*COMMAND, "--config", self.path("servers.json"), "--no-jail", *flags,
+                self.path("program.py")]  # fmt: skip
+
+    def env(self) -> Dict[str, str]:
+        return dict(os.environ, PYTHONPATH=REPO)
+
+    def test_a_terminal_gets_the_programs_controls_escaped(self) -> None:
+        for flags in ((), ("--raw-output",)):  # a terminal is never given them raw
+            with self.subTest(flags=flags):
+                out, err, status = self.on_a_terminal(self.argv(*flags))
+                self.assertEqual(status, 0, err)
+                self.assertEqual(out, ESCAPED_OUT.replace("\n", "\r\n").encode())
+                self.assertNotIn(b"\x1b", out)
+                # stderr is a pipe here: escaped, or raw when asked (per destination)
+                self.assertIn(b"err\x1bc\n" if flags else ESCAPED_ERR.encode(), err)
+
+    def test_a_pipe_gets_them_escaped_unless_raw_output_is_asked(self) -> None:
+        done = subprocess.run(self.argv(), capture_output=True, env=self.env(), timeout=LONG * 4)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout, ESCAPED_OUT.encode())
+        self.assertIn(ESCAPED_ERR.encode(), done.stderr)
+        raw = subprocess.run(
+            self.argv("--raw-output"), capture_output=True, env=self.env(), timeout=LONG * 4
+        )
+        self.assertEqual(raw.returncode, 0, raw.stderr)
+        self.assertEqual(
+            raw.stdout,
+            "one\x1b[2J\x1b]0;title\x07\rtwo\u202e\tend\n".encode()
+            + b"\xc2\x9b31m\x9b|\xe2\x82\xac\n",
+        )
+        self.assertIn(b"err\x1bc\n", raw.stderr)
+
+    def on_a_terminal(self, argv: List[str]) -> Tuple[bytes, bytes, int]:
+        """Run ``argv`` with a pty as its stdout; what it wrote there, its stderr, status."""
+        master, slave = pty.openpty()
+        try:
+            child = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=slave, stderr=subprocess.PIPE,
+                env=self.env(),
+            )  # fmt: skip
+        finally:
+            os.close(slave)
+        try:
+            out = _read_all(master)
+            _, err = child.communicate(timeout=LONG * 4)
+        finally:
+            os.close(master)
+        return out, err, child.returncode
+
+
+def _read_all(fd: int) -> bytes:
+    """Everything written to a pty's slave, until every holder of it has closed it."""
+    data = bytearray()
+    while True:
+        ready, _, _ = select.select([fd], [], [], LONG * 4)
+        if not ready:
+            raise AssertionError("the pty stayed silent and open: %r" % bytes(data))
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:  # EIO: the last holder of the slave closed it
+            return bytes(data)
+        if not chunk:
+            return bytes(data)
+        data += chunk
