@@ -26,7 +26,7 @@ import unittest
 from typing import Any, Dict, List, Tuple
 
 from mcp_client import _program
-from mcp_client.codemode import CodeMode
+from mcp_client.codemode import CLOSED, CodeMode
 from mcp_client.config import ConfiguredServer
 from mcp_client.errors import CodeModeError
 from mcp_client.transport import Spawn
@@ -139,3 +139,75 @@ def _read_all(fd: int) -> bytes:
         if not chunk:
             return bytes(data)
         data += chunk
+
+
+class RunAndClose(GapCase):
+    """close() and run() are ordered: no run leaves a directory behind a close."""
+
+    def held_at(self, where: str) -> Tuple[CodeMode, "threading.Event"]:
+        """A runner whose first run stops at ``where`` ("_run_dir": before its directory
+        is made; "launch": before its program starts) until close() has begun."""
+        code = self.open({"notes": server("codemode_tools", self.dir)})
+        reached = threading.Event()
+        target: Any = code if where == "_run_dir" else _program
+        real = getattr(target, where)
+
+        def held(*args: Any, **kwargs: Any) -> Any:
+            reached.set()
+            self.assertTrue(code._closing.wait(LONG), "close() never began")
+            return real(*args, **kwargs)
+
+        setattr(target, where, held)
+        if target is _program:
+            self.addCleanup(setattr, _program, where, real)
+        return code, reached
+
+    def test_a_run_starting_as_close_runs_is_killed_and_cleaned(self) -> None:
+        for where in ("_run_dir", "launch"):
+            with self.subTest(where=where):
+                code, reached = self.held_at(where)
+                results: List[Any] = []
+                running = threading.Thread(
+                    target=lambda: results.append(_outcome(code, "print('ran')\n"))
+                )
+                running.start()
+                self.assertTrue(reached.wait(LONG))
+                code.close()  # returns once the held run has ended and cleaned up
+                running.join(LONG)
+                self.assertFalse(running.is_alive())
+                self.assertFalse(os.path.exists(code._root), "the run left its directory")
+                [result] = results
+                self.assertNotEqual(result, "ran\n")
+                if not isinstance(result, CodeModeError):
+                    self.assertEqual(result.error, CLOSED)
+
+    def test_a_run_under_way_is_killed_by_close(self) -> None:
+        code = self.open({"notes": server("codemode_tools", self.dir)})
+        ready = threading.Event()
+        results: List[Any] = []
+        program = "import time\nprint('ready', flush=True)\ntime.sleep(3600)\n"
+        running = threading.Thread(
+            target=lambda: results.append(code.run(program, tee=lambda s, d: ready.set()))
+        )
+        running.start()
+        self.assertTrue(ready.wait(LONG))
+        code.close()
+        running.join(LONG)
+        self.assertFalse(running.is_alive())
+        [result] = results
+        self.assertEqual((result.exit_status, result.error), (137, CLOSED))
+        self.assertFalse(os.path.exists(code._root))
+
+    def test_a_run_after_close_raises(self) -> None:
+        code = self.open({"notes": server("codemode_tools", self.dir)})
+        code.close()
+        with self.assertRaisesRegex(CodeModeError, "closed"):
+            code.run("print('ran')\n")
+
+
+def _outcome(code: CodeMode, program: str) -> Any:
+    """The run's result, or the CodeModeError it raised."""
+    try:
+        return code.run(program)
+    except CodeModeError as e:
+        return e
