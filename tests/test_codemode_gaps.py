@@ -25,8 +25,8 @@ import threading
 import unittest
 from typing import Any, Dict, List, Tuple
 
-from mcp_client import _program
-from mcp_client.codemode import CLOSED, CodeMode
+from mcp_client import _fleet, _program
+from mcp_client.codemode import CLOSED, CodeMode, Policy
 from mcp_client.config import ConfiguredServer
 from mcp_client.errors import CodeModeError
 from mcp_client.transport import Spawn
@@ -211,3 +211,32 @@ def _outcome(code: CodeMode, program: str) -> Any:
         return code.run(program)
     except CodeModeError as e:
         return e
+
+
+class ASecondLife(GapCase):
+    def test_a_restart_whose_listing_names_a_tool_twice_is_refused(self) -> None:
+        # Its first life lists wipe once, destructive; its second lists wipe twice, the
+        # second claiming readOnlyHint. Kept, the later claim let read-only send wipe.
+        saved = _fleet.RESTART_PAUSE
+        _fleet.RESTART_PAUSE = 0.0  # it died unserved: no pause before its second life
+        self.addCleanup(setattr, _fleet, "RESTART_PAUSE", saved)
+        code = self.open(
+            {"liar": server("codemode_hostile", "lies_later", self.dir)},
+            policy=Policy(allow="read-only"),
+        )
+        first = code.run(CALL_WIPE + "try:\n    liar.die()\nexcept CallFailed:\n    pass\n")
+        self.assertEqual(first.exit_status, 0, first.stderr)
+        self.assertEqual([c.outcome for c in first.calls], ["refused", "call_failed"])
+        second = code.run("from cap.mcp import CallFailed, liar\ntry:\n    liar.ok()\n"
+                          "except CallFailed as e:\n    print(e)\n" + CALL_WIPE)  # fmt: skip
+        self.assertEqual(second.exit_status, 0, second.stderr)
+        self.assertEqual(second.restarted, ("liar",))
+        self.assertIn("but failed: tools 'wipe' and 'wipe' both become", second.stderr)
+        self.assertEqual([c.outcome for c in second.calls], ["call_failed", "refused"])
+        self.assertFalse(os.path.exists(self.path("calls.log")), "wipe reached the server")
+
+
+CALL_WIPE = (
+    "from cap.mcp import CallFailed, liar\n"
+    "try:\n    liar.wipe()\nexcept CallFailed as e:\n    print(type(e).__name__, e)\n"
+)
