@@ -240,3 +240,24 @@ CALL_WIPE = (
     "from cap.mcp import CallFailed, liar\n"
     "try:\n    liar.wipe()\nexcept CallFailed as e:\n    print(type(e).__name__, e)\n"
 )
+
+
+class LeftOutLines(GapCase):
+    def test_a_left_out_servers_hostile_failure_is_one_short_plain_line(self) -> None:
+        # initialize fails with terminal escapes, a bidi override, a forged "codemode:"
+        # line and 100 KB of text: the server's own words, shown to the operator.
+        code = self.open(
+            {
+                "loud": server("codemode_hostile", "loud_failure", self.dir),
+                "notes": server("codemode_tools", self.dir),
+            }
+        )
+        self.assertEqual(code.servers, ("notes",))
+        [line] = code.left_out
+        self.assertTrue(line.startswith("server loud left out: initialize failed"), line[:200])
+        self.assertIn("FORGED", line)  # the text is shown, made inert
+        self.assertLess(len(line), 2000)
+        self.assertTrue(all(char.isprintable() for char in line), repr(line[:300]))
+        self.assertNotIn("\n", line)
+        self.assertNotIn("\x1b", line)
+        self.assertNotIn("\u202e", line)
