@@ -167,9 +167,7 @@ class RunAndClose(GapCase):
             with self.subTest(where=where):
                 code, reached = self.held_at(where)
                 results: List[Any] = []
-                running = threading.Thread(
-                    target=lambda: results.append(_outcome(code, "print('ran')\n"))
-                )
+                running = threading.Thread(target=_outcome, args=(code, "print('ran')\n", results))
                 running.start()
                 self.assertTrue(reached.wait(LONG))
                 code.close()  # returns once the held run has ended and cleaned up
@@ -205,12 +203,12 @@ class RunAndClose(GapCase):
             code.run("print('ran')\n")
 
 
-def _outcome(code: CodeMode, program: str) -> Any:
-    """The run's result, or the CodeModeError it raised."""
+def _outcome(code: CodeMode, program: str, results: List[Any]) -> None:
+    """The run's result, or the CodeModeError it raised, appended to ``results``."""
     try:
-        return code.run(program)
+        results.append(code.run(program))
     except CodeModeError as e:
-        return e
+        results.append(e)
 
 
 class ASecondLife(GapCase):
