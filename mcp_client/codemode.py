@@ -316,6 +316,7 @@ class CodeMode:
         self._active = 0
         self._idle = threading.Condition(self._lock)
         self._closing = threading.Event()  # set once close() has begun (a test's hook)
+        self._root_left_to_runs = False  # close() came from a run's own thread
 
     # ----------------------------------------------------------------- opening, closing
 
@@ -423,9 +424,13 @@ class CodeMode:
         for line in _fleet.retire_all(self._slots):  # ends a start again a run waits on
             LOGGER.warning("%s", line)
         with self._lock:
-            while self._active:
+            # A tee that closes runs on a run's serving thread, which that run waits on:
+            # then the last run to end removes the root, not this call.
+            self._root_left_to_runs = self._active > 0 and _on_a_serving_thread()
+            while self._active and not self._root_left_to_runs:
                 self._idle.wait()
-        _remove(self._root)
+        if not self._root_left_to_runs:
+            _remove(self._root)
 
     def _begin(self) -> int:
         """A run's number, counted as under way; raises once closed."""
@@ -439,6 +444,9 @@ class CodeMode:
         with self._lock:
             self._active -= 1
             self._idle.notify_all()
+            last = self._active == 0 and self._root_left_to_runs
+        if last:
+            _remove(self._root)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -811,6 +819,10 @@ def _taken(name: str) -> str:
         "server %s left out: its key is a name cap.mcp binds itself (%s); rename it in the "
         "config" % (name, ", ".join(sorted(TAKEN_NAMES)))
     )
+
+
+def _on_a_serving_thread() -> bool:
+    return threading.current_thread().name.startswith("mcp-codemode-run")
 
 
 def _remove(path: str) -> Optional[str]:

@@ -196,6 +196,17 @@ class RunAndClose(GapCase):
         self.assertEqual((result.exit_status, result.error), (137, CLOSED))
         self.assertFalse(os.path.exists(code._root))
 
+    def test_a_tee_that_closes_the_runner_ends_its_own_run(self) -> None:
+        # close() on the run's serving thread must not wait for that run: the run waits
+        # on the thread. The run ends killed; the last run to end removes the root.
+        code = self.open({"notes": server("codemode_tools", self.dir)})
+        program = "import time\nprint('ready', flush=True)\ntime.sleep(3600)\n"
+        result = code.run(program, tee=lambda stream, data: code.close())
+        self.assertEqual((result.exit_status, result.error), (137, CLOSED))
+        self.assertFalse(os.path.exists(code._root))
+        with self.assertRaisesRegex(CodeModeError, "closed"):
+            code.run("print('ran')\n")
+
     def test_a_run_after_close_raises(self) -> None:
         code = self.open({"notes": server("codemode_tools", self.dir)})
         code.close()
