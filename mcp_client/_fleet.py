@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 from ._core import _threads
 from .client import Client, Options, prepare
 from .errors import McpClientError, StderrTail
+from .name import first_collision, sha256_digest
 from .protocol import ToolDescriptor
-from .text import sanitize
+from .text import sanitize, truncate
 from .transport import CAPTURE, ProcessTransport, Spawn
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only: the jail and codegen load on use
@@ -201,6 +202,10 @@ class Slot:
         except McpClientError as e:
             self.client.stop()
             return e.headline() if isinstance(e, StderrTail) else str(e)
+        fault = listing_fault(listing)
+        if fault is not None:  # as the first listing would have been: refused, not mended
+            self.client.stop()
+            return fault
         wanted = {tool.name for tool in listing}
         self.annotations = {tool.name: dict(tool.annotations or {}) for tool in listing}
         self.descriptors = {tool.name: tool for tool in listing}
@@ -219,6 +224,23 @@ class Slot:
                 if self.broken_in is None and not self.served:
                     self._failed()  # it died before it answered anything: a failure
                 self.broken_in = run
+
+
+def listing_fault(listing: Sequence[ToolDescriptor]) -> Optional[str]:
+    """Why a listing of a server's next life is refused, as codegen refuses its first:
+    too many tools, or two that are one name (twice listed, or once mangled): the
+    policy would have to pick between their claims. ``None``: it may serve."""
+    from .codegen import MAX_TOOLS
+
+    if len(listing) > MAX_TOOLS:
+        return "%d tools listed; at most %d are generated" % (len(listing), MAX_TOOLS)
+    collision = first_collision([tool.name for tool in listing], sha256_digest)
+    if collision is None:
+        return None
+    first, second, mangled = collision.first, collision.second, collision.mangled
+    return "tools %s and %s both become %s" % tuple(
+        truncate(repr(name), TAIL_CHARS) for name in (first, second, mangled)
+    )
 
 
 def start_all(slots: Sequence[Slot], generate_timeout: Optional[float] = None) -> List[Slot]:

@@ -97,6 +97,7 @@ __all__ = [
     "RunResult",
     "SearchResult",
     "WALL_CLOCK",
+    "CLOSED",
     "ALLOW",
     "TAKEN_NAMES",
 ]
@@ -115,6 +116,8 @@ LINGER = 5.0
 #: every generated module). A key is used verbatim where Python allows (issue 19),
 #: so these would shadow them; they are refused, never renamed.
 TAKEN_NAMES = frozenset(_program.FAILURE_KINDS.values()) | {"ResultMismatch", "internal"}
+#: ``RunResult.error`` of a run that close() ended.
+CLOSED = "the runner was closed while the program ran: it was killed"
 #: Records kept of the calls refused past ``Limits.max_calls`` (the rest are counted in
 #: ``RunResult.error``): a program looping past its cap cannot grow the result.
 EXTRA_RECORDS = 16
@@ -308,6 +311,12 @@ class CodeMode:
         self._runs = 0
         self._children: Set["subprocess.Popen[bytes]"] = set()
         self._closed = False
+        # Runs under way (from their number to their cleanup): close() waits for them,
+        # so that no run makes its directory under a root already removed.
+        self._active = 0
+        self._idle = threading.Condition(self._lock)
+        self._closing = threading.Event()  # set once close() has begun (a test's hook)
+        self._root_left_to_runs = False  # close() came from a run's own thread
 
     # ----------------------------------------------------------------- opening, closing
 
@@ -398,17 +407,46 @@ class CodeMode:
         self.close()
 
     def close(self) -> None:
-        """Kill every program still running, retire every server, remove ``cap_dir``."""
+        """Kill every program still running, retire every server, remove ``cap_dir``.
+
+        Ordered with :meth:`run`: a run after it raises :class:`CodeModeError`; a run
+        under way is killed (its program, or the one it is about to start, whose
+        registration sees the close) and close returns once every run has cleaned up.
+        """
         with self._lock:
             if self._closed:
                 return
             self._closed = True
             children = list(self._children)
+        self._closing.set()
         for child in children:
             _kill_group(child)
-        for line in _fleet.retire_all(self._slots):
+        for line in _fleet.retire_all(self._slots):  # ends a start again a run waits on
             LOGGER.warning("%s", line)
-        _remove(self._root)
+        with self._lock:
+            # A tee that closes runs on a run's serving thread, which that run waits on:
+            # then the last run to end removes the root, not this call.
+            self._root_left_to_runs = self._active > 0 and _on_a_serving_thread()
+            while self._active and not self._root_left_to_runs:
+                self._idle.wait()
+        if not self._root_left_to_runs:
+            _remove(self._root)
+
+    def _begin(self) -> int:
+        """A run's number, counted as under way; raises once closed."""
+        with self._lock:
+            self._check_open()
+            self._runs += 1
+            self._active += 1
+            return self._runs
+
+    def _end(self) -> None:
+        with self._lock:
+            self._active -= 1
+            self._idle.notify_all()
+            last = self._active == 0 and self._root_left_to_runs
+        if last:
+            _remove(self._root)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -474,10 +512,20 @@ class CodeMode:
         streams it). Raises :class:`JailUnavailable` when the jail cannot be had: a
         program is never run unjailed unless ``jail_program=False``.
         """
-        with self._lock:
-            self._check_open()
-            self._runs += 1
-            book = _Run(self._runs)
+        book = _Run(self._begin())
+        try:
+            return self._run_counted(book, program, timeout, stdin, tee)
+        finally:
+            self._end()
+
+    def _run_counted(
+        self,
+        book: _Run,
+        program: str,
+        timeout: Optional[float],
+        stdin: Optional[int],
+        tee: Optional[_pipe.Tee],
+    ) -> RunResult:
         wall = self.limits.wall_clock if timeout is None else min(timeout, self.limits.wall_clock)
         run_dir = self._run_dir(book.number, program)
         try:
@@ -552,10 +600,11 @@ class CodeMode:
     ) -> RunResult:
         with self._lock:
             self._children.add(child)
+            closed = self._closed  # close() began after this run did: it is not to run
         error: Optional[str] = None
         try:
             serving.start()
-            if not _wait_unreaped(child, wall):
+            if not closed and not _wait_unreaped(child, wall):
                 error = "the program ran past its wall-clock limit (%g s) and was killed" % wall
         finally:
             _kill_group(child)  # the jail, or whatever the program left in its group
@@ -565,6 +614,8 @@ class CodeMode:
                 book.notes.append("the program's pipes outlived it; they were closed")
             serving.stop()
         status = WALL_CLOCK if error is not None else _status(child.returncode)
+        if error is None and status > 128 and self._closed:  # close()'s kill, not a limit's
+            error = CLOSED
         return self._result(status, serving, book, error or _why(status, book, self.limits))
 
     def _result(
@@ -768,6 +819,10 @@ def _taken(name: str) -> str:
         "server %s left out: its key is a name cap.mcp binds itself (%s); rename it in the "
         "config" % (name, ", ".join(sorted(TAKEN_NAMES)))
     )
+
+
+def _on_a_serving_thread() -> bool:
+    return threading.current_thread().name.startswith("mcp-codemode-run")
 
 
 def _remove(path: str) -> Optional[str]:

@@ -10,7 +10,10 @@
 only the ``--server`` ones) is started at once; one that fails is named with its
 stderr tail and left out. PROGRAM (``-``: read from stdin) runs in a jailed child
 Python (:mod:`mcp_client.codemode`), its stdout and stderr streamed to ours (each
-cut past ``--max-output`` bytes, with a marker), its calls served by the servers;
+cut past ``--max-output`` bytes, with a marker; every control character but ``\\n``
+and ``\\t``, and every byte that is not UTF-8, spelt ``\\xNN``/``\\uNNNN``, so that an
+ANSI escape of the program's reaches no terminal; ``--raw-output`` passes the bytes
+unchanged to a file or a pipe, never to a terminal), its calls served by the servers;
 the exit status is the program's. Every server is retired at the end, whatever
 happened, Ctrl-C and SIGTERM included.
 
@@ -21,6 +24,7 @@ shares with ``mcp-client serve`` (the servers, the jails, the policy, the limits
 from __future__ import annotations
 
 import argparse
+import codecs
 import os
 import shutil
 import signal
@@ -33,6 +37,7 @@ from . import config
 from ._arguments import seconds_argument
 from .codemode import ALLOW, CodeMode, Limits, Policy, RunResult
 from .errors import CodeModeError, ConfigError, NoServerStarted, UnknownServer
+from .text import inert
 
 __all__ = [
     "EXIT_CHECK_FAILED",
@@ -66,6 +71,12 @@ exit status: the program's own (128+N when a signal N ended it); 1 --check found
 fault, or --describe / --search found nothing; 2 usage, config, or no jail to be had;
 3 no server started; 124 the program ran past --wall-clock; 130 interrupted (SIGINT);
 141 our stdout was closed (--surface | head); 143 terminated (SIGTERM).
+
+The program's output is escaped on its way to ours: every control character but
+newline and tab (ANSI escapes, carriage returns, C1 controls, bidi overrides) and
+every byte that is not UTF-8 is spelt \\xNN / \\uNNNN, on a terminal, a file or a pipe
+alike. --raw-output passes the bytes unchanged where the destination is a file or a
+pipe (data for another program); a terminal gets them escaped whatever is asked.
 
 The policy reads each tool's annotations, which are the server's own claims: a
 server that lies about a tool gets it called. The jail is what holds then
@@ -296,6 +307,12 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     what.add_argument("--describe", metavar="SERVER.FUNCTION", help="print one tool's doc")
     what.add_argument("--check", action="store_true", help="compile() and mypy --strict PROGRAM")
     actions.add_argument("--limit", type=_count, default=10, metavar="N", help="--search: N (10)")
+    parser.add_argument(
+        "--raw-output",
+        action="store_true",
+        help="the program's bytes unchanged on our stdout/stderr when that is a file or a "
+        "pipe (default: controls but \\n and \\t escaped; a terminal always gets that)",
+    )
     actions.add_argument(
         "--keep-cap", metavar="DIR", help="write the cap package into DIR (for mypy, an editor)"
     )
@@ -385,7 +402,7 @@ def _act(runner: CodeMode, args: argparse.Namespace, program: Optional[str]) -> 
         return 0
     if args.check:
         return _check(runner, program)
-    return _run(runner, program, stdin=None if args.program == "-" else 0)
+    return _run(runner, program, stdin=None if args.program == "-" else 0, raw=args.raw_output)
 
 
 def _keep_cap(runner: CodeMode, directory: str) -> bool:
@@ -417,15 +434,55 @@ def _check(runner: CodeMode, program: str) -> int:
     return 0 if checked.ok else EXIT_CHECK_FAILED
 
 
-def _run(runner: CodeMode, program: str, stdin: Optional[int]) -> int:
-    result: RunResult = runner.run(program, stdin=stdin, tee=_tee)
+def _run(runner: CodeMode, program: str, stdin: Optional[int], raw: bool) -> int:
+    tee = _Tee(raw)
+    try:
+        result: RunResult = runner.run(program, stdin=stdin, tee=tee)
+    finally:
+        tee.flush()
     return result.exit_status
 
 
-def _tee(stream: str, data: bytes) -> None:
-    out: IO[bytes] = sys.stdout.buffer if stream == "stdout" else sys.stderr.buffer
+class _Tee:
+    """The program's output streamed to ours, escaped on the way (see EPILOG).
+
+    Escaping needs whole characters: a UTF-8 sequence cut between two chunks waits
+    in its stream's decoder; a byte that can never be UTF-8 comes out ``\\xNN``.
+    """
+
+    def __init__(self, raw: bool) -> None:
+        self._streams = {name: _Escaped(name, raw) for name in ("stdout", "stderr")}
+
+    def __call__(self, stream: str, data: bytes) -> None:
+        self._streams[stream].write(data)
+
+    def flush(self) -> None:
+        for each in self._streams.values():
+            each.write(b"", final=True)
+
+
+class _Escaped:
+    """One of our streams; ``raw`` is honoured only where it is not a terminal."""
+
+    def __init__(self, name: str, raw: bool) -> None:
+        self.out: IO[bytes] = sys.stdout.buffer if name == "stdout" else sys.stderr.buffer
+        self.raw = raw and not _is_terminal(self.out)
+        self.decoder = codecs.getincrementaldecoder("utf-8")("backslashreplace")
+
+    def write(self, data: bytes, final: bool = False) -> None:
+        if not self.raw:
+            data = inert(self.decoder.decode(data, final), keep="\n\t").encode("utf-8")
+        if not data:
+            return
+        try:
+            self.out.write(data)
+            self.out.flush()
+        except (OSError, ValueError):  # our reader went away: the program still runs to its end
+            pass
+
+
+def _is_terminal(stream: IO[bytes]) -> bool:
     try:
-        out.write(data)
-        out.flush()
-    except (OSError, ValueError):  # our reader went away: the program still runs to its end
-        pass
+        return os.isatty(stream.fileno())
+    except (OSError, ValueError):  # no descriptor (a test's buffer): not a terminal
+        return False

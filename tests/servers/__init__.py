@@ -5,7 +5,7 @@ document their own behaviours: ``reliability.py``, ``diagnostics.py`` and ``stre
 are each its correct server with one handler replaced, while ``trickle.py`` and the
 scripts ``jail_probe.py``, ``codemode_tools.py`` (annotated tools for code mode's
 policy, restart and jail tests) and ``codemode_hostile.py`` (crash loops, a tool listed
-twice, a loud failure: the red-team tests) are servers of their own (the jail tests also run the harness
+twice, a second life that lists one twice, a loud failure: the red-team tests) are servers of their own (the jail tests also run the harness
 in ``jail_harness.py``, and ``pipes.py`` drives any server on raw pipes). Each behaviour
 of ``scripted.py`` is one run of it::
 
