@@ -167,10 +167,15 @@ class HostilePrograms(HostCase):
         host = self.host()
         # Bounded (2**7 processes), so that a machine shared with others survives it
         # even without a pids limit; the jail's end must take every one of them along.
+        # A fork the pids limit refuses is let pass: which process meets the limit first
+        # is the scheduler's choice, and the program's own status must not depend on it.
         result = host.run("""
             import os, time
             for _ in range(7):
-                os.fork()
+                try:
+                    os.fork()
+                except OSError:
+                    pass
             time.sleep(3600)
         """, timeout_s=3)  # fmt: skip
         self.assertTrue(result["isError"])
