@@ -67,7 +67,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Set, Tuple
 
-from . import _catalog, _check, _feed, _fleet, _pipe, _program
+from . import _catalog, _check, _feed, _fleet, _imports, _pipe, _program
 from ._cleanup import remove_tree
 from .client import Options
 from .config import ConfiguredServer
@@ -302,6 +302,7 @@ class CodeMode:
         )
         self.cap_dir = os.path.join(root, "lib")
         self._generated = [slot.generated for slot in live if slot.generated is not None]
+        self._modules = frozenset(g.module_name.rsplit(".", 1)[-1] for g in self._generated)
         self._entries = _catalog.entries([(slot.name, g) for slot, g in zip(live, self._generated)])
         _program.write_cap(self.cap_dir, self._generated)
         self._lock = threading.Lock()
@@ -494,10 +495,26 @@ class CodeMode:
         return dataclasses.replace(result, stderr=result.stderr + "codemode: " + left + "\n")
 
     def _run_dir(self, number: int, program: str) -> str:
+        """The run's directory: its program, its scratch, and its own ``cap`` package (``lib``:
+        the runtime and the modules it imports by name, linked from ``cap_dir``)."""
         run_dir = os.path.join(self._root, "run-%d" % number)
         os.makedirs(os.path.join(run_dir, "scratch"))
-        _program.write_text(os.path.join(run_dir, _program.PROGRAM_FILE), program, "the program")
+        try:
+            path = os.path.join(run_dir, _program.PROGRAM_FILE)
+            _program.write_text(path, program, "the program")
+            _program.show_cap(self.cap_dir, os.path.join(run_dir, "lib"), self._shown(program))
+        except BaseException:
+            _remove(run_dir)
+            raise
         return run_dir
+
+    def _shown(self, program: str) -> List[str]:
+        """The server modules ``program`` is shown: those it imports by name, every one for
+        ``from cap.mcp import *``; a name that is no server's is left to fail as it would."""
+        named = _imports.imported(program)
+        if _imports.STAR in named:
+            return sorted(self._modules)
+        return sorted(named & self._modules)
 
     def _run_in(
         self, run_dir: str, book: _Run, wall: float, stdin: Optional[int], tee: Optional[_pipe.Tee]
@@ -510,7 +527,7 @@ class CodeMode:
         try:
             child = _program.launch(
                 run_dir,
-                self.cap_dir,
+                os.path.join(run_dir, "lib"),
                 (calls_out, answers_in),
                 (feed.program_end, out_out, err_out),
                 jailed=self._jail_program,
