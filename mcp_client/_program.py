@@ -205,6 +205,11 @@ def _closest(module: str, name: str) -> str:
             module, name, ", ".join("`%s`" % each for each in close)
         )
     shown = ", ".join(sorted(names)[:30]) or "none"
+    if module == "cap.mcp":  # its names are the servers' modules this program was shown
+        return (
+            "`cap.mcp` has no `%s`; a program is shown only the servers' modules it imports "
+            "by name (`import cap.mcp.%s`); shown: %s" % (name, name, shown)
+        )
     return "`%s` has no `%s`; its names: %s" % (module, name, shown)
 
 

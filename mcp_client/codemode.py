@@ -55,6 +55,7 @@ that names the closest tools, which is what a model needs to go on.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import logging
 import os
 import select
@@ -118,6 +119,9 @@ TAKEN_NAMES = frozenset(_program.FAILURE_KINDS.values()) | {"ResultMismatch", "i
 #: Records kept of the calls refused past ``Limits.max_calls`` (the rest are counted in
 #: ``RunResult.error``): a program looping past its cap cannot grow the result.
 EXTRA_RECORDS = 16
+#: Lines the run's stderr gives to the program's imports of ``cap.mcp`` names that are no
+#: server's (a program of a thousand such imports gets these and a count).
+MAX_UNKNOWN_NOTES = 5
 
 
 @dataclass(frozen=True)
@@ -480,7 +484,7 @@ class CodeMode:
             self._runs += 1
             book = _Run(self._runs)
         wall = self.limits.wall_clock if timeout is None else min(timeout, self.limits.wall_clock)
-        run_dir = self._run_dir(book.number, program)
+        run_dir = self._run_dir(book, program)
         try:
             result = self._run_in(run_dir, book, wall, stdin, tee)
         except BaseException:
@@ -494,26 +498,36 @@ class CodeMode:
             return result
         return dataclasses.replace(result, stderr=result.stderr + "codemode: " + left + "\n")
 
-    def _run_dir(self, number: int, program: str) -> str:
+    def _run_dir(self, book: _Run, program: str) -> str:
         """The run's directory: its program, its scratch, and its own ``cap`` package (``lib``:
         the runtime and the modules it imports by name, linked from ``cap_dir``)."""
-        run_dir = os.path.join(self._root, "run-%d" % number)
+        run_dir = os.path.join(self._root, "run-%d" % book.number)
         os.makedirs(os.path.join(run_dir, "scratch"))
         try:
             path = os.path.join(run_dir, _program.PROGRAM_FILE)
             _program.write_text(path, program, "the program")
-            _program.show_cap(self.cap_dir, os.path.join(run_dir, "lib"), self._shown(program))
+            shown = self._shown(book, program)
+            _program.show_cap(self.cap_dir, os.path.join(run_dir, "lib"), shown)
         except BaseException:
             _remove(run_dir)
             raise
         return run_dir
 
-    def _shown(self, program: str) -> List[str]:
+    def _shown(self, book: _Run, program: str) -> List[str]:
         """The server modules ``program`` is shown: those it imports by name, every one for
-        ``from cap.mcp import *``; a name that is no server's is left to fail as it would."""
+        ``from cap.mcp import *``. A name that is no server's fails as it would; the run's
+        stderr (not the program: it learns no other server's name) names the closest."""
         named = _imports.imported(program)
         if _imports.STAR in named:
             return sorted(self._modules)
+        unknown = sorted(named - self._modules)
+        for name in unknown[:MAX_UNKNOWN_NOTES]:
+            book.notes.append(_no_server(name, sorted(self._modules)))
+        if len(unknown) > MAX_UNKNOWN_NOTES:
+            book.notes.append(
+                "and %d more imports of cap.mcp names that are no server's"
+                % (len(unknown) - MAX_UNKNOWN_NOTES)
+            )
         return sorted(named & self._modules)
 
     def _run_in(
@@ -709,6 +723,14 @@ def _policy_names(slot: _fleet.Slot, tool: Any) -> Tuple[str, ...]:
         dict.fromkeys(
             "%s.%s" % (key, name) for key in keys for name in (tool.function, tool.wire_name)
         )
+    )
+
+
+def _no_server(name: str, modules: List[str]) -> str:
+    close = difflib.get_close_matches(name, modules, n=3, cutoff=0.5)
+    return "the program imports cap.mcp.%s, which is no server's module%s" % (
+        name,
+        "; did you mean %s?" % ", ".join("`%s`" % each for each in close) if close else "",
     )
 
 
