@@ -8,7 +8,10 @@ Three things, all about the child that runs the model's program:
   twin ``FAILURES`` in the text), and an ``excepthook`` that cuts a traceback to the
   program's own frames and names the closest real names for a ``cap`` name that is
   not there.
-* :func:`write_cap`: the package, written once into a directory.
+* :func:`write_cap`: the package, written once into a directory; :func:`show_cap`, a
+  run's own package, hard links of the runtime and of the modules its program
+  imports by name (the others are in no file system it sees, jailed; the runtime's
+  last finder says why an import of one fails, and names no other server).
 * :func:`launch`: the child Python, jailed (``jailer.spawn_command`` with a memory
   cgroup) or not, its stdio on pipes the runner reads.
 

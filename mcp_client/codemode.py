@@ -15,12 +15,14 @@
 :meth:`CodeMode.open` starts every server at once (one that fails is named in
 ``left_out`` with its stderr tail, and the others serve), generates a module
 ``cap.mcp.<key>`` for each and writes the ``cap`` package once into a private
-directory (``cap_dir``) that lives until :meth:`CodeMode.close`. Servers stay up
+directory (``cap_dir``) that lives until :meth:`CodeMode.close`; each run is shown
+its own copy of the runtime and of the modules its source imports by name (hard
+links: ``mcp_client._imports``, ``_program.show_cap``). Servers stay up
 across runs; one that died is started again, from the same spawn, by the next run
 that calls it (``RunResult.restarted`` names it, and its stderr says why).
 
 :meth:`CodeMode.run` writes the program into a run directory, starts a child Python
-(jailed unless ``jail_program=False``: it sees the package, its file and this
+(jailed unless ``jail_program=False``: it sees its package, its file and this
 interpreter, writes only its scratch directory, its working directory; no network;
 a memory cgroup of ``Limits.memory_bytes``), serves its calls on a thread of its own,
 multiplexed on the shared clients (runs may overlap: each has its child and its
