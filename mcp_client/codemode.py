@@ -522,7 +522,11 @@ class CodeMode:
         named = _imports.imported(program)
         if _imports.STAR in named:
             return sorted(self._modules)
-        unknown = sorted(named - self._modules)
+        unknown = sorted(
+            name
+            for name in named - self._modules - TAKEN_NAMES  # cap.mcp's own: CallFailed...
+            if not (name.startswith("__") and name.endswith("__"))
+        )
         for name in unknown[:MAX_UNKNOWN_NOTES]:
             book.notes.append(_no_server(name, sorted(self._modules)))
         if len(unknown) > MAX_UNKNOWN_NOTES:

@@ -236,7 +236,7 @@ class AJailedProgramSeesOnlyWhatItImports(VisibilityCase):
         bogus = ["calendr"] + ["nothing%d" % number for number in range(MAX_UNKNOWN_NOTES + 1)]
         result = self.run_program(
             code,
-            "import os, cap.mcp\n"
+            "import os, cap.mcp\nfrom cap.mcp import CallFailed, ToolFailed, __doc__\n"
             + "".join(
                 "try:\n    import cap.mcp.%s\nexcept ImportError:\n    pass\n" % n for n in bogus
             )
