@@ -445,7 +445,8 @@ class CodeMode:
         return _catalog.described(entry)
 
     def check(self, program: str) -> CheckResult:
-        """``compile()``; then, where mypy is importable, ``mypy --strict`` against ``cap``."""
+        """``compile()``; then, where mypy is importable, ``mypy --strict`` against ``cap``
+        (all of ``cap_dir``: every server's module, whatever the program imports)."""
         self._check_open()
         failed = _check.compiled(program, _program.PROGRAM_FILE)
         if failed is not None:
