@@ -8,7 +8,10 @@ Three things, all about the child that runs the model's program:
   twin ``FAILURES`` in the text), and an ``excepthook`` that cuts a traceback to the
   program's own frames and names the closest real names for a ``cap`` name that is
   not there.
-* :func:`write_cap`: the package, written once into a directory.
+* :func:`write_cap`: the package, written once into a directory; :func:`show_cap`, a
+  run's own package, hard links of the runtime and of the modules its program
+  imports by name (the others are in no file system it sees, jailed; the runtime's
+  last finder says why an import of one fails, and names no other server).
 * :func:`launch`: the child Python, jailed (``jailer.spawn_command`` with a memory
   cgroup) or not, its stdio on pipes the runner reads.
 
@@ -18,9 +21,10 @@ Nothing here serves a call: that is :mod:`mcp_client._pipe`.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
-from typing import TYPE_CHECKING, Dict, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, Optional, Sequence, Tuple
 
 from .transport import SAFE_ENV_KEYS
 
@@ -52,6 +56,7 @@ program; the runner serves only calls of the generated functions, and may refuse
 from __future__ import annotations
 
 import difflib
+import importlib.abc
 import json
 import os
 import re
@@ -59,7 +64,7 @@ import sys
 import threading
 import traceback
 import types
-from typing import IO, Any, Dict, List, Optional, Set, Tuple, Type
+from typing import IO, Any, Dict, List, Optional, Sequence, Set, Tuple, Type
 
 
 class ToolFailed(Exception):
@@ -203,6 +208,11 @@ def _closest(module: str, name: str) -> str:
             module, name, ", ".join("`%s`" % each for each in close)
         )
     shown = ", ".join(sorted(names)[:30]) or "none"
+    if module == "cap.mcp":  # its names are the servers' modules this program was shown
+        return (
+            "`cap.mcp` has no `%s`; a program is shown only the servers' modules it imports "
+            "by name (`import cap.mcp.%s`); shown: %s" % (name, name, shown)
+        )
     return "`%s` has no `%s`; its names: %s" % (module, name, shown)
 
 
@@ -263,6 +273,35 @@ def _servers() -> List[str]:
     return sorted(name[:-3] for name in files if name.endswith(".py") and name != "__init__.py")
 
 
+# ------------------------------------------------------------ the modules it was not shown
+
+#: What a cap.mcp module that is not there says: the program is shown only those it names.
+NOT_SHOWN = (
+    "No module named %r: a program is shown only the cap.mcp modules it imports by name "
+    "in its source (`import cap.mcp.%s` or `from cap.mcp import %s`, anywhere in it; "
+    "`from cap.mcp import *` shows them all); a dynamic import finds no other"
+)
+
+
+class _NotShown(importlib.abc.MetaPathFinder):
+    """Last on sys.meta_path: a ``cap.mcp.<name>`` no finder found is one not shown (or no
+    server at all: the program cannot tell, and is not told). Only the message is here:
+    what hides the others is that their files are not in the program's package."""
+
+    def find_spec(
+        self,
+        fullname: str,
+        path: Optional[Sequence[str]],
+        target: Optional[types.ModuleType] = None,
+    ) -> None:
+        parts = fullname.split(".")
+        if len(parts) == 3 and parts[:2] == ["cap", "mcp"]:
+            raise ModuleNotFoundError(NOT_SHOWN % (fullname, parts[2], parts[2]), name=fullname)
+        return None
+
+
+if not any(isinstance(finder, _NotShown) for finder in sys.meta_path):
+    sys.meta_path.append(_NotShown())
 sys.excepthook = _excepthook
 '''
 
@@ -298,8 +337,37 @@ def cap_files(generated: Sequence["Generated"]) -> Dict[str, str]:
         "cap/mcp/__init__.py": CAP_MCP,
     }
     for module in generated:
-        files["cap/mcp/%s.py" % module.module_name.rsplit(".", 1)[-1]] = module.source
+        files[module_file(module.module_name.rsplit(".", 1)[-1])] = module.source
     return files
+
+
+#: The files of the package every program is shown: its runtime, whatever it imports.
+RUNTIME_FILES = (
+    "sitecustomize.py",
+    "cap/__init__.py",
+    "cap/internal/__init__.py",
+    "cap/internal/mcp.py",
+    "cap/mcp/__init__.py",
+)
+
+
+def module_file(module: str) -> str:
+    """The path, under the package's parent, of server module ``module`` (``cap.mcp.<it>``)."""
+    return "cap/mcp/%s.py" % module
+
+
+def show_cap(top: str, target: str, modules: Iterable[str]) -> str:
+    """A run's own ``cap`` package under ``target``: :data:`RUNTIME_FILES` and the files of
+    ``modules`` only, each hard-linked from the package written under ``top`` (nothing is
+    generated again; a copy where a link cannot be made). Returns ``target``, for sys.path."""
+    for path in RUNTIME_FILES + tuple(module_file(module) for module in modules):
+        made = os.path.join(target, path)
+        os.makedirs(os.path.dirname(made), exist_ok=True)
+        try:
+            os.link(os.path.join(top, path), made, follow_symlinks=False)
+        except OSError:  # a file system without hard links
+            shutil.copyfile(os.path.join(top, path), made, follow_symlinks=False)
+    return target
 
 
 def write_cap(top: str, generated: Sequence["Generated"]) -> str:

@@ -15,12 +15,14 @@
 :meth:`CodeMode.open` starts every server at once (one that fails is named in
 ``left_out`` with its stderr tail, and the others serve), generates a module
 ``cap.mcp.<key>`` for each and writes the ``cap`` package once into a private
-directory (``cap_dir``) that lives until :meth:`CodeMode.close`. Servers stay up
+directory (``cap_dir``) that lives until :meth:`CodeMode.close`; each run is shown
+its own copy of the runtime and of the modules its source imports by name (hard
+links: ``mcp_client._imports``, ``_program.show_cap``). Servers stay up
 across runs; one that died is started again, from the same spawn, by the next run
 that calls it (``RunResult.restarted`` names it, and its stderr says why).
 
 :meth:`CodeMode.run` writes the program into a run directory, starts a child Python
-(jailed unless ``jail_program=False``: it sees the package, its file and this
+(jailed unless ``jail_program=False``: it sees its package, its file and this
 interpreter, writes only its scratch directory, its working directory; no network;
 a memory cgroup of ``Limits.memory_bytes``), serves its calls on a thread of its own,
 multiplexed on the shared clients (runs may overlap: each has its child and its
@@ -55,6 +57,7 @@ that names the closest tools, which is what a model needs to go on.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import logging
 import os
 import select
@@ -67,7 +70,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Set, Tuple
 
-from . import _catalog, _check, _feed, _fleet, _pipe, _program
+from . import _catalog, _check, _feed, _fleet, _imports, _pipe, _program
 from ._cleanup import remove_tree
 from .client import Options
 from .config import ConfiguredServer
@@ -121,6 +124,9 @@ CLOSED = "the runner was closed while the program ran: it was killed"
 #: Records kept of the calls refused past ``Limits.max_calls`` (the rest are counted in
 #: ``RunResult.error``): a program looping past its cap cannot grow the result.
 EXTRA_RECORDS = 16
+#: Lines the run's stderr gives to the program's imports of ``cap.mcp`` names that are no
+#: server's (a program of a thousand such imports gets these and a count).
+MAX_UNKNOWN_NOTES = 5
 
 
 @dataclass(frozen=True)
@@ -305,6 +311,7 @@ class CodeMode:
         )
         self.cap_dir = os.path.join(root, "lib")
         self._generated = [slot.generated for slot in live if slot.generated is not None]
+        self._modules = frozenset(g.module_name.rsplit(".", 1)[-1] for g in self._generated)
         self._entries = _catalog.entries([(slot.name, g) for slot, g in zip(live, self._generated)])
         _program.write_cap(self.cap_dir, self._generated)
         self._lock = threading.Lock()
@@ -476,7 +483,8 @@ class CodeMode:
         return _catalog.described(entry)
 
     def check(self, program: str) -> CheckResult:
-        """``compile()``; then, where mypy is importable, ``mypy --strict`` against ``cap``."""
+        """``compile()``; then, where mypy is importable, ``mypy --strict`` against ``cap``
+        (all of ``cap_dir``: every server's module, whatever the program imports)."""
         self._check_open()
         failed = _check.compiled(program, _program.PROGRAM_FILE)
         if failed is not None:
@@ -527,7 +535,7 @@ class CodeMode:
         tee: Optional[_pipe.Tee],
     ) -> RunResult:
         wall = self.limits.wall_clock if timeout is None else min(timeout, self.limits.wall_clock)
-        run_dir = self._run_dir(book.number, program)
+        run_dir = self._run_dir(book, program)
         try:
             result = self._run_in(run_dir, book, wall, stdin, tee)
         except BaseException:
@@ -541,11 +549,41 @@ class CodeMode:
             return result
         return dataclasses.replace(result, stderr=result.stderr + "codemode: " + left + "\n")
 
-    def _run_dir(self, number: int, program: str) -> str:
-        run_dir = os.path.join(self._root, "run-%d" % number)
+    def _run_dir(self, book: _Run, program: str) -> str:
+        """The run's directory: its program, its scratch, and its own ``cap`` package (``lib``:
+        the runtime and the modules it imports by name, linked from ``cap_dir``)."""
+        run_dir = os.path.join(self._root, "run-%d" % book.number)
         os.makedirs(os.path.join(run_dir, "scratch"))
-        _program.write_text(os.path.join(run_dir, _program.PROGRAM_FILE), program, "the program")
+        try:
+            path = os.path.join(run_dir, _program.PROGRAM_FILE)
+            _program.write_text(path, program, "the program")
+            shown = self._shown(book, program)
+            _program.show_cap(self.cap_dir, os.path.join(run_dir, "lib"), shown)
+        except BaseException:
+            _remove(run_dir)
+            raise
         return run_dir
+
+    def _shown(self, book: _Run, program: str) -> List[str]:
+        """The server modules ``program`` is shown: those it imports by name, every one for
+        ``from cap.mcp import *``. A name that is no server's fails as it would; the run's
+        stderr (not the program: it learns no other server's name) names the closest."""
+        named = _imports.imported(program)
+        if _imports.STAR in named:
+            return sorted(self._modules)
+        unknown = sorted(
+            name
+            for name in named - self._modules - TAKEN_NAMES  # cap.mcp's own: CallFailed...
+            if not (name.startswith("__") and name.endswith("__"))
+        )
+        for name in unknown[:MAX_UNKNOWN_NOTES]:
+            book.notes.append(_no_server(name, sorted(self._modules)))
+        if len(unknown) > MAX_UNKNOWN_NOTES:
+            book.notes.append(
+                "and %d more imports of cap.mcp names that are no server's"
+                % (len(unknown) - MAX_UNKNOWN_NOTES)
+            )
+        return sorted(named & self._modules)
 
     def _run_in(
         self, run_dir: str, book: _Run, wall: float, stdin: Optional[int], tee: Optional[_pipe.Tee]
@@ -558,7 +596,7 @@ class CodeMode:
         try:
             child = _program.launch(
                 run_dir,
-                self.cap_dir,
+                os.path.join(run_dir, "lib"),
                 (calls_out, answers_in),
                 (feed.program_end, out_out, err_out),
                 jailed=self._jail_program,
@@ -743,6 +781,14 @@ def _policy_names(slot: _fleet.Slot, tool: Any) -> Tuple[str, ...]:
         dict.fromkeys(
             "%s.%s" % (key, name) for key in keys for name in (tool.function, tool.wire_name)
         )
+    )
+
+
+def _no_server(name: str, modules: List[str]) -> str:
+    close = difflib.get_close_matches(name, modules, n=3, cutoff=0.5)
+    return "the program imports cap.mcp.%s, which is no server's module%s" % (
+        name,
+        "; did you mean %s?" % ", ".join("`%s`" % each for each in close) if close else "",
     )
 
 

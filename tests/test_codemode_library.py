@@ -417,18 +417,32 @@ class ModelErrors(LibraryCase):
             "`cap.mcp.notes` has no `writ_note`; did you mean `write_note`, `read_note`, "
             "`delete_note`?",
         )
+        # The program is shown only the servers' modules it imports by name: a typo shows
+        # none, and the program is not told the others' names; the run's stderr is.
+        result = self.run_program(code, "from cap.mcp import notez\n")
+        self.assertIn(
+            "hint: `cap.mcp` has no `notez`; a program is shown only the servers' modules it "
+            "imports by name (`import cap.mcp.notez`); shown: none\n",
+            result.stderr,
+        )
+        self.assertTrue(
+            result.stderr.endswith(
+                "codemode: the program imports cap.mcp.notez, which is no server's module; "
+                "did you mean `notes`?\n"
+            ),
+            result.stderr,
+        )
         self.assertEqual(
-            self.hint(code, "from cap.mcp import notez\n"),
+            self.hint(code, "import cap.mcp.notes\ncap.mcp.notez\n"),
             "`cap.mcp` has no `notez`; did you mean `notes`?",
         )
         self.assertEqual(
-            self.hint(code, "import cap.mcp\ncap.mcp.notes\n"),
-            "`cap.mcp` has no `notes`; did you mean `notes`?",
-        )
-        self.assertEqual(
-            self.hint(code, "notes.pid()\n"),
+            self.hint(code, "from cap.mcp import notes as n\nnotes.pid()\n"),
             "`notes` is not defined; `from cap.mcp import notes` gives that server's module",
         )
+        result = self.run_program(code, "notes.pid()\n")  # no server named: none hinted
+        self.assertIn("NameError: name 'notes' is not defined", result.stderr)
+        self.assertNotIn("hint: ", result.stderr)
 
     def test_the_filesystem_servers_read_names_its_read_tools(self) -> None:
         os.mkdir(os.path.join(self.dir, "files"))
