@@ -24,7 +24,7 @@ import re
 import signal
 import subprocess
 import sys
-from typing import List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple
 
 #: Seconds mypy may take (a first check of a large package takes several).
 MYPY_TIMEOUT = 120.0
@@ -89,8 +89,15 @@ def have_mypy() -> bool:
     return importlib.util.find_spec("mypy") is not None
 
 
-def mypy(path: str, lib: str, cache: str, timeout: float = MYPY_TIMEOUT) -> Tuple[bool, List[str]]:
-    """``mypy --strict path`` with ``lib`` on its path: (passed, messages)."""
+def mypy(
+    path: str,
+    lib: str,
+    cache: str,
+    timeout: float = MYPY_TIMEOUT,
+    started: Optional[Callable[["subprocess.Popen[bytes]"], None]] = None,
+) -> Tuple[bool, List[str]]:
+    """``mypy --strict path`` with ``lib`` on its path: (passed, messages). ``started``
+    is given the child as soon as it runs, so that its owner can kill it (a close)."""
     argv = [sys.executable, "-m", "mypy", "--config-file=", "--strict", "--no-error-summary"]
     argv += ["--no-pretty", "--show-column-numbers", "--cache-dir", cache]
     argv += ["--hide-error-context", path]
@@ -107,6 +114,8 @@ def mypy(path: str, lib: str, cache: str, timeout: float = MYPY_TIMEOUT) -> Tupl
     )
     cap_address_space(child.pid, MYPY_MEMORY)
     try:
+        if started is not None:
+            started(child)
         out, _ = child.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         return False, ["line 0: mypy did not finish within %g s; the check is incomplete" % timeout]

@@ -441,11 +441,16 @@ class CodeMode:
 
     def _begin(self) -> int:
         """A run's number, counted as under way; raises once closed."""
+        self._enter()
+        with self._lock:
+            self._runs += 1
+            return self._runs
+
+    def _enter(self) -> None:
+        """Count a run or a check as under way (close() waits for it); raises once closed."""
         with self._lock:
             self._check_open()
-            self._runs += 1
             self._active += 1
-            return self._runs
 
     def _end(self) -> None:
         with self._lock:
@@ -485,7 +490,13 @@ class CodeMode:
     def check(self, program: str) -> CheckResult:
         """``compile()``; then, where mypy is importable, ``mypy --strict`` against ``cap``
         (all of ``cap_dir``: every server's module, whatever the program imports)."""
-        self._check_open()
+        self._enter()  # counted as under way: close() kills its mypy and waits for it
+        try:
+            return self._check_counted(program)
+        finally:
+            self._end()
+
+    def _check_counted(self, program: str) -> CheckResult:
         failed = _check.compiled(program, _program.PROGRAM_FILE)
         if failed is not None:
             return CheckResult(False, (failed,))
@@ -496,10 +507,26 @@ class CodeMode:
             path = os.path.join(where, _program.PROGRAM_FILE)
             _program.write_text(path, program, "the program to check")
             cache = os.path.join(self._root, "mypy-cache")
-            ok, messages = _check.mypy(path, self.cap_dir, cache)
+            adopted: List["subprocess.Popen[bytes]"] = []
+            ok, messages = _check.mypy(
+                path, self.cap_dir, cache, started=lambda child: self._adopt(child, adopted)
+            )
         finally:
             shutil.rmtree(where, ignore_errors=True)
+            with self._lock:
+                self._children.difference_update(adopted)
+        self._check_open()  # a check that close() cut short has no verdict
         return CheckResult(ok, tuple(messages), True)
+
+    def _adopt(self, child: "subprocess.Popen[bytes]", adopted: List[Any]) -> None:
+        """A check's mypy, killed by close(): at once if close() has begun already."""
+        adopted.append(child)
+        with self._lock:
+            closing = self._closed
+            if not closing:
+                self._children.add(child)
+        if closing:
+            _kill_group(child)
 
     # ----------------------------------------------------------------- running
 

@@ -25,7 +25,7 @@ import threading
 import unittest
 from typing import Any, Dict, List, Tuple
 
-from mcp_client import _fleet, _program
+from mcp_client import _check, _fleet, _program
 from mcp_client.codemode import CLOSED, CodeMode, Policy
 from mcp_client.config import ConfiguredServer
 from mcp_client.errors import CodeModeError
@@ -212,6 +212,41 @@ class RunAndClose(GapCase):
         code.close()
         with self.assertRaisesRegex(CodeModeError, "closed"):
             code.run("print('ran')\n")
+
+    def test_a_check_under_way_is_ended_by_close_and_leaves_nothing(self) -> None:
+        # mypy writes its cache under the runner's root: a check still running as close()
+        # removed the root used to make the cache again, a directory left forever.
+        self.assertTrue(_check.have_mypy(), "the test extra brings mypy")
+        code = self.open({"notes": server("codemode_tools", self.dir)})
+        adopted = threading.Event()
+        real = code._adopt
+
+        def held(child: Any, into: List[Any]) -> None:
+            real(child, into)  # mypy is running, and close() will see it
+            adopted.set()
+            self.assertTrue(code._closing.wait(LONG), "close() never began")
+
+        code._adopt = held  # type: ignore[method-assign]
+        results: List[Any] = []
+        checking = threading.Thread(target=_checked, args=(code, "x: int = 1\n", results))
+        checking.start()
+        self.assertTrue(adopted.wait(LONG))
+        code.close()  # kills the check's mypy, and returns once the check has ended
+        checking.join(LONG)
+        self.assertFalse(checking.is_alive())
+        [result] = results
+        self.assertIsInstance(result, CodeModeError, "a check cut short has no verdict")
+        self.assertFalse(os.path.exists(code._root), "the check left the root behind")
+        with self.assertRaisesRegex(CodeModeError, "closed"):
+            code.check("x: int = 1\n")
+
+
+def _checked(code: CodeMode, program: str, results: List[Any]) -> None:
+    """The check's result, or the CodeModeError it raised, appended to ``results``."""
+    try:
+        results.append(code.check(program))
+    except CodeModeError as e:
+        results.append(e)
 
 
 def _outcome(code: CodeMode, program: str, results: List[Any]) -> None:
