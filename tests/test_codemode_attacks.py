@@ -19,18 +19,16 @@ from __future__ import annotations
 
 import os
 import resource
-import shutil
 import tempfile
 import textwrap
 import threading
 import unittest
-from typing import Any, Dict, List
+from typing import Any, List
 
 from mcp_client import _catalog, _check, _fleet, _serve_tools
 from mcp_client.codemode import CodeMode, Policy
-from mcp_client.config import ConfiguredServer
-from mcp_client.transport import Spawn
 
+from codemode_support import RunnerCase
 from support import LONG, server
 
 PLUGIN = """\
@@ -43,24 +41,9 @@ def plugin(version):
 """
 
 
-class AttackCase(unittest.TestCase):
-    def setUp(self) -> None:
-        self.dir = os.path.realpath(tempfile.mkdtemp(prefix="codemode-attack-"))
-        self.addCleanup(shutil.rmtree, self.dir, True)
-
-    def path(self, *names: str) -> str:
-        return os.path.join(self.dir, *names)
-
-    def open(self, servers: Dict[str, Spawn], **options: Any) -> CodeMode:
-        options.setdefault("jail_program", False)
-        code = CodeMode.open(
-            [ConfiguredServer(name, spawn) for name, spawn in servers.items()], **options
-        )
-        self.addCleanup(code.close)
-        return code
-
-    def notes(self) -> Spawn:
-        return server("codemode_tools", self.dir)
+class AttackCase(RunnerCase):
+    PREFIX = "codemode-attack-"
+    JAIL_PROGRAM = False
 
     def starts(self) -> int:
         try:

@@ -16,21 +16,17 @@ import json
 import os
 import pty
 import select
-import shutil
 import subprocess
 import sys
-import tempfile
 import textwrap
 import threading
-import unittest
 from typing import Any, Dict, List, Tuple
 
 from mcp_client import _check, _fleet, _program
 from mcp_client.codemode import CLOSED, CodeMode, Policy
-from mcp_client.config import ConfiguredServer
 from mcp_client.errors import CodeModeError
-from mcp_client.transport import Spawn
 
+from codemode_support import RunnerCase
 from support import LONG, server, server_argv
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -51,21 +47,9 @@ ESCAPED_OUT = "one\\x1b[2J\\x1b]0;title\\x07\\x0dtwo\\u202e\tend\n\\x9b31m\\x9b|
 ESCAPED_ERR = "err\\x1bc\n"
 
 
-class GapCase(unittest.TestCase):
-    def setUp(self) -> None:
-        self.dir = os.path.realpath(tempfile.mkdtemp(prefix="codemode-gaps-"))
-        self.addCleanup(shutil.rmtree, self.dir, True)
-
-    def path(self, *names: str) -> str:
-        return os.path.join(self.dir, *names)
-
-    def open(self, servers: Dict[str, Spawn], **options: Any) -> CodeMode:
-        options.setdefault("jail_program", False)
-        code = CodeMode.open(
-            [ConfiguredServer(name, spawn) for name, spawn in servers.items()], **options
-        )
-        self.addCleanup(code.close)
-        return code
+class GapCase(RunnerCase):
+    PREFIX = "codemode-gaps-"
+    JAIL_PROGRAM = False
 
 
 class TheCommandsOutput(GapCase):

@@ -20,8 +20,7 @@ import sys
 import tempfile
 import textwrap
 import threading
-import unittest
-from typing import Any, Dict, List
+from typing import Any, List
 from unittest import mock
 
 from test_codemode import TIME, CodeModeCase
@@ -29,29 +28,16 @@ from test_codemode import TIME, CodeModeCase
 from mcp_client import _fleet, codegen, jailer
 from mcp_client import text as text_module
 from mcp_client.codemode import TAKEN_NAMES, CodeMode, Limits, RunResult
-from mcp_client.config import ConfiguredServer
 from mcp_client.errors import JailUnavailable, TransportFailed
-from mcp_client.transport import Spawn
 
+from codemode_support import RunnerCase
 from support import server
 
 NOTES_READ = "from cap.mcp import notes\nnotes.write_note(name='a', text='b')\nprint('wrote')\n"
 
 
-class LibraryCase(unittest.TestCase):
-    def setUp(self) -> None:
-        self.dir = os.path.realpath(tempfile.mkdtemp(prefix="codemode-harden-"))
-        self.addCleanup(shutil.rmtree, self.dir, True)
-
-    def open(self, servers: Dict[str, Spawn], **options: Any) -> CodeMode:
-        code = CodeMode.open(
-            [ConfiguredServer(name, spawn) for name, spawn in servers.items()], **options
-        )
-        self.addCleanup(code.close)
-        return code
-
-    def notes(self) -> Spawn:
-        return server("codemode_tools", self.dir)
+class LibraryCase(RunnerCase):
+    PREFIX = "codemode-harden-"
 
     def run_program(self, code: CodeMode, source: str, **options: Any) -> RunResult:
         return code.run(textwrap.dedent(source), **options)

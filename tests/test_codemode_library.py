@@ -26,6 +26,7 @@ from mcp_client.errors import CodeModeError, NoServerStarted
 from mcp_client.transport import Spawn
 
 import npm_servers
+from codemode_support import RunnerCase
 from support import SHORT, server
 
 TIME = Spawn(sys.executable, ("-m", "mcp_server_time", "--local-timezone", "UTC"))
@@ -34,20 +35,8 @@ BROKEN = Spawn(
 )
 
 
-class LibraryCase(unittest.TestCase):
-    def setUp(self) -> None:
-        self.dir = os.path.realpath(tempfile.mkdtemp(prefix="codemode-lib-"))
-        self.addCleanup(shutil.rmtree, self.dir, True)
-
-    def open(self, servers: Dict[str, Spawn], **options: Any) -> CodeMode:
-        code = CodeMode.open(
-            [ConfiguredServer(name, spawn) for name, spawn in servers.items()], **options
-        )
-        self.addCleanup(code.close)
-        return code
-
-    def notes(self) -> Spawn:
-        return server("codemode_tools", self.dir)
+class LibraryCase(RunnerCase):
+    PREFIX = "codemode-lib-"
 
     def received(self) -> List[str]:
         """The tools the notes server was called with, in order."""

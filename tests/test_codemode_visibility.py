@@ -20,15 +20,14 @@ import tempfile
 import textwrap
 import unittest
 import warnings
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 from unittest import mock
 
 from mcp_client import _imports, _program
 from mcp_client.codemode import MAX_UNKNOWN_NOTES, CodeMode, RunResult
-from mcp_client.config import ConfiguredServer
 from mcp_client.transport import Spawn
 
-from support import server
+from codemode_support import RunnerCase
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CALENDAR = Spawn(sys.executable, (os.path.join(HERE, "servers", "calendar_server.py"),))
@@ -91,18 +90,13 @@ print(json.dumps(found))
 '''
 
 
-class VisibilityCase(unittest.TestCase):
-    def setUp(self) -> None:
-        self.dir = os.path.realpath(tempfile.mkdtemp(prefix="codemode-visible-"))
-        self.addCleanup(shutil.rmtree, self.dir, True)
+class VisibilityCase(RunnerCase):
+    PREFIX = "codemode-visible-"
 
-    def open(self, **options: Any) -> CodeMode:
-        servers = {"notes": server("codemode_tools", self.dir), "calendar": CALENDAR}
-        code = CodeMode.open(
-            [ConfiguredServer(name, spawn) for name, spawn in servers.items()], **options
-        )
-        self.addCleanup(code.close)
-        return code
+    def open(self, servers: Optional[Dict[str, Spawn]] = None, **options: Any) -> CodeMode:
+        """Two servers, unless a test names others: ``notes`` and ``calendar``."""
+        both = {"notes": self.notes(), "calendar": CALENDAR}
+        return super().open(both if servers is None else servers, **options)
 
     def run_program(self, code: CodeMode, source: str) -> RunResult:
         return code.run(textwrap.dedent(source))
