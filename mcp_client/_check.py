@@ -56,23 +56,37 @@ _LINE = re.compile(r"^(?P<file>[^:]+):(?P<line>\d+):(?:\d+:)? (?P<kind>error|not
 
 def compiled(program: str, filename: str, timeout: float = COMPILE_TIMEOUT) -> Optional[str]:
     """``None``, or the one message ``compile()`` gives (in a bounded child)."""
+    argv = [sys.executable, "-I", "-S", "-c", _COMPILE, filename]
+    ended = bounded_child(argv, program.encode("utf-8", "surrogatepass"), COMPILE_MEMORY, timeout)
+    if ended is None:
+        return "line 0: compile() did not finish within %g s" % timeout
+    status, out = ended
+    if status != 0 and not out:
+        return "line 0: compile() could not finish (exit status %d)" % status
+    return out.decode("utf-8", "replace") or None
+
+
+def bounded_child(
+    argv: List[str], data: bytes, memory: int, timeout: float
+) -> Optional[Tuple[int, bytes]]:
+    """Run ``argv`` in a session of its own, ``data`` on its stdin, its address space
+    capped at ``memory`` before it has read a byte: (exit status, stdout), or ``None``
+    when it ran past ``timeout`` (then killed, with its group). Stderr is dropped."""
     child = subprocess.Popen(
-        [sys.executable, "-I", "-S", "-c", _COMPILE, filename],
+        argv,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
-    cap_address_space(child.pid, COMPILE_MEMORY)  # before it has read a byte of the program
+    cap_address_space(child.pid, memory)
     try:
-        out, _ = child.communicate(program.encode("utf-8", "surrogatepass"), timeout=timeout)
+        out, _ = child.communicate(data, timeout=timeout)
     except subprocess.TimeoutExpired:
-        return "line 0: compile() did not finish within %g s" % timeout
+        return None
     finally:
         _end(child)
-    if child.returncode != 0 and not out:
-        return "line 0: compile() could not finish (exit status %d)" % child.returncode
-    return out.decode("utf-8", "replace") or None
+    return child.returncode, out
 
 
 def cap_address_space(pid: int, limit: int) -> None:

@@ -85,26 +85,14 @@ def imported(source: str) -> FrozenSet[str]:
 
 
 def _in_child(data: bytes) -> FrozenSet[str]:
-    import subprocess
+    from ._check import bounded_child
 
-    from ._check import _end, cap_address_space
-
-    child = subprocess.Popen(
-        [sys.executable, "-I", "-S", __file__],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    cap_address_space(child.pid, PARSE_MEMORY)  # before it has read a byte of the program
-    try:
-        out, _ = child.communicate(data, timeout=PARSE_TIMEOUT)
-    except subprocess.TimeoutExpired:
+    argv = [sys.executable, "-I", "-S", __file__]
+    ended = bounded_child(argv, data, PARSE_MEMORY, PARSE_TIMEOUT)
+    if ended is None:
         return frozenset()
-    finally:
-        _end(child)
     try:
-        names = json.loads(out.decode("utf-8"))
+        names = json.loads(ended[1].decode("utf-8"))
     except ValueError:  # it died (past its memory): the program will not run either
         return frozenset()
     return frozenset(name for name in names if isinstance(name, str))
