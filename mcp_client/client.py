@@ -389,7 +389,7 @@ class Client:
         """Call the tool whose wire name is ``name``. ``isError`` is a result, not an exception."""
         params = protocol.call_tool_params(name, dict(arguments or {}))
         raw = self._requests.request(protocol.TOOLS_CALL, params, self._timeout(timeout))
-        try:  # decoded(), spelled out: the one call every tool call makes
+        try:  # a result's shape fault is ResultMalformed, as for a listing's pages
             return protocol.decode_call_tool(raw)
         except ProtocolFault as e:
             raise ResultMalformed(e) from e

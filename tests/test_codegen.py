@@ -945,6 +945,26 @@ class Wrap(unittest.TestCase):
         for line, following in zip(lines, lines[1:]):
             self.assertGreater(len(line) + 1 + len(following.split(" ")[0]), width)
 
+    @settings(max_examples=300, deadline=None)
+    @given(
+        st.lists(st.text("a\n\t", min_size=1, max_size=8), max_size=8),
+        st.lists(st.integers(1, 3), min_size=9, max_size=9),
+        st.booleans(),
+        st.integers(-1, 12),
+    )
+    def test_runs_of_spaces_wrap_as_one(
+        self, words: List[str], gaps: List[int], edges: bool, width: int
+    ) -> None:
+        # Only spaces part words (a tab or a line break inside one is the escaper's
+        # business); runs of them, and spaces at either end, count as one space.
+        spaced = "".join(word + " " * gap for word, gap in zip(words, gaps))
+        spaced = (" " + spaced) if edges else spaced.rstrip(" ")
+        lines = codegen._wrap(spaced, width)
+        self.assertEqual(lines, codegen._wrap(" ".join(words), width))
+        self.assertEqual([word for line in lines for word in line.split(" ")], words)
+        if width < 1:
+            self.assertEqual(lines, words)
+
 
 class Escape(unittest.TestCase):
     def test_examples(self) -> None:

@@ -8,6 +8,12 @@ The rule that makes settlement exactly-once: whoever takes a call out of the
 table -- the reader (its answer), the timer (its deadline), its own caller (a
 backstop), the outbox (a frame handed back), a retirement (doomed) -- settles
 it; nobody else does. A second settlement is a bug of ours, and raises.
+
+A listing's page is the one exception to "settles it", and keeps the rule for
+its caller: the reader, taking a page's answer, may instead put the next page in
+the table (:meth:`CallTable.mint_after`) and drop this one unsettled. The pages
+share one waiter, and at any moment only the newest of them can be settled, so
+the caller is still woken exactly once (see ``_requests.Walk``).
 """
 
 from __future__ import annotations
@@ -58,19 +64,33 @@ class Call:
         "_done",
         "_result",
         "_error",
+        "follow",
     )
 
-    def __init__(self, ident: int, method: str, timeout: float, deadline: float) -> None:
+    def __init__(
+        self,
+        ident: int,
+        method: str,
+        timeout: float,
+        deadline: float,
+        waiter: Optional[threading.Lock] = None,
+    ) -> None:
         self.id = ident
         self.method = method
         self.timeout = timeout
         self.deadline = deadline
         self.frame: Optional[bytes] = None  # queued for the wire and not yet written
+        #: What the reader does with this call's result instead of settling it
+        #: (a listing's next step: see ``_requests.Walk``); ``None`` for a plain call.
+        self.follow: Any = None
         # Held from birth, released only by the settlement; no try/finally, for
         # nothing must release it early. An interrupt here leaves no call: mint()
-        # never returns this one, and nobody else ever sees its lock.
-        self._settled = threading.Lock()
-        self._settled.acquire()
+        # never returns this one, and nobody else ever sees its lock. A listing's
+        # pages share the first page's waiter: its caller waits once, on all of them.
+        if waiter is None:
+            waiter = threading.Lock()
+            waiter.acquire()
+        self._settled = waiter
         self._done = False
         self._result: Any = None
         self._error: Optional[BaseException] = None
@@ -88,6 +108,18 @@ class Call:
         self._done = True
         self._error = error
         self._settled.release()
+
+    @property
+    def done(self) -> bool:
+        """Settled (or failed) already."""
+        return self._done
+
+    def successor(self, ident: int) -> "Call":
+        """The next page of a listing: a new call under ``ident``, with this one's
+        method, timeout, deadline and ``follow``, waking the same waiter."""
+        call = Call(ident, self.method, self.timeout, self.deadline, self._settled)
+        call.follow = self.follow
+        return call
 
     def reopen(self) -> None:
         """Unsettle a call settled as :data:`UNSENT` (its waiter has woken), before
@@ -149,6 +181,13 @@ class CallTable:
         call = Call(self._last_id, method, timeout, deadline)
         self.pending[call.id] = call
         return call
+
+    def mint_after(self, call: Call) -> Call:
+        """A new call under the next id that succeeds ``call`` (:meth:`Call.successor`), pending."""
+        self._last_id += 1
+        successor = call.successor(self._last_id)
+        self.pending[successor.id] = successor
+        return successor
 
     def add(self, call: Call) -> None:
         self.pending[call.id] = call

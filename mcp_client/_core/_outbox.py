@@ -60,7 +60,7 @@ class Outbox:
         if len(data) > ATOMIC_WRITE_BYTES:
             conn.write(data, call.deadline)
             return
-        sent = self._write_alone(conn, data, call) if not self._queue else None
+        sent = self._write_alone(conn, data, call.deadline) if not self._queue else None
         if sent is None:
             call.frame = data
             self._queue.append(call)
@@ -68,18 +68,36 @@ class Outbox:
         if self._queue and self._take_turns(conn, call.deadline, stalled) or stalled:
             raise WriteStalled(0)
 
+    def try_send(self, conn: Connection, data: bytes) -> bool:
+        """Write a small frame now or not at all, never waiting (the reader's way:
+        it must never block on a server that may be blocked on it); whether it
+        was written. ``False`` -- the turn taken, frames queued, the pipe full --
+        leaves the frame to its caller. Raises as :meth:`send` for a stream poisoned.
+
+        A frame queued by somebody else while this held the turn is handed back
+        to its caller: the holder must look again after letting go (the rule
+        above), and here it cannot wait to write it.
+        """
+        if len(data) > ATOMIC_WRITE_BYTES or self._queue:
+            return False
+        now = time.monotonic()  # a deadline already here: every wait returns at once
+        sent = self._write_alone(conn, data, now)
+        if self._queue:
+            self._take_turns(conn, now, True)
+        return sent is True
+
     def queued(self) -> int:
         """How many frames wait for a turn (for tests and diagnostics)."""
         return len(self._queue)
 
-    def _write_alone(self, conn: Connection, data: bytes, call: Call) -> Optional[bool]:
+    def _write_alone(self, conn: Connection, data: bytes, deadline: float) -> Optional[bool]:
         """Write ``data`` under the turn: ``True`` written, ``False`` stalled
         (nothing written), ``None`` the turn was taken."""
         turn = self._turn
         try:  # the acquire inside the try: interrupted after it, the finally releases
             if not turn.acquire(False):
                 return None
-            conn.write(data, call.deadline)
+            conn.write(data, deadline)
             return True
         except WriteStalled as e:
             if e.written:  # not whole after all: the stream is poisoned

@@ -213,6 +213,8 @@ class Reader:
             log.debug("dropped response for unknown or late id %r", response.id)
         elif response.error is not None:
             call.fail(ServerError(response.error))
+        elif call.follow is not None:  # a listing's page: the walk goes on here
+            self._requests.follow(call, response.result)
         else:
             call.settle(response.result)
 

@@ -24,6 +24,7 @@ from .. import protocol
 from ..errors import (
     CallTimedOut,
     ClientBroken,
+    ClientClosed,
     ClientError,
     ProtocolFault,
     ResultMalformed,
@@ -31,8 +32,8 @@ from ..errors import (
     WriteFailed,
     WriteStalled,
 )
-from ..jsonvalue import EncodeRefused, check
-from ..stdio import frame_request
+from ..jsonvalue import EncodeRefused, check, encode_checked
+from ..stdio import frame_encoded_request, frame_request
 from . import LOGGER
 from ._calls import UNSENT, Call
 from ._census import FORKS
@@ -44,20 +45,67 @@ from ._timer import DeadlineTimer, Shot
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, List, Optional, Tuple, TypeVar, Union
+    from typing import Any, List, Optional, Tuple, Union
 
     from ..jsonvalue import JsonValue
 
-__all__ = ["Requests"]
+__all__ = ["Requests", "Walk"]
 
 log = logging.getLogger(LOGGER)
 
 #: A caller's own backstop beyond its deadline, should the timer thread be starved.
 TIMER_SLACK = 0.05
 
-#: The next page of a listing: asked for, or why it could not be.
+#: The next page of a walk is not asked for: its caller gave up.
+_ABANDONED = ClientClosed("the listing was given up by its caller")
+
+#: The next page of a walk: asked for, or why it was not (nothing: no next page).
 if TYPE_CHECKING:
     _Ahead = Union[Call, ClientError, EncodeRefused, None]
+
+
+class Walk:
+    """One listing (``tools/list`` and its pages), walked by the reader thread.
+
+    The caller sends the first request and sleeps. Each answer is taken by the
+    reader, which asks for the next page at once -- from its own thread, if the
+    frame can be written without waiting -- and then decodes this one while the
+    server works on the next: the caller wakes once, for the whole listing, and
+    no page waits on a thread hand-off. A page the reader cannot write (the
+    pipe full, the writing turn taken) goes back to the caller to write
+    (settled ``UNSENT``), as the outbox does with frames it cannot write.
+
+    The pages share one waiter (:meth:`Call.successor`) and only ``current``,
+    the newest, can be settled by anyone: the reader moves ``current`` on and
+    the caller gives the walk up (``abandoned``) under the session's lock, so
+    that a caller who times out, or is interrupted, either takes the newest
+    page or leaves it to the reader, who then asks for nothing more.
+
+    ==========  ====================================================
+    field       who writes it
+    ==========  ====================================================
+    current     the caller (first page), the reader (each next), under the lock
+    abandoned,  the caller, under the lock (``waiting``: it still waits, past
+    waiting     its deadline, for the page the reader holds to be timed out)
+    pages,      the reader, one page at a time
+    items
+    ==========  ====================================================
+    """
+
+    __slots__ = ("listing", "max_pages", "pages", "items", "current", "abandoned", "waiting")
+
+    def __init__(self, listing: protocol.Listing, max_pages: int) -> None:
+        self.listing = listing
+        self.max_pages = max_pages
+        self.pages = 0
+        self.items: List[Any] = []
+        self.current: Call = _NO_PAGE
+        self.abandoned = False
+        self.waiting = False
+
+
+#: A walk's ``current`` before its first page is minted (never in any table).
+_NO_PAGE = Call(0, "", 0.0, 0.0)
 
 
 class Requests:
@@ -83,8 +131,16 @@ class Requests:
         """Send one request and return its result (or raise what settled it)."""
         return self.wait_for(self.start(method, params, timeout, time.monotonic() + timeout))
 
-    def start(self, method: str, params: JsonValue, timeout: float, deadline: float) -> Call:
-        """Register, frame and send one request; :meth:`wait_for` then waits for it."""
+    def start(
+        self,
+        method: str,
+        params: JsonValue,
+        timeout: float,
+        deadline: float,
+        walk: Optional[Walk] = None,
+    ) -> Call:
+        """Register, frame and send one request; :meth:`wait_for` then waits for it
+        (or, the first page of ``walk``, :meth:`_await_walk`)."""
         session = self._session
         if session.generation != FORKS.generation:
             session.check_owner()
@@ -92,6 +148,8 @@ class Requests:
             if session.state is not State.READY or method == protocol.INITIALIZE:
                 session.check_open(method == protocol.INITIALIZE)
             call = self.calls.mint(method, timeout, deadline)
+            if walk is not None:  # before its frame leaves: the answer may come at once
+                call.follow, walk.current = walk, call
             self.timer.arm(deadline)
         try:
             check(params, 1)  # the caller's part, one level inside the envelope; the rest is ours
@@ -119,50 +177,146 @@ class Requests:
         """Take a call out of the table (its taker settles it)."""
         return self._session.take(ident)
 
+    # ------------------------------------------------------------------ listings
+
     def list_all(
         self, listing: protocol.Listing, timeout: float, max_pages: int
     ) -> Tuple[Any, ...]:
-        """Every page of ``listing`` under one deadline, each page asked for
-        before the one before it is decoded, so the server works meanwhile."""
-        deadline = time.monotonic() + timeout
-        items: List[Any] = []
-        ahead: _Ahead = self.start(listing.method, listing.params(None), timeout, deadline)
-        for page in range(1, max_pages + 1):
-            assert isinstance(ahead, Call)
-            raw = self.wait_for(ahead)
-            cursor = decoded(protocol.page_cursor, raw)
-            ahead = None
-            if cursor is not None and page < max_pages:
-                ahead = self._ask_ahead(listing, cursor, timeout, deadline)
-            items.extend(self._page_items(listing, raw, ahead))
-            if cursor is None:
-                return tuple(items)
-        raise TooManyPages(max_pages, listing.method)
-
-    def _ask_ahead(
-        self, listing: protocol.Listing, cursor: str, timeout: float, deadline: float
-    ) -> _Ahead:
-        """Ask for the next page now. A failure to ask is kept, and raised only
-        after this page has been decoded: what a listing raises does not change."""
-        try:
-            return self.start(listing.method, listing.params(cursor), timeout, deadline)
-        except (ClientError, EncodeRefused) as e:
-            return e
-
-    def _page_items(
-        self, listing: protocol.Listing, raw: JsonValue, ahead: _Ahead
-    ) -> Tuple[Any, ...]:
-        """The items of one page; a bad page abandons the page already asked for
-        (its answer, come what may, is dropped as a late one)."""
-        try:
-            items = decoded(listing.items, raw)
-        except BaseException:
-            if isinstance(ahead, Call):
-                self.take(ahead.id)
+        """Every page of ``listing`` under one deadline, walked by the reader (see
+        :class:`Walk`): the caller sends the first request and sleeps until the
+        last page is in, or the walk fails."""
+        walk = Walk(listing, max_pages)
+        try:  # from before the first request: an interrupt anywhere gives the walk up
+            self.start(
+                listing.method, listing.params(None), timeout, time.monotonic() + timeout, walk
+            )
+            items = self._await_walk(walk)
+        except BaseException:  # interrupted, or refused: nobody awaits its pages any more
+            self._abandon(walk, timed_out=False)
             raise
-        if isinstance(ahead, Exception):
-            raise ahead
+        finally:  # the walk and its newest page name each other: a cycle, and the items in it
+            with self._session.lock:
+                walk.current = _NO_PAGE
+        assert isinstance(items, tuple)
         return items
+
+    def _await_walk(self, walk: Walk) -> Any:
+        """The caller's wait for a walk: as :meth:`wait_for`, on whichever page is
+        the walk's newest (the one whose settlement woke it)."""
+        while True:
+            page = walk.current
+            if not page.wait(until(page.deadline + TIMER_SLACK)):
+                self._abandon(walk, timed_out=True)
+                page.wait(None)  # settled by now: by us, or by the reader holding it
+            page = walk.current
+            result = page.outcome()
+            if result is not UNSENT:
+                return result
+            self._resend(page)
+
+    def _abandon(self, walk: Walk, timed_out: bool) -> None:
+        """The caller gives up on ``walk``: no further page is asked for, and the
+        newest is taken (and, at its deadline, timed out) if it is in the table;
+        if not, whoever holds it -- the reader, mid-page -- settles it."""
+        with self._session.lock:
+            walk.abandoned, walk.waiting = True, timed_out
+            page = self.calls.take(walk.current.id)
+        if page is not None and timed_out:
+            self._timed_out([page])
+
+    def follow(self, page: Call, raw: JsonValue) -> None:
+        """(The reader's.) ``page`` of a walk is answered with ``raw``: ask for the
+        next page, then decode this one while the server works on it."""
+        walk: Walk = page.follow
+        try:
+            self._follow(walk, page, raw)
+        except BaseException as e:  # a bug of ours: the caller must not sleep on
+            held = page if walk.current is page else self.take(walk.current.id)
+            if held is not None and not held.done:
+                held.fail(ClientBroken("internal error in a listing: %r" % e))
+            raise
+
+    def _follow(self, walk: Walk, page: Call, raw: JsonValue) -> None:
+        walk.pages += 1
+        try:
+            cursor = protocol.page_cursor(raw)
+        except ProtocolFault as e:
+            page.fail(ResultMalformed(e))
+            return
+        ahead: _Ahead = None
+        if cursor is not None and walk.pages < walk.max_pages:
+            ahead = self._ask_next(walk, page, cursor)
+        try:
+            walk.items.extend(walk.listing.items(raw))
+        except ProtocolFault as e:
+            self._end_walk(page, ahead, ResultMalformed(e))
+            return
+        if isinstance(ahead, Call):
+            if ahead.frame is not None:  # not written: its caller writes it
+                self._hand_back(ahead)
+        elif ahead is _ABANDONED:
+            if walk.waiting:  # else nobody awaits it: it is nobody's
+                self._timed_out([page])
+        elif ahead is not None:
+            page.fail(ahead)
+        elif cursor is None:
+            page.settle(tuple(walk.items))
+        else:
+            page.fail(TooManyPages(walk.max_pages, walk.listing.method))
+
+    def _ask_next(self, walk: Walk, page: Call, cursor: str) -> _Ahead:
+        """The next page, asked for by the reader: pending, and written unless
+        that would mean waiting (then its ``frame`` is kept, for its caller to
+        write); or why it was not asked for, raised once this page is decoded."""
+        session = self._session
+        params = walk.listing.params(cursor)
+        try:  # before an id is given: a cursor with a lone surrogate has no UTF-8 frame
+            check(params, 1)
+            encoded = encode_checked(params)
+        except EncodeRefused as e:
+            return e
+        with session.lock:
+            if walk.abandoned:
+                return _ABANDONED
+            try:
+                session.check_open(False)
+            except ClientError as e:
+                return e
+            ahead = self.calls.mint_after(page)
+            walk.current = ahead
+            self.timer.arm(ahead.deadline)
+        data = session.recorded(frame_encoded_request(ahead.id, ahead.method, encoded))
+        if not self._try_write(data):
+            ahead.frame = data
+        return ahead
+
+    def _try_write(self, data: bytes) -> bool:
+        """Write a frame from the reader without waiting; ``False`` when it was not.
+        A stream poisoned meanwhile counts as written: the retirement it starts
+        fails the page."""
+        session = self._session
+        assert session.conn is not None
+        try:
+            return self._outbox.try_send(session.conn, data)
+        except WriteStalled:  # part of a frame only: nothing else may follow it
+            session.request_retirement(ClientBroken("write to the server stalled mid-frame"))
+        except WriteFailed as e:
+            session.request_retirement(ClientBroken(e.reason))
+        return True
+
+    def _hand_back(self, ahead: Call) -> None:
+        """A page the reader could not write goes to the caller, settled
+        :data:`UNSENT` (unless its deadline or a retirement took it first)."""
+        if self.take(ahead.id) is ahead:
+            ahead.settle(UNSENT)
+
+    def _end_walk(self, page: Call, ahead: _Ahead, error: ClientError) -> None:
+        """A bad page fails the walk, through the page asked for after it if there
+        is one (its answer, come what may, is then dropped as a late one)."""
+        if not isinstance(ahead, Call):
+            page.fail(error)
+        elif self.take(ahead.id) is ahead:
+            ahead.fail(error)
 
     def fail_doomed(self) -> None:
         """Fail every call a retirement's latch doomed, with the reason and the
@@ -237,15 +391,3 @@ class Requests:
         except Exception:  # a death path like any other: never leave callers hanging
             log.exception("timer thread failed")
             self._session.request_retirement(ClientBroken("internal error in the timer thread"))
-
-
-if TYPE_CHECKING:
-    _T = TypeVar("_T")
-
-
-def decoded(decode: Callable[[JsonValue], _T], raw: JsonValue) -> _T:
-    """``decode(raw)``, a result's shape fault raised as :class:`ResultMalformed`."""
-    try:
-        return decode(raw)
-    except ProtocolFault as e:
-        raise ResultMalformed(e) from e
