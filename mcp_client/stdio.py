@@ -200,16 +200,21 @@ def frame_request(ident: int, method: str, params: JsonValue) -> bytes:
     the params: on a small request that is half the encoding's cost. The
     members come in ``jsonrpc.request``'s order; an int id prints as JSON does.
     """
-    return frame_encoded_request(ident, method, None if params is None else encode_checked(params))
-
-
-def frame_encoded_request(ident: int, method: str, params: Optional[bytes]) -> bytes:
-    """:func:`frame_request` for ``params`` encoded already (``jsonvalue.encode_checked``):
-    what cannot be encoded is then refused before an id is given to the request."""
     head = b'{"jsonrpc":"2.0","id":%d,"method":%s' % (ident, _method_literal(method))
     if params is None:
         return head + b"}\n"
-    return head + b',"params":' + params + b"}\n"
+    return head + b',"params":' + encode_checked(params) + b"}\n"
+
+
+def frame_encoded_request(ident: int, method: str, params: bytes) -> bytes:
+    """:func:`frame_request` for ``params`` encoded already (``jsonvalue.encode_checked``),
+    so that what cannot be encoded is refused before the request is given an id (a
+    listing's next page, asked for by the reader)."""
+    return b'{"jsonrpc":"2.0","id":%d,"method":%s,"params":%s}\n' % (
+        ident,
+        _method_literal(method),
+        params,
+    )
 
 
 def _method_literal(method: str) -> bytes:

@@ -34,7 +34,7 @@ from hypothesis import strategies as st
 
 from mcp_client.errors import EncodeRefused, FramingFault, LineTooLong
 from mcp_client.jsonrpc import request
-from mcp_client.jsonvalue import encode, parse
+from mcp_client.jsonvalue import encode, encode_checked, parse
 from mcp_client.stdio import (
     KEEP_FROM,
     MAX_LINE_BYTES,
@@ -42,6 +42,7 @@ from mcp_client.stdio import (
     READ_SIZE_LARGE,
     Buffer,
     frame,
+    frame_encoded_request,
     frame_request,
 )
 
@@ -169,6 +170,23 @@ class FrameRequest(unittest.TestCase):
                 frame_request(ident, method, params)
             return
         self.assertEqual(frame_request(ident, method, params), built)
+
+    @PROPERTY
+    @given(
+        st.integers(min_value=0, max_value=2**63),
+        st.text(max_size=20),
+        JSON_VALUES.filter(lambda value: value is not None),  # None: no params member at all
+    )
+    def test_params_encoded_first_give_the_same_bytes(
+        self, ident: int, method: str, params: Any
+    ) -> None:
+        try:
+            encoded = encode_checked(params)
+        except EncodeRefused:  # refused before any frame, as frame_request refuses it
+            return
+        self.assertEqual(
+            frame_encoded_request(ident, method, encoded), frame_request(ident, method, params)
+        )
 
 
 class Reassembly(unittest.TestCase):
