@@ -21,7 +21,7 @@ The names, by what they are for:
 * what the server said: :class:`InitializeResult`, :class:`ToolDescriptor`,
   :class:`CallToolResult` with its :class:`Text` and :class:`Other` blocks; what a
   generated function returns for a tool without an ``outputSchema``:
-  :class:`ToolOutput` and its typed blocks (:mod:`mcp_client.content`);
+  :class:`ToolOutput` and its typed blocks (:mod:`mcp_client.codegen.content`);
 * the errors: one root, :class:`McpClientError`, and a family per verb
   (:class:`StartError`, :class:`ClientError`, :class:`RetirementError`; the rest in
   :mod:`mcp_client.errors`);
@@ -33,48 +33,10 @@ The names, by what they are for:
 
 from __future__ import annotations
 
-import logging
+import sys
 
+from . import _lazy
 from ._version import __version__
-from .client import Client, Options, State, prepare, prepare_owned, start
-from .errors import (
-    CallTimedOut,
-    CleanupUnconfirmed,
-    ClientBroken,
-    ClientClosed,
-    ClientError,
-    ClientInherited,
-    HandshakeFailed,
-    McpClientError,
-    ResultMalformed,
-    RetirementError,
-    RetirementTimedOut,
-    RetirementUnconfirmed,
-    ServerError,
-    StartError,
-    ToolsNotDeclared,
-    TooManyPages,
-    TransportFailed,
-    Unavailable,
-    VersionUnsupported,
-)
-from .protocol import (
-    CallToolResult,
-    ClientInfo,
-    InitializeResult,
-    Other,
-    ServerInfo,
-    Text,
-    ToolDescriptor,
-)
-from .transport import (
-    ChannelClosed,
-    ChannelTransport,
-    Exited,
-    NoResource,
-    ProcessTransport,
-    Spawn,
-)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # what __getattr__ below gives, for the type checker
@@ -82,9 +44,9 @@ if TYPE_CHECKING:  # what __getattr__ below gives, for the type checker
 
     from . import codegen as codegen
     from . import jail as jail
-    from . import jailer as jailer
-    from . import schema as schema
-    from .content import (
+    from .client import Client, Options, State, prepare, prepare_owned, start
+    from .codegen import schema as schema
+    from .codegen.content import (
         AudioContent,
         Block,
         EmbeddedResource,
@@ -93,51 +55,148 @@ if TYPE_CHECKING:  # what __getattr__ below gives, for the type checker
         TextContent,
         ToolOutput,
     )
+    from .errors import (
+        CallTimedOut,
+        CleanupUnconfirmed,
+        ClientBroken,
+        ClientClosed,
+        ClientError,
+        ClientInherited,
+        HandshakeFailed,
+        McpClientError,
+        ResultMalformed,
+        RetirementError,
+        RetirementTimedOut,
+        RetirementUnconfirmed,
+        ServerError,
+        StartError,
+        ToolsNotDeclared,
+        TooManyPages,
+        TransportFailed,
+        Unavailable,
+        VersionUnsupported,
+    )
     from .jail import DEFAULT_HIDDEN, Jail
-    from .protocol import ContentBlock
+    from .jail import spawn as jailer  # noqa: F401 -- the face gives it (its old name)
+    from .protocol import (
+        CallToolResult,
+        ClientInfo,
+        ContentBlock,
+        InitializeResult,
+        Other,
+        ServerInfo,
+        Text,
+        ToolDescriptor,
+    )
+    from .transport import (
+        ChannelClosed,
+        ChannelTransport,
+        Exited,
+        NoResource,
+        ProcessTransport,
+        Spawn,
+    )
 
-# Loaded on first use (PEP 562), so that a client that never jails and never
-# generates does not pay for the jail's planner and the generator at import:
-# name -> (module, attribute; None for the module itself).
-_LAZY = {
-    "ContentBlock": ("protocol", "ContentBlock"),  # a typing.Union: built on first use
-    "Jail": ("jail", "Jail"),
-    "DEFAULT_HIDDEN": ("jail", "DEFAULT_HIDDEN"),
-    "codegen": ("codegen", None),
-    "jail": ("jail", None),
-    "jailer": ("jailer", None),
-    "schema": ("schema", None),
+#: Every name of the face, loaded on first use (PEP 562): ``import mcp_client`` -- and so
+#: the import of any one module of it, a codec say -- loads none of the client, the
+#: transport, the jail or the generator until a name of theirs is read.
+#: name -> (module under the package, attribute; None for the module itself).
+_FACE = {
+    **dict.fromkeys(("Client", "Options", "State", "prepare", "prepare_owned", "start"), "client"),
+    **dict.fromkeys(
+        (
+            "CallTimedOut",
+            "CleanupUnconfirmed",
+            "ClientBroken",
+            "ClientClosed",
+            "ClientError",
+            "ClientInherited",
+            "HandshakeFailed",
+            "McpClientError",
+            "ResultMalformed",
+            "RetirementError",
+            "RetirementTimedOut",
+            "RetirementUnconfirmed",
+            "ServerError",
+            "StartError",
+            "ToolsNotDeclared",
+            "TooManyPages",
+            "TransportFailed",
+            "Unavailable",
+            "VersionUnsupported",
+        ),
+        "errors",
+    ),
+    **dict.fromkeys(
+        (
+            "CallToolResult",
+            "ClientInfo",
+            "ContentBlock",  # a typing.Union: built on first use
+            "InitializeResult",
+            "Other",
+            "ServerInfo",
+            "Text",
+            "ToolDescriptor",
+        ),
+        "protocol",
+    ),
+    **dict.fromkeys(
+        (
+            "ChannelClosed",
+            "ChannelTransport",
+            "Exited",
+            "NoResource",
+            "ProcessTransport",
+            "Spawn",
+        ),
+        "transport",
+    ),
+    "Jail": "jail",
+    "DEFAULT_HIDDEN": "jail",
     # What a generated function returns for a tool without an outputSchema, and its
-    # blocks typed: TypedDicts a program narrows by "type" (mcp_client.content).
-    "ToolOutput": ("content", "ToolOutput"),
-    "Block": ("content", "Block"),
-    "TextContent": ("content", "TextContent"),
-    "ImageContent": ("content", "ImageContent"),
-    "AudioContent": ("content", "AudioContent"),
-    "ResourceLink": ("content", "ResourceLink"),
-    "EmbeddedResource": ("content", "EmbeddedResource"),
+    # blocks typed: TypedDicts a program narrows by "type" (mcp_client.codegen.content).
+    **dict.fromkeys(
+        (
+            "ToolOutput",
+            "Block",
+            "TextContent",
+            "ImageContent",
+            "AudioContent",
+            "ResourceLink",
+            "EmbeddedResource",
+        ),
+        "codegen.content",
+    ),
+}
+#: The modules the face gives by name (the old homes of the moved ones included).
+_MODULES = {
+    "codegen": "codegen",
+    "jail": "jail",
+    "jailer": "jail.spawn",
+    "schema": "codegen.schema",
 }
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError("module %r has no attribute %r" % (__name__, name))
     import importlib
 
-    module_name, attribute = _LAZY[name]
-    module = importlib.import_module("." + module_name, __name__)
-    value = module if attribute is None else getattr(module, attribute)
+    if name in _MODULES:
+        value = importlib.import_module("." + _MODULES[name], __name__)
+    elif name in _FACE:
+        value = getattr(importlib.import_module("." + _FACE[name], __name__), name)
+    else:
+        raise AttributeError("module %r has no attribute %r" % (__name__, name))
     globals()[name] = value  # once: later lookups do not come here
     return value
 
 
 def __dir__() -> List[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_FACE) | set(_MODULES))
 
 
-# A library never configures logging; it only makes sure nothing is printed
-# when the application has not configured it either.
-logging.getLogger(__name__).addHandler(logging.NullHandler())
+# The modules that moved into subpackages keep their old names (mcp_client.jailer is
+# mcp_client.jail.spawn, ...): a finder that answers only for those names, last in line.
+_lazy.keep_old_names(sys.meta_path)
 
 __all__ = [
     "__version__",

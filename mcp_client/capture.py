@@ -84,8 +84,8 @@ from typing import (
     Union,
 )
 
-from ._core import _threads
-from ._core._files import open_for_writing
+from ._os import threads as _threads
+from ._os.files import open_for_writing
 from .errors import LogError
 
 __all__ = [

@@ -28,13 +28,14 @@ import time
 import weakref
 
 from . import protocol
-from ._aliases import lazy_aliases
-from ._core import _connect, _threads
+from ._core import _connect
 from ._core._census import ACTIVE
 from ._core._requests import Requests
 from ._core._session import Session
 from ._core._state import State
-from ._record import Record
+from ._frozen import Frozen
+from ._lazy import lazy_aliases
+from ._os import threads as _threads
 from ._version import __version__
 from .errors import (
     CallTimedOut,
@@ -102,7 +103,7 @@ log = logging.getLogger(__name__)
 _CLIENT_INFO = ClientInfo("mcp_client", __version__)
 
 
-class Options(Record):
+class Options(Frozen):
     """Per-client settings; every ``timeout=`` argument of a call overrides its default.
 
     A frozen value: change one with ``dataclasses.replace(options, field=...)``
@@ -119,7 +120,7 @@ class Options(Record):
     blocks; ``shutdown()``'s default timeout is ``retire_timeout`` plus it.
 
     ``tolerated_noise_lines``: how many stdout lines that are not JSON at all
-    (log lines, banners; see :mod:`mcp_client.noise`) are skipped over the
+    (log lines, banners; each shown escaped and cut short) are skipped over the
     session, each logged at WARNING; the next one is a death, as is any JSON
     line that is not JSON-RPC. The spec forbids such lines, so 0 (none) is the
     default: opt in only for a server known to print them.

@@ -15,8 +15,8 @@ The messages are frozen values, not dataclasses (``dataclasses.replace``,
 
 from __future__ import annotations
 
-from ._aliases import lazy_aliases
-from ._record import Record, setters
+from ._frozen import Frozen, setters
+from ._lazy import lazy_aliases
 from .errors import BadMessage, CorruptionReport, MalformedMessage, MessageFault
 from .jsonvalue import parse
 
@@ -58,11 +58,11 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 
 
-# The values below are frozen, but not dataclasses (see mcp_client._record): they
+# The values below are frozen, but not dataclasses (see mcp_client._frozen): they
 # compare, hash, print, pickle and work with dataclasses.replace/fields as before.
 
 
-class RpcError(Record):
+class RpcError(Frozen):
     """A JSON-RPC error object; a value, not an exception."""
 
     __slots__ = ("code", "message", "data")
@@ -74,7 +74,7 @@ class RpcError(Record):
         self._assign(code, message, data)
 
 
-class Response(Record):
+class Response(Frozen):
     """An answer to one of our requests: ``error is None`` means success."""
 
     __slots__ = ("id", "result", "error")
@@ -92,7 +92,7 @@ class Response(Record):
 _set_id, _set_result, _set_error = setters(Response)
 
 
-class ServerRequest(Record):
+class ServerRequest(Frozen):
     """A request the server sends us (we answer ``ping``; anything else gets -32601)."""
 
     __slots__ = ("id", "method", "params")
@@ -104,7 +104,7 @@ class ServerRequest(Record):
         self._assign(id, method, params)
 
 
-class Notification(Record):
+class Notification(Frozen):
     """A message with a method and no id: nothing is owed in return."""
 
     __slots__ = ("method", "params")

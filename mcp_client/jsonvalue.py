@@ -15,7 +15,7 @@ import json
 import math
 import sys
 
-from ._aliases import lazy_aliases
+from ._lazy import lazy_aliases
 from .errors import CorruptionReport, EncodeRefused
 
 TYPE_CHECKING = False

@@ -17,8 +17,8 @@ Revision: MCP 2025-06-18 (Lifecycle; Server Features / Tools).
 from __future__ import annotations
 
 from . import errors
-from ._aliases import lazy_aliases
-from ._record import Record, setters
+from ._frozen import Frozen, setters
+from ._lazy import lazy_aliases
 from .errors import ForeignVersionFault, ProtocolFault
 
 TYPE_CHECKING = False
@@ -81,12 +81,12 @@ REQUESTED_VERSION = "2025-06-18"
 #: Every revision this client can speak, newest first; nothing else is accepted.
 SUPPORTED_VERSIONS: Tuple[str, ...] = ("2025-06-18", "2025-03-26", "2024-11-05")
 
-# The values below are frozen, but not dataclasses: see mcp_client._record. They
+# The values below are frozen, but not dataclasses: see mcp_client._frozen. They
 # compare, hash, print, pickle, copy and work with dataclasses.replace/fields/asdict
 # as the frozen dataclasses they were.
 
 
-class ClientInfo(Record):
+class ClientInfo(Frozen):
     """How this client names itself in ``initialize`` (a frozen value)."""
 
     __slots__ = ("name", "version")
@@ -112,7 +112,7 @@ def initialize_params(info: ClientInfo) -> JsonValue:
     }
 
 
-class ServerInfo(Record):
+class ServerInfo(Frozen):
     """The server's ``serverInfo``; ``version`` is ``""`` when the server gave none."""
 
     __slots__ = ("name", "version", "title")
@@ -124,7 +124,7 @@ class ServerInfo(Record):
         self._assign(name, version, title)
 
 
-class ToolsCapability(Record):
+class ToolsCapability(Frozen):
     """The server's ``capabilities.tools``."""
 
     __slots__ = ("list_changed",)
@@ -134,7 +134,7 @@ class ToolsCapability(Record):
         self._assign(list_changed)
 
 
-class InitializeResult(Record):
+class InitializeResult(Frozen):
     """The decoded handshake; ``protocol_version`` is in ``SUPPORTED_VERSIONS``."""
 
     __slots__ = ("protocol_version", "server_info", "capabilities", "tools", "instructions")
@@ -216,7 +216,7 @@ def _tools_capability(capabilities: Dict[str, JsonValue]) -> Optional[ToolsCapab
 # ----------------------------------------------------------------------------- tools/list
 
 
-class ToolDescriptor(Record):
+class ToolDescriptor(Frozen):
     """One listed tool. ``input_schema`` and ``output_schema`` are raw, untrusted JSON."""
 
     __slots__ = (
@@ -263,7 +263,7 @@ class ToolDescriptor(Record):
 ) = setters(ToolDescriptor)
 
 
-class ToolsPage(Record):
+class ToolsPage(Frozen):
     """One ``tools/list`` page; ``next_cursor`` is ``None`` on the last page."""
 
     __slots__ = ("tools", "next_cursor")
@@ -297,7 +297,7 @@ def page_cursor(result: JsonValue) -> Optional[str]:
     return _optional_str(_object(result, "result"), "nextCursor", "nextCursor") or None
 
 
-class Listing(Record):
+class Listing(Frozen):
     """A paginated list method (the spec's Pagination utility): its name, the
     params of a page (``None`` asks for the first), and the decoder of a page's
     items. The client's listing and replay's pagination are both driven by
@@ -384,7 +384,7 @@ def _tool_fault(tool: JsonValue, index: int) -> ProtocolFault:
 # ----------------------------------------------------------------------------- tools/call
 
 
-class Text(Record):
+class Text(Frozen):
     """A ``text`` content block; ``raw`` is the block as the server sent it.
 
     ``raw`` is not compared: two blocks with the same text are the same text,
@@ -405,7 +405,7 @@ class Text(Record):
 _set_text, _set_text_raw = setters(Text)
 
 
-class Other(Record):
+class Other(Frozen):
     """Any other content block (``image``, ``audio``, ``resource``, ...): its kind, and
     the block's JSON as the server sent it, raw and untrusted (SEED.md, "tolerant
     content": like ``structuredContent``), so an image can reach the program."""
@@ -429,7 +429,7 @@ else:  # made on first use: typing is not imported with the client
     )
 
 
-class CallToolResult(Record):
+class CallToolResult(Frozen):
     """A ``tools/call`` result. ``is_error`` is the tool's own failure, not ours."""
 
     __slots__ = ("content", "is_error", "structured_content")

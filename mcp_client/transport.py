@@ -25,16 +25,17 @@ import abc
 import logging
 import os
 import select
-import signal
 import stat
 import subprocess
 import threading
 import time
 
-from ._aliases import lazy_aliases
-from ._core._files import open_for_writing
-from ._core._threads import until
-from ._record import Record
+from ._frozen import Frozen
+from ._lazy import lazy_aliases
+from ._os import process
+from ._os.files import open_for_writing
+from ._os.process import SAFE_ENV_KEYS, Spawn, child_environment
+from ._os.threads import until
 from .errors import (
     RetirementTimedOut,
     RetirementUnconfirmed,
@@ -46,7 +47,7 @@ from .stdio import frame
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import IO, Any, Callable, Dict, Mapping, Optional, Tuple, Union
+    from typing import IO, Any, Callable, Optional, Union
 
     from .jail import Jail  # an annotation only: an unjailed client never imports the planner
     from .jsonvalue import JsonValue
@@ -73,71 +74,9 @@ log = logging.getLogger(__name__)
 #: ``ProcessTransport(spawn, stderr=CAPTURE)``: the server's stderr is kept and logged.
 CAPTURE = "capture"
 
-#: The only variables a server inherits from our environment (when we have them).
-SAFE_ENV_KEYS: Tuple[str, ...] = (
-    "PATH",
-    "HOME",
-    "USER",
-    "LOGNAME",
-    "SHELL",
-    "LANG",
-    "LC_ALL",
-    "LC_CTYPE",
-    "TERM",
-    "TMPDIR",
-    "TZ",
-)
-
 # Bigger pipes mean fewer wake-ups for a large message (Linux only; best effort).
 _PIPE_SIZE = 1024 * 1024
 _F_SETPIPE_SZ = 1031
-
-
-class Spawn(Record):
-    """How to start a server: an executable and its argv, never a shell string.
-
-    A frozen value (compared and hashed by its fields, ``env`` compared but not
-    hashed); not a dataclass, though :func:`dataclasses.replace` works on it.
-    """
-
-    __slots__ = ("executable", "args", "env", "cwd")
-    _unhashed = ("env",)
-    executable: str
-    args: Tuple[str, ...]
-    env: Optional[Mapping[str, str]]
-    cwd: Optional[str]
-
-    def __init__(
-        self,
-        executable: str,
-        args: Tuple[str, ...] = (),
-        env: Optional[Mapping[str, str]] = None,
-        cwd: Optional[str] = None,
-    ) -> None:
-        # A string where the argv tuple belongs is every character an argument:
-        # Spawn("server", "/srv/data") would hand a filesystem server "/" as a root.
-        if not isinstance(executable, str):
-            raise TypeError("Spawn.executable must be a str, not %s" % type(executable).__name__)
-        if isinstance(args, (str, bytes)):
-            raise TypeError(
-                "Spawn.args must be a tuple of str, not the %s %r: each "
-                "argument is one element" % (type(args).__name__, args)
-            )
-        wrong = [a for a in args if not isinstance(a, str)]
-        if wrong:
-            raise TypeError("Spawn.args must hold str only, not %r" % (wrong[0],))
-        self._assign(executable, tuple(args), env, cwd)  # a list is taken, kept as a tuple
-
-    def argv(self) -> Tuple[str, ...]:
-        """The whole command line: the executable, then its arguments."""
-        return (self.executable,) + self.args
-
-
-def child_environment(spawn: Spawn) -> Dict[str, str]:
-    """The server's environment: our :data:`SAFE_ENV_KEYS` plus ``spawn.env``."""
-    env = {key: os.environ[key] for key in SAFE_ENV_KEYS if key in os.environ}
-    env.update(spawn.env or {})
-    return env
 
 
 # ----------------------------------------------------------------------------- evidence
@@ -146,7 +85,7 @@ def child_environment(spawn: Spawn) -> Dict[str, str]:
 # The evidence values are frozen (equal when of the same kind and code), not dataclasses.
 
 
-class NoResource(Record):
+class NoResource(Frozen):
     """Retirement evidence: the client never opened a transport, so nothing ran."""
 
     __slots__ = ()
@@ -155,7 +94,7 @@ class NoResource(Record):
         pass
 
 
-class Exited(Record):
+class Exited(Frozen):
     """Retirement evidence: the child was reaped; ``returncode`` is Popen's (-9: SIGKILL)."""
 
     __slots__ = ("returncode",)
@@ -165,7 +104,7 @@ class Exited(Record):
         self._assign(returncode)
 
 
-class ChannelClosed(Record):
+class ChannelClosed(Frozen):
     """Retirement evidence for a :class:`ChannelTransport`: its peer thread ended."""
 
     __slots__ = ()
@@ -416,11 +355,11 @@ class ProcessTransport(Transport):
     :class:`~mcp_client.errors.SymlinkRefused`), or :data:`CAPTURE` (the string
     ``"capture"``; a file of that name is ``pathlib.Path("capture")``): a pipe
     that the client's reader drains through its selector, keeping the last
-    lines (:mod:`mcp_client.tail`) for the errors a death raises and logging
+    lines (its last 8 KiB) for the errors a death raises and logging
     each one on ``mcp_client.server``. Never stdout.
 
     ``jail``: run the server inside bubblewrap, as :class:`~mcp_client.jail.Jail`
-    says (see :mod:`mcp_client.jailer`); a jail that cannot be had is
+    says (see :mod:`mcp_client.jail.spawn`); a jail that cannot be had is
     :class:`TransportFailed`, never an unjailed start. A jailed server never
     holds a file of ours: where its stderr would be a regular file (a path, a
     file object or descriptor on one, or our own stderr when inherited), it
@@ -429,7 +368,7 @@ class ProcessTransport(Transport):
     and ``ftruncate`` it.
 
     ``lifeline=True`` (unjailed; a jail has its own): the server is started through
-    :mod:`mcp_client.lifeline`, whose watchdog in the server's process group
+    :mod:`mcp_client._os.lifeline_script`, whose watchdog in the server's process group
     SIGKILLs the group when the harness dies, even by SIGKILL. The child is still
     the server itself (the script execs it), so the evidence is unchanged.
     """
@@ -478,27 +417,25 @@ class ProcessTransport(Transport):
 
     def _popen(self, stderr: Any) -> "subprocess.Popen[bytes]":
         if self.jail is not None:  # bwrap's Popen; bwrap hands its pipes down to the server
-            from . import jailer  # on first use: an unjailed client never imports it
+            from .jail import spawn as jailer  # on first use: an unjailed client never imports it
 
             return jailer.popen(self.jail, self.spawn, child_environment(self.spawn), stderr)
         if self.lifeline:
-            from . import _supervised  # on first use, like the jail
+            from ._os import lifeline as _supervised  # on first use, like the jail
 
             child, self._lifeline_fd = _supervised.popen(
                 self.spawn.argv(), child_environment(self.spawn), self.spawn.cwd, stderr
             )
             return child
         try:
-            return subprocess.Popen(
-                list(self.spawn.argv()),
+            return process.start(
+                self.spawn.argv(),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=stderr,
                 env=child_environment(self.spawn),
                 cwd=self.spawn.cwd,
-                close_fds=True,
-                start_new_session=True,
-                bufsize=0,
+                unbuffered=True,
             )
         except (OSError, ValueError, subprocess.SubprocessError) as e:
             raise TransportFailed("cannot start %s: %s" % (self.describe(), e)) from e
@@ -651,7 +588,7 @@ class ProcessConnection(Connection):
             # Only while the child is unreaped is its pid -- and so its group id --
             # still ours (a zombie keeps it); after wait() it may name a stranger.
             if self._unreaped():
-                _kill_group(self._popen.pid)
+                process.kill_group(self._popen.pid)
         # Then release our end of its stdin. Not before: an EOF first would race the
         # signal (a server that exits on EOF between the two would make the evidence
         # Exited(0) or Exited(-9) by chance), and the signal is what ends it anyway.
@@ -672,7 +609,7 @@ class ProcessConnection(Connection):
             self._await_exit(deadline)
             with self._signal_lock:
                 if self._unreaped():
-                    _kill_group(pid)  # the lifeline's watchdog too, before its EOF
+                    process.kill_group(pid)  # the lifeline's watchdog too, before its EOF
                 returncode = self._popen.wait()
         except OSError as e:
             raise RetirementUnconfirmed("reaping pid %d failed: %s" % (pid, e)) from e
@@ -685,18 +622,8 @@ class ProcessConnection(Connection):
             os.close(fd)
 
     def _unreaped(self) -> bool:
-        """Whether the child's pid is still ours to signal: running, or a zombie
-        nobody reaped. (``Popen.send_signal`` polls first for the same reason; a
-        poll would reap the zombie, so where waitid can, this looks without reaping.)"""
-        if self._popen.returncode is not None:
-            return False
-        if not hasattr(os, "waitid"):  # macOS: a poll, which reaps an exited child
-            return self._popen.poll() is None
-        try:
-            os.waitid(os.P_PID, self._popen.pid, os.WEXITED | os.WNOWAIT | os.WNOHANG)
-        except ChildProcessError:  # reaped behind Popen's back: the number is anyone's
-            return False
-        return True
+        """Whether the child's pid is still ours to signal (:func:`process.unreaped`)."""
+        return process.unreaped(self._popen)
 
     def _await_exit(self, deadline: Optional[float]) -> None:
         if self._popen.returncode is not None:
@@ -736,15 +663,6 @@ class ProcessConnection(Connection):
                 os.close(fd)
         self.stderr_fd = self.stderr_sink = None
         self._release_lifeline()  # unreaped (a retirement that failed): the watchdog ends it
-
-
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:  # the group is empty but for the unreaped leader
-        pass
-    except PermissionError:  # a setuid member; still kill what we own for sure
-        os.kill(pid, signal.SIGKILL)
 
 
 # ----------------------------------------------------------------------------- channels

@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 
 from mcp_client import NoResource, Options, prepare, start
 from mcp_client import capture as capture_module
-from mcp_client._core import _threads
+from mcp_client._os import threads as _threads
 from mcp_client.capture import (
     CLOSE_TIMEOUT,
     CaptureTarget,

@@ -7,8 +7,8 @@ from typing import Any
 
 from hypothesis import given
 
-from mcp_client import checker
-from mcp_client.schema import Record, plan_output
+from mcp_client.codegen import validate as checker
+from mcp_client.codegen.schema import Record, plan_output
 
 from strategies import json_values, property_settings
 

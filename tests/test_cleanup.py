@@ -9,7 +9,7 @@ import sys
 import tempfile
 import unittest
 
-from mcp_client._cleanup import remove_tree
+from mcp_client.codemode._cleanup import remove_tree
 
 
 class HostileTrees(unittest.TestCase):

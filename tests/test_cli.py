@@ -24,7 +24,8 @@ import unittest
 from typing import Dict, List, Optional
 from unittest import mock
 
-from mcp_client import Client, cli, demo_server
+from mcp_client import Client, cli
+from mcp_client.cli import demo_server
 from mcp_client.errors import RetirementTimedOut
 from mcp_client.transport import Retirement
 

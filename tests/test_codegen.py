@@ -20,9 +20,8 @@ from unittest import mock
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from mcp_client import checker, codegen
+from mcp_client import codegen
 from mcp_client import text as text_module
-from mcp_client.checker import Deferred
 from mcp_client.codegen import (
     MAX_DESCRIPTION_CHARS,
     MAX_NOTE_CHARS,
@@ -38,6 +37,9 @@ from mcp_client.codegen import (
     scan_for_at,
     truncate,
 )
+from mcp_client.codegen import validate as checker
+from mcp_client.codegen.schema import Record, plan_output
+from mcp_client.codegen.validate import Deferred
 from mcp_client.errors import (
     GenerateError,
     McpClientError,
@@ -50,7 +52,6 @@ from mcp_client.errors import (
     TooManyTools,
 )
 from mcp_client.protocol import CallToolResult, Text, ToolDescriptor, decode_call_tool
-from mcp_client.schema import Record, plan_output
 from mcp_client.text import inert, scan_window
 
 FAKECAP = str(Path(__file__).with_name("fakecap"))

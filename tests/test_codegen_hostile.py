@@ -25,7 +25,7 @@ from unittest import mock
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_client import codegen, shapes
+from mcp_client import codegen
 from mcp_client import text as text_module
 from mcp_client.codegen import (
     MAX_DESCRIPTION_CHARS,
@@ -33,11 +33,12 @@ from mcp_client.codegen import (
     MAX_DOC_DESCRIPTION_CHARS,
     Generated,
     generate,
+    shapes,
 )
+from mcp_client.codegen.name import first_collision, sha256_digest
+from mcp_client.codegen.schema import MAX_OUTPUT_LOOK
 from mcp_client.errors import ResultMismatch, ToolFailed, ToolNameCollision
-from mcp_client.name import first_collision, sha256_digest
 from mcp_client.protocol import CallToolResult, Text, ToolDescriptor, decode_tools_page
-from mcp_client.schema import MAX_OUTPUT_LOOK
 from mcp_client.text import scan_window
 
 FAKECAP = str(Path(__file__).with_name("fakecap"))

@@ -24,7 +24,8 @@ import unittest
 from pathlib import Path
 from typing import Dict, List
 
-from mcp_client import codegen, protocol, shapes
+from mcp_client import codegen, protocol
+from mcp_client.codegen import shapes
 
 from typecheck import mypy_strict
 

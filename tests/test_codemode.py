@@ -25,8 +25,8 @@ import textwrap
 import unittest
 from typing import IO, Any, Dict, List, Optional, Set, cast
 
-from mcp_client import jailer
 from mcp_client.errors import TransportFailed
+from mcp_client.jail import spawn as jailer
 
 import npm_servers
 from procs import process_stats
@@ -343,7 +343,7 @@ class Seam(CodeModeCase):
         )
 
     def test_runtime_bound_is_the_wires(self) -> None:
-        from mcp_client._program import RUNTIME
+        from mcp_client.codemode._program import RUNTIME
         from mcp_client.stdio import MAX_LINE_BYTES
 
         self.assertIn("MAX_CALL_BYTES = 16 * 1024 * 1024\n", RUNTIME)

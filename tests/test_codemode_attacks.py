@@ -25,8 +25,8 @@ import threading
 import unittest
 from typing import Any, List
 
-from mcp_client import _catalog, _check, _fleet, _serve_tools
-from mcp_client.codemode import CodeMode, Policy
+from mcp_client.codemode import CodeMode, Policy, _catalog, _fleet, _serve_tools
+from mcp_client.codemode import _typecheck as _check
 
 from codemode_support import RunnerCase
 from support import LONG, server

@@ -22,8 +22,8 @@ import textwrap
 import threading
 from typing import Any, Dict, List, Tuple
 
-from mcp_client import _check, _fleet, _program
-from mcp_client.codemode import CLOSED, CodeMode, Policy
+from mcp_client.codemode import CLOSED, CodeMode, Policy, _fleet, _program
+from mcp_client.codemode import _typecheck as _check
 from mcp_client.errors import CodeModeError
 
 from codemode_support import RunnerCase

@@ -25,10 +25,11 @@ from unittest import mock
 
 from test_codemode import TIME, CodeModeCase
 
-from mcp_client import _fleet, codegen, jailer
+from mcp_client import codegen
 from mcp_client import text as text_module
-from mcp_client.codemode import TAKEN_NAMES, CodeMode, Limits, RunResult
+from mcp_client.codemode import TAKEN_NAMES, CodeMode, Limits, RunResult, _fleet
 from mcp_client.errors import JailUnavailable, TransportFailed
+from mcp_client.jail import spawn as jailer
 
 from codemode_support import RunnerCase
 from support import server
@@ -327,7 +328,7 @@ class KeysThatWouldShadowCapMcp(LibraryCase):
         self.assertEqual(result.stdout, "caught, a class\nTrue\n", result.stderr)
 
     def test_every_name_cap_mcp_binds_is_taken(self) -> None:
-        from mcp_client._program import CAP_MCP
+        from mcp_client.codemode._program import CAP_MCP
 
         exported = json.loads(CAP_MCP.split("__all__ = ", 1)[1].strip())
         self.assertLessEqual(set(exported), TAKEN_NAMES)

@@ -23,8 +23,7 @@ import warnings
 from typing import Any, Dict, Optional
 from unittest import mock
 
-from mcp_client import _imports, _program
-from mcp_client.codemode import MAX_UNKNOWN_NOTES, CodeMode, RunResult
+from mcp_client.codemode import MAX_UNKNOWN_NOTES, CodeMode, RunResult, _imports, _program
 from mcp_client.transport import Spawn
 
 from codemode_support import RunnerCase

@@ -11,7 +11,7 @@ from typing import Any, Dict
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_client import content
+from mcp_client.codegen import content
 from mcp_client.jsonvalue import MAX_DEPTH
 from mcp_client.protocol import CallToolResult, Text, decode_call_tool
 
@@ -92,7 +92,7 @@ class Declarations(unittest.TestCase):
     """The generated modules' declarations describe the same dicts as this module's types."""
 
     def declared(self) -> Dict[str, Any]:
-        namespace: Dict[str, Any] = {"__name__": "mcp_client.content"}  # reprs alike
+        namespace: Dict[str, Any] = {"__name__": content.__name__}  # reprs alike
         imports = "from typing import %s\n" % ", ".join(content.DECLARATION_TYPING)
         exec(
             compile(imports + "\n".join(content.DECLARATIONS), "<declarations>", "exec"), namespace
@@ -125,7 +125,7 @@ class Declarations(unittest.TestCase):
         )
 
     def test_the_names_are_reserved_for_tools_and_types(self) -> None:
-        from mcp_client.name import CONTENT_NAMES, RESERVED
+        from mcp_client.codegen.name import CONTENT_NAMES, RESERVED
 
         self.assertEqual(CONTENT_NAMES, frozenset(content.NAMES))
         self.assertLessEqual(CONTENT_NAMES, RESERVED)

@@ -10,7 +10,7 @@ import sys
 import unittest
 from typing import Any, Dict, List, Optional
 
-from mcp_client import demo_server
+from mcp_client.cli import demo_server
 
 from servers.pipes import Pipe
 

@@ -26,8 +26,8 @@ from mcp_client import (
     prepare,
     start,
 )
+from mcp_client._core._tail import LINE_BYTES, TAIL_BYTES, Tail
 from mcp_client.errors import ClientBroken, HandshakeFailed, Unavailable
-from mcp_client.tail import LINE_BYTES, TAIL_BYTES, Tail
 from mcp_client.transport import CAPTURE
 
 from servers import alive

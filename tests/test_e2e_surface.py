@@ -41,7 +41,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
-from mcp_client import Client, Exited, ProcessTransport, Spawn, codegen, content, start
+from mcp_client import Client, Exited, ProcessTransport, Spawn, codegen, start
+from mcp_client.codegen import content
 from mcp_client.errors import ToolFailed
 from mcp_client.transport import CAPTURE
 

@@ -227,7 +227,9 @@ class VersionModule(unittest.TestCase):
         # ``from . import X`` inside the package must name a submodule: any
         # other name is read from ``__init__`` while it is still being run.
         package = Path(mcp_client.__file__).parent
-        submodules = {p.stem for p in package.glob("*.py")}
+        submodules = {p.stem for p in package.glob("*.py")} | {
+            p.parent.name for p in package.glob("*/__init__.py")
+        }
         for path in sorted(package.glob("*.py")):
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module is None:

@@ -6,7 +6,7 @@ import os
 import tempfile
 import unittest
 
-from mcp_client._feed import Feed
+from mcp_client.codemode._feed import Feed
 
 
 def read_all(fd: int) -> bytes:

@@ -12,15 +12,15 @@ from typing import Any, Callable, List, Tuple
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_client import interchange
-from mcp_client.errors import InterchangeFault
-from mcp_client.interchange import (
+from mcp_client.codegen import interchange
+from mcp_client.codegen.interchange import (
     MAX_MSGPACK_INT,
     MIN_MSGPACK_INT,
     describe,
     to_json,
     to_msgpack,
 )
+from mcp_client.errors import InterchangeFault
 from mcp_client.jsonvalue import MAX_DEPTH
 
 BOTH: Tuple[Callable[[object], object], ...] = (to_json, to_msgpack)

@@ -33,19 +33,10 @@ import unittest
 from typing import Any, Dict, List, Optional
 from unittest import mock
 
-from mcp_client import (
-    DEFAULT_HIDDEN,
-    Client,
-    Exited,
-    Jail,
-    ProcessTransport,
-    Spawn,
-    cli,
-    demo_server,
-    jailer,
-    start,
-)
+from mcp_client import DEFAULT_HIDDEN, Client, Exited, Jail, ProcessTransport, Spawn, cli, start
+from mcp_client.cli import demo_server
 from mcp_client.errors import CallTimedOut, TransportFailed, Unavailable
+from mcp_client.jail import spawn as jailer
 from mcp_client.transport import CAPTURE
 
 from servers import alive

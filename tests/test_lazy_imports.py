@@ -17,15 +17,16 @@ import unittest
 from typing import Any, List
 
 import mcp_client
-from mcp_client import cli, codegen, config, noise, replay, text
+from mcp_client import cli, codegen, config, replay, text
+from mcp_client._core import _noise as noise
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: What a client that neither jails, nor generates, nor records its wire does not need.
 LAZY = [
     "mcp_client.jail",
-    "mcp_client.jailer",
+    "mcp_client.jail.spawn",
     "mcp_client.codegen",
-    "mcp_client.schema",
+    "mcp_client.codegen.schema",
     "mcp_client.capture",
 ]
 
@@ -57,7 +58,7 @@ def loaded_after(statement: str) -> List[str]:
 
 class ImportMcpClient(unittest.TestCase):
     def test_the_jail_and_the_generator_are_not_loaded(self) -> None:
-        loaded = loaded_after("import mcp_client")
+        loaded = loaded_after("import mcp_client\nmcp_client.start")
         self.assertIn("mcp_client.client", loaded)  # the check can see a loaded module
         for module in LAZY:
             with self.subTest(module=module):
@@ -84,8 +85,8 @@ class ImportMcpClient(unittest.TestCase):
                 "generate": "mcp_client.codegen",
                 "jail": True,
                 "hidden": True,
-                "jailer": "mcp_client.jailer",
-                "schema": "mcp_client.schema",
+                "jailer": "mcp_client.jail.spawn",
+                "schema": "mcp_client.codegen.schema",
                 "listed": True,
                 "dir": True,
             },
@@ -96,7 +97,7 @@ class ImportMcpClient(unittest.TestCase):
             mcp_client.no_such_name  # noqa: B018 -- the lookup is the test
 
     def test_the_commands_and_the_config_do_not_load_the_generator(self) -> None:
-        loaded = loaded_after("import mcp_client.cli, mcp_client.replay_run, mcp_client.config")
+        loaded = loaded_after("import mcp_client.cli, mcp_client.replay.run, mcp_client.config")
         self.assertIn("mcp_client.cli", loaded)
         self.assertNotIn("mcp_client.codegen", loaded)
 
@@ -164,6 +165,61 @@ class ImportPath(unittest.TestCase):
         self.assertEqual(got, [True] * 7)
 
 
+class Layers(unittest.TestCase):
+    """The face loads nothing until a name of it is read, so that importing a codec --
+    which runs ``mcp_client/__init__`` first -- loads nothing impure."""
+
+    def test_a_codec_loads_no_thread_process_or_selector(self) -> None:
+        for codec in ("jsonvalue", "jsonrpc", "protocol", "stdio"):
+            with self.subTest(codec=codec):
+                got = fresh_bare("import mcp_client.%s" % codec)
+                self.assertEqual([m for m in got if m in IMPURE], [])
+                self.assertNotIn("mcp_client.client", got)
+
+    def test_the_face_alone_loads_no_client(self) -> None:
+        got = fresh_bare("import mcp_client")
+        self.assertEqual(
+            [m for m in got if m.startswith("mcp_client.")],
+            ["mcp_client._lazy", "mcp_client._version"],
+        )
+        self.assertEqual([m for m in got if m in IMPURE], [])
+
+    def test_the_client_loads_on_first_use_and_the_names_are_the_modules(self) -> None:
+        got = fresh(
+            "import mcp_client\n"
+            "before = 'mcp_client.client' in sys.modules\n"
+            "from mcp_client import start, Spawn, McpClientError\n"
+            "from mcp_client import client, transport, errors\n"
+            "print(json.dumps([before, start is client.start, Spawn is transport.Spawn,\n"
+            "                  McpClientError is errors.McpClientError]))"
+        )
+        self.assertEqual(got, [False, True, True, True])
+
+
+#: What a codec's import must not load (``python -S -I``: no site to load it first).
+IMPURE = ["threading", "subprocess", "selectors", "signal", "socket"]
+
+
+def fresh_bare(statement: str) -> List[str]:
+    """Every module in ``sys.modules`` after ``statement`` in a bare ``python -S -I``."""
+    program = "import sys, json\nsys.path.insert(0, %r)\nbefore = set(sys.modules)\n%s\n" % (
+        REPO,
+        statement,
+    )
+    program += "print(json.dumps(sorted(set(sys.modules) - before)))"
+    done = subprocess.run(
+        [sys.executable, "-S", "-I", "-c", program],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd="/",
+    )
+    if done.returncode != 0:
+        raise AssertionError("child failed (%d): %s" % (done.returncode, done.stderr[-2000:]))
+    found: List[str] = json.loads(done.stdout)
+    return found
+
+
 class TopLevelResultTypes(unittest.TestCase):
     """The names a user reaches for come from ``mcp_client``: the decoded results at
     once (``protocol`` is loaded anyway), ``ToolOutput`` and the typed blocks on first use."""
@@ -207,3 +263,54 @@ class TextHelpersHome(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class OldNames(unittest.TestCase):
+    """A module that moved into a subpackage answers to its old name too: the same
+    module object (a patch through either is seen by both), ``python -m`` included."""
+
+    def test_every_old_name_is_its_new_home(self) -> None:
+        got = fresh(
+            "import importlib\n"
+            "from mcp_client._lazy import MOVED\n"
+            "print(json.dumps({old: importlib.import_module(old) is importlib.import_module(new)\n"
+            "                  and importlib.import_module(new).__spec__.name == new\n"
+            "                  for old, new in MOVED.items()}))"
+        )
+        from mcp_client._lazy import MOVED
+
+        self.assertEqual(got, dict.fromkeys(MOVED, True))
+
+    def test_from_imports_of_old_names(self) -> None:
+        got = fresh(
+            "from mcp_client.jailer import spawn_command\n"
+            "from mcp_client.content import ToolOutput\n"
+            "from mcp_client import shapes, noise\n"
+            "import mcp_client.jail.spawn as home\n"
+            "print(json.dumps([spawn_command is home.spawn_command,\n"
+            "                  ToolOutput.__module__, shapes.__name__, noise.__name__]))"
+        )
+        self.assertEqual(
+            got,
+            [
+                True,
+                "mcp_client.codegen.content",
+                "mcp_client.codegen.shapes",
+                "mcp_client._core._noise",
+            ],
+        )
+
+    def test_python_dash_m_runs_an_old_name(self) -> None:
+        done = subprocess.run(
+            [sys.executable, "-m", "mcp_client.demo_server", "--help"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=dict(os.environ, PYTHONPATH=REPO),
+        )
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("demo MCP server", done.stdout)
+
+    def test_a_name_that_never_was_is_still_not_found(self) -> None:
+        with self.assertRaises(ModuleNotFoundError):
+            __import__("mcp_client.no_such_module")

@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional, Union
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_client._mcp_server import Identity, Refused, Server, Tool, negotiate
+from mcp_client.codemode._mcp_server import Identity, Refused, Server, Tool, negotiate
 from mcp_client.jsonvalue import JsonValue
 from mcp_client.stdio import MAX_LINE_BYTES
 

@@ -12,8 +12,8 @@ from typing import List
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_client import name
-from mcp_client.name import (
+from mcp_client.codegen import name
+from mcp_client.codegen.name import (
     LABEL_RESERVED,
     RESERVED,
     Collision,

@@ -24,15 +24,8 @@ from typing import Any, Dict, List
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_client import (
-    Exited,
-    Options,
-    State,
-    cli,
-    noise,
-    prepare,
-    start,
-)
+from mcp_client import Exited, Options, State, cli, prepare, start
+from mcp_client._core import _noise as noise
 from mcp_client.errors import (
     BadMessage,
     ClientBroken,

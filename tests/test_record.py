@@ -19,7 +19,8 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_client import _record, client, jsonrpc, protocol, transport
+from mcp_client import _frozen as _record
+from mcp_client import client, jsonrpc, protocol, transport
 from mcp_client.errors import ProtocolFault
 from mcp_client.jsonvalue import JsonValue
 
@@ -223,7 +224,7 @@ class LikeTheDataclasses(unittest.TestCase):
 
     def test_every_public_value_is_covered(self) -> None:
         ours = {cls for cls, _, _, _ in CASES}
-        everything = set(_subclasses(_record.Record))
+        everything = set(_subclasses(_record.Frozen))
         self.assertEqual(everything - ours, set(), "a Record without a case here")
 
     def test_repr(self) -> None:

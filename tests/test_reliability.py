@@ -25,8 +25,8 @@ from mcp_client import (
 from mcp_client import (
     client as client_module,
 )
-from mcp_client._core import _threads
 from mcp_client._core._calls import Call
+from mcp_client._os import threads as _threads
 from mcp_client.errors import CallTimedOut, ClientBroken, TransportFailed, Unavailable
 
 from support import LONG, OPTIONS, SHORT, server, text_of, wait_until

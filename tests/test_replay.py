@@ -26,13 +26,7 @@ import unittest
 from typing import Any, Callable, Dict, List, Optional, Sequence
 from unittest import mock
 
-from mcp_client import (
-    Exited,
-    Spawn,
-    cli,
-    replay_run,
-    start,
-)
+from mcp_client import Exited, Spawn, cli, start
 from mcp_client import replay as replay_module
 from mcp_client.errors import CallTimedOut, ClientBroken, LogError, ServerError, Unavailable
 from mcp_client.replay import (
@@ -45,7 +39,8 @@ from mcp_client.replay import (
     plan,
     same,
 )
-from mcp_client.replay_run import drive, load
+from mcp_client.replay import run as replay_run
+from mcp_client.replay.run import drive, load
 
 import hostile
 from servers.pipes import Pipe
@@ -927,7 +922,7 @@ class Serve(unittest.TestCase):
     def test_a_call_with_other_arguments_is_answered_as_recorded_with_a_warning(self) -> None:
         import io
 
-        from mcp_client.replay_run import serve_main
+        from mcp_client.replay.run import serve_main
 
         lines = [
             {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}},

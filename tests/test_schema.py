@@ -10,8 +10,7 @@ from typing import Any, Dict, List
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_client.jsonvalue import JsonValue
-from mcp_client.schema import (
+from mcp_client.codegen.schema import (
     KINDS,
     MAX_BRANCHES,
     MAX_CHOICES,
@@ -34,6 +33,7 @@ from mcp_client.schema import (
     plan,
     plan_output,
 )
+from mcp_client.jsonvalue import JsonValue
 
 NULL = {"type": "null"}
 GOLDEN = Path(__file__).with_name("golden")

@@ -14,9 +14,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import jsonschema
 
-from mcp_client import _serve_tools
-from mcp_client._mcp_server import Refused, Tool
-from mcp_client.codemode import Limits, Policy
+from mcp_client.codemode import Limits, Policy, _serve_tools
+from mcp_client.codemode._mcp_server import Refused, Tool
 from mcp_client.errors import CodeModeError
 from mcp_client.jsonvalue import JsonValue
 

@@ -14,10 +14,10 @@ from typing import Any, List
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_client import shapes
+from mcp_client.codegen import shapes
+from mcp_client.codegen.schema import AnyOf, Array, Field, Map, Nullable, Record, Simple, Structured
 from mcp_client.errors import SymlinkRefused
 from mcp_client.protocol import ToolDescriptor
-from mcp_client.schema import AnyOf, Array, Field, Map, Nullable, Record, Simple, Structured
 
 from strategies import json_values, property_settings
 

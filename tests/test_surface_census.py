@@ -274,7 +274,7 @@ class DemoCensus(unittest.TestCase):
     """The demo server, measured as the census measures every server."""
 
     def test_the_demo_figures(self) -> None:
-        demo = str(Path(surface_census.REPO) / "mcp_client" / "demo_server.py")
+        demo = str(Path(surface_census.REPO) / "mcp_client" / "cli" / "demo_server.py")
         counted = measure(
             Target("demo", Spawn(sys.executable, (demo,)), surface_census._DEMO_SAMPLES)
         )

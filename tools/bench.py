@@ -627,7 +627,8 @@ def worker_jail(runs: int) -> Figures:
 def jail_probe_argv() -> List[str]:
     """The argv the jailer reruns to diagnose a jail: the jail of ``Jail()`` for the
     echo server, without descriptors, running only the init's interpreter."""
-    from mcp_client import Jail, Spawn, jail, jailer
+    from mcp_client import Jail, Spawn, jail
+    from mcp_client.jail import spawn as jailer
 
     argv = server_argv()
     spawn = Spawn(argv[0], tuple(argv[1:]))

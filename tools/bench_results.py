@@ -40,8 +40,12 @@ sys.path.insert(0, os.path.dirname(HERE))
 import surface_census  # noqa: E402  (tools/ is sys.path[0] when run as a script)
 from timing import sample  # noqa: E402
 
-from mcp_client import Options, ProcessTransport, Spawn, codegen, content, shapes, start  # noqa: E402
-from mcp_client.codegen import GeneratedTool  # noqa: E402
+from mcp_client import Options, ProcessTransport, Spawn, codegen, start  # noqa: E402
+from mcp_client.codegen import (  # noqa: E402
+    GeneratedTool,  # noqa: E402
+    content,
+    shapes,
+)
 from mcp_client.protocol import CallToolResult, Text, ToolDescriptor  # noqa: E402
 
 Typed = Tuple[str, GeneratedTool, ToolDescriptor, CallToolResult]

@@ -13,7 +13,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from mcp_client.codemode_cli import main  # noqa: E402  (after the checkout is on the path)
+from mcp_client.cli.codemode import main  # noqa: E402  (after the checkout is on the path)
 
 if __name__ == "__main__":
     sys.exit(main(prog="tools/codemode.py"))

@@ -42,7 +42,8 @@ _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if _REPO not in sys.path:
     sys.path.insert(0, _REPO)
 
-from mcp_client import Client, McpClientError, Options, Spawn, demo_server, prepare  # noqa: E402
+from mcp_client import Client, McpClientError, Options, Spawn, prepare  # noqa: E402
+from mcp_client.cli import demo_server  # noqa: E402
 
 SCRIPTED = os.path.join(_REPO, "tests", "servers", "scripted.py")
 OUT = os.path.join(_REPO, "tests", "captures")

@@ -16,7 +16,7 @@ lists under it name every needless rename, ``Any``, loose parameter and lost
 enum member.
 
 The servers (``--server`` picks some by these names): ``demo``
-(``mcp_client/demo_server.py``), ``time`` (``python -m mcp_server_time``),
+(``mcp_client/cli/demo_server.py``), ``time`` (``python -m mcp_server_time``),
 ``git`` (``python -m mcp_server_git`` on a fresh repository with one commit),
 and from ``tests/npm`` (``npm ci --prefix tests/npm`` installs them):
 ``everything``, ``filesystem`` (one empty allowed directory), ``memory``
@@ -108,16 +108,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:  # run as a script from a checkout: measure that checkout
     sys.path.insert(0, REPO)
 
-from mcp_client import (  # noqa: E402
-    Client,
-    Exited,
-    Options,
-    ProcessTransport,
-    Spawn,
-    codegen,
-    content,
-    start,
-)
+from mcp_client import Client, Exited, Options, ProcessTransport, Spawn, codegen, start  # noqa: E402
+from mcp_client.codegen import content  # noqa: E402
 from mcp_client.errors import McpClientError, ResultMismatch, ToolFailed  # noqa: E402
 from mcp_client.jsonvalue import JsonValue  # noqa: E402
 from mcp_client.protocol import Text, ToolDescriptor  # noqa: E402
@@ -657,7 +649,7 @@ class Target:
 def targets(scratch: str, npm_bin: str = NPM_BIN) -> List[Target]:
     """The servers, each with what it needs made under ``scratch`` (a directory)."""
     python = sys.executable
-    demo = os.path.join(REPO, "mcp_client", "demo_server.py")
+    demo = os.path.join(REPO, "mcp_client", "cli", "demo_server.py")
     allowed = os.path.join(scratch, "allowed")
     os.mkdir(allowed)
     repository = _git_repository(scratch)

@@ -28,9 +28,10 @@ import logging
 import threading
 import time
 
+from .._os import threads as _threads
 from ..errors import ClientBroken, Unavailable, WriteFailed, WriteStalled
 from ..transport import ATOMIC_WRITE_BYTES, Connection
-from . import LOGGER, _threads
+from . import LOGGER
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

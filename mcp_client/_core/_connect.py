@@ -19,6 +19,7 @@ import os
 import time
 
 from .. import protocol
+from .._os import threads as _threads
 from ..errors import (
     ClientBroken,
     ClientError,
@@ -36,7 +37,6 @@ from ..errors import (
 from ..jsonrpc import notification
 from ..protocol import InitializeResult
 from ..transport import Connection, NoResource
-from . import _threads
 from ._reader import Reader
 from ._requests import Requests
 from ._session import SHOWN_NAME, Session

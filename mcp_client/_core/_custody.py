@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import threading
 
+from .._os.threads import until
 from ..errors import RetirementError, RetirementTimedOut
-from ._threads import until
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

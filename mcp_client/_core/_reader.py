@@ -4,7 +4,7 @@
 :class:`~mcp_client.stdio.Buffer`, decodes each line, and settles the call it
 answers (its caller is waiting on it); it answers the server's own requests
 through an :class:`~mcp_client._core._answers.Answerer`, skips tolerated noise, and
-drains a captured stderr into the session's :class:`~mcp_client.tail.Tail`.
+drains a captured stderr into the session's :class:`~mcp_client._core._tail.Tail`.
 When the client is retired -- by a death it found itself, or by a latch
 elsewhere that wakes it through its wake-up pipe -- it completes the
 retirement (:meth:`Reader.finish`): fails the doomed calls, ends the server,
@@ -33,7 +33,7 @@ import os
 import select
 import time
 
-from .. import jsonrpc, noise, protocol
+from .. import jsonrpc, protocol
 from ..errors import (
     ClientBroken,
     FramingFault,
@@ -47,6 +47,7 @@ from ..stdio import Buffer
 from ..text import sanitize
 from ..transport import Connection, write_all
 from . import LOGGER
+from . import _noise as noise
 from ._answers import Answerer
 from ._requests import Requests
 from ._session import Session

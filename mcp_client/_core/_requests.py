@@ -21,6 +21,7 @@ import logging
 import time
 
 from .. import protocol
+from .._os.threads import until
 from ..errors import (
     CallTimedOut,
     ClientBroken,
@@ -40,7 +41,6 @@ from ._census import FORKS
 from ._outbox import Outbox
 from ._session import Session, fresh
 from ._state import State
-from ._threads import until
 from ._timer import DeadlineTimer, Shot
 
 TYPE_CHECKING = False

@@ -22,7 +22,7 @@ wake_w              lock        set by :meth:`arm_wake`; closed by the reader,
 reader,             none        set by the opener before the reader starts
 reader_thread,                  (``Thread.start`` orders them), read after;
 capture                         ``capture`` before the transport opens
-stderr              none        a :class:`~mcp_client.tail.Tail`, pushed only by
+stderr              none        a :class:`~mcp_client._core._tail.Tail`, pushed only by
                                 the reader thread; read by any (``stderr_tail``,
                                 a check that raises) as it is so far, and
                                 complete once the reader has retired the client
@@ -46,13 +46,13 @@ from ..errors import (
     Unavailable,
 )
 from ..stdio import frame
-from ..tail import Tail
 from ..text import sanitize
 from ..transport import Connection, NoResource, Transport
 from ._calls import Call, CallTable
 from ._census import ACTIVE, FORKS
 from ._custody import Custody
 from ._state import ENDED, TRANSITIONS, State
+from ._tail import Tail
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover - for annotations only

@@ -25,9 +25,10 @@ from __future__ import annotations
 import logging
 import threading
 
-from . import LOGGER, _threads
+from .._os import threads as _threads
+from .._os.threads import until
+from . import LOGGER
 from ._calls import INF
-from ._threads import until
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

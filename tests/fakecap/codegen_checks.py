@@ -49,11 +49,10 @@ from typing import Any, Callable, Dict, List, Sequence, Tuple, Union
 from cap.internal import mcp as seam
 from cap.mcp import load_generated
 
-from mcp_client import content
-from mcp_client.codegen import Generated, _inert_by_lines
-from mcp_client.name import CONTENT_NAMES, Digest, mangle_all, mangle_label, sha256_digest
+from mcp_client.codegen import Generated, _inert_by_lines, content
+from mcp_client.codegen.name import CONTENT_NAMES, Digest, mangle_all, mangle_label, sha256_digest
+from mcp_client.codegen.schema import Record, plan_output
 from mcp_client.protocol import ToolDescriptor
-from mcp_client.schema import Record, plan_output
 
 __all__ = ["assert_caged", "assert_sends_wire_names", "assert_conforms", "wire_params"]
 

@@ -1,0 +1,488 @@
+"""``mcp-client codemode``: a model's program run against the servers of a config file.
+
+::
+
+    mcp-client codemode --config FILE [--server NAME]... [options] [PROGRAM.py | -]
+    mcp-client codemode --config FILE --surface | --search QUERY | --describe NAME
+    mcp-client codemode --config FILE --check PROGRAM.py
+
+(``python -m mcp_client codemode`` is the same command.) Every server of FILE (or
+only the ``--server`` ones) is started at once; one that fails is named with its
+stderr tail and left out. PROGRAM (``-``: read from stdin) runs in a jailed child
+Python (:mod:`mcp_client.codemode`), its stdout and stderr streamed to ours (each
+cut past ``--max-output`` bytes, with a marker; every control character but ``\\n``
+and ``\\t``, and every byte that is not UTF-8, spelt ``\\xNN``/``\\uNNNN``, so that an
+ANSI escape of the program's reaches no terminal; ``--raw-output`` passes the bytes
+unchanged to a file or a pipe, never to a terminal), its calls served by the servers;
+the exit status is the program's. Every server is retired at the end, whatever
+happened, Ctrl-C and SIGTERM included.
+
+:func:`add_runner_arguments` and :func:`runner_options` are the flags this command
+shares with ``mcp-client serve`` (the servers, the jails, the policy, the limits).
+"""
+
+from __future__ import annotations
+
+import argparse
+import codecs
+import os
+import shutil
+import signal
+import sys
+from dataclasses import dataclass
+from types import FrameType
+from typing import IO, Callable, NoReturn, Optional, Sequence, Tuple
+
+from .. import config
+from ..codemode import ALLOW, CodeMode, Limits, Policy, RunResult
+from ..errors import CodeModeError, ConfigError, NoServerStarted, UnknownServer
+from ..text import inert
+from .arguments import seconds_argument
+
+__all__ = [
+    "EXIT_CHECK_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_NO_SERVER",
+    "EXIT_OUTPUT_CLOSED",
+    "EXIT_USAGE",
+    "EXIT_WALL_CLOCK",
+    "RunnerOptions",
+    "add_runner_arguments",
+    "main",
+    "open_runner",
+    "runner_options",
+]
+
+#: Exit statuses of the command's own (the program's otherwise).
+EXIT_CHECK_FAILED = 1  # --check found a fault; --describe or --search found nothing
+EXIT_USAGE = 2  # usage, config, or a jail that cannot be had
+EXIT_NO_SERVER = 3
+EXIT_WALL_CLOCK = 124
+EXIT_INTERRUPTED = 130  # SIGINT; SIGTERM is 143 (128 + 15)
+EXIT_OUTPUT_CLOSED = 141  # our stdout was closed under us (as a SIGPIPE death would say)
+
+NAME = "codemode"
+
+#: Where the command's own lines go (``codemode: ...`` on stderr, in the command).
+Say = Callable[[str], None]
+
+EPILOG = """\
+exit status: the program's own (128+N when a signal N ended it); 1 --check found a
+fault, or --describe / --search found nothing; 2 usage, config, or no jail to be had;
+3 no server started; 124 the program ran past --wall-clock; 130 interrupted (SIGINT);
+141 our stdout was closed (--surface | head); 143 terminated (SIGTERM).
+
+The program's output is escaped on its way to ours: every control character but
+newline and tab (ANSI escapes, carriage returns, C1 controls, bidi overrides) and
+every byte that is not UTF-8 is spelt \\xNN / \\uNNNN, on a terminal, a file or a pipe
+alike. --raw-output passes the bytes unchanged where the destination is a file or a
+pipe (data for another program); a terminal gets them escaped whatever is asked.
+
+The policy reads each tool's annotations, which are the server's own claims: a
+server that lies about a tool gets it called. The jail is what holds then
+(--jail-servers jails the servers too)."""
+
+
+@dataclass(frozen=True)
+class RunnerOptions:
+    """What the shared flags say: which servers, how jailed, the policy, the limits."""
+
+    config: str
+    servers: Tuple[str, ...]
+    jail_program: bool
+    jail_servers: bool
+    server_readable: Tuple[str, ...]
+    server_writable: Tuple[str, ...]
+    server_network: bool
+    policy: Policy
+    limits: Limits
+    scratch: Optional[str] = None  # --scratch DIR: the programs' cwd on the host
+    shapes: Optional[str] = None  # --shapes DIR: the store of learned shapes
+
+
+def add_runner_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags ``codemode`` and ``serve`` share, added to ``parser``."""
+    servers = parser.add_argument_group("servers")
+    servers.add_argument(
+        "--config", required=True, metavar="FILE", help="mcpServers / servers JSON"
+    )
+    servers.add_argument(
+        "--server", action="append", default=[], metavar="NAME", help="only this one (repeatable)"
+    )
+    jails = parser.add_argument_group("jails")
+    jails.add_argument("--no-jail", action="store_true", help="run the program unjailed")
+    jails.add_argument("--jail-servers", action="store_true", help="run every server jailed too")
+    jails.add_argument(
+        "--server-read", action="append", default=[], metavar="PATH", help="jailed servers read it"
+    )
+    jails.add_argument(
+        "--server-write", action="append", default=[], metavar="PATH", help="... and write it"
+    )
+    jails.add_argument("--server-network", action="store_true", help="jailed servers keep the net")
+    jails.add_argument(
+        "--scratch",
+        metavar="DIR",
+        help="the program's working directory, on the host, bound writable (default: a "
+        "tmpfs of --scratch-bytes inside its jail, gone with it)",
+    )
+    _add_policy(parser.add_argument_group("policy (from the tools' annotations: claims)"))
+    limits = parser.add_argument_group("limits")
+    _add_limits(limits)
+    _add_no_limits(limits)
+    parser.add_argument(
+        "--shapes",
+        metavar="DIR",
+        help="learn what tools without an outputSchema return: their shapes (never values) "
+        "kept in DIR, and shown on the surface from then on",
+    )
+
+
+def _add_policy(group: "argparse._ArgumentGroup") -> None:
+    group.add_argument("--allow", choices=ALLOW, default="all", help="which calls are sent (all)")
+    group.add_argument(
+        "--allow-tool", action="append", default=[], metavar="SERVER.FUNCTION", help="always sent"
+    )
+    group.add_argument(
+        "--deny-tool", action="append", default=[], metavar="SERVER.FUNCTION", help="never sent"
+    )
+
+
+def _add_limits(group: "argparse._ArgumentGroup") -> None:
+    default = Limits()
+    group.add_argument(
+        "--wall-clock",
+        type=seconds_argument,
+        default=default.wall_clock,
+        metavar="S",
+        help="seconds a run may take (%g)" % default.wall_clock,
+    )
+    group.add_argument(
+        "--call-timeout",
+        "--timeout",
+        dest="call_timeout",
+        type=seconds_argument,
+        default=default.call_timeout,
+        metavar="S",
+        help="seconds a call may take (%g)" % default.call_timeout,
+    )
+    for flag, field, what in (
+        ("--max-calls", "max_calls", "tool calls a run may make"),
+        ("--max-output", "max_output_bytes", "bytes of stdout, and of stderr, kept"),
+        ("--memory", "memory_bytes", "bytes of memory the program's jail may use"),
+        ("--max-tasks", "max_tasks", "processes and threads of the program's jail at once"),
+        ("--scratch-bytes", "scratch_bytes", "bytes of the program's scratch tmpfs"),
+        ("--cpu-seconds", "cpu_seconds", "CPU seconds of each of the program's processes"),
+    ):
+        value = getattr(default, field)
+        group.add_argument(
+            flag,
+            dest=field,
+            type=_count,
+            default=value,
+            metavar="N",
+            help="%s (%d)" % (what, value),
+        )
+
+
+def _add_no_limits(group: "argparse._ArgumentGroup") -> None:
+    group.add_argument(
+        "--no-limits",
+        action="store_true",
+        help="the program's jail without memory, task, scratch and CPU limits (for a machine "
+        "that cannot enforce them: no memory or pids cgroup to be had)",
+    )
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("not an integer: %r" % text) from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be >= 0, not %r" % text)
+    return value
+
+
+def runner_options(namespace: argparse.Namespace) -> RunnerOptions:
+    """The shared flags of a parsed command line. Raises ``ValueError`` for a bad value."""
+    return RunnerOptions(
+        config=namespace.config,
+        servers=tuple(namespace.server),
+        jail_program=not namespace.no_jail,
+        jail_servers=namespace.jail_servers,
+        server_readable=tuple(os.path.abspath(path) for path in namespace.server_read),
+        server_writable=tuple(os.path.abspath(path) for path in namespace.server_write),
+        server_network=namespace.server_network,
+        policy=Policy(namespace.allow, tuple(namespace.allow_tool), tuple(namespace.deny_tool)),
+        limits=Limits(
+            wall_clock=namespace.wall_clock,
+            call_timeout=namespace.call_timeout,
+            max_calls=namespace.max_calls,
+            max_output_bytes=namespace.max_output_bytes,
+            memory_bytes=namespace.memory_bytes,
+            max_tasks=namespace.max_tasks,
+            scratch_bytes=namespace.scratch_bytes,
+            cpu_seconds=namespace.cpu_seconds,
+            enforced=not namespace.no_limits,
+        ),
+        scratch=None if namespace.scratch is None else os.path.abspath(namespace.scratch),
+        shapes=getattr(namespace, "shapes", None),
+    )
+
+
+def chosen_servers(
+    options: RunnerOptions,
+) -> Tuple[Tuple[config.ConfiguredServer, ...], Tuple[str, ...]]:
+    """The config's servers (the ``--server`` ones, when given) and its warning lines.
+    Raises ``ConfigError`` and :class:`UnknownServer`."""
+    loaded = config.load(options.config)
+    if not options.servers:
+        return loaded.servers, loaded.skipped
+    known = {server.name: server for server in loaded.servers}
+    missing = [name for name in options.servers if name not in known]
+    if missing:
+        raise UnknownServer(
+            "no server %s in %s (it has: %s)"
+            % (", ".join(missing), options.config, ", ".join(known) or "none")
+        )
+    return tuple(known[name] for name in dict.fromkeys(options.servers)), loaded.skipped
+
+
+def open_runner(
+    options: RunnerOptions, say: "Say", *, jail_program: Optional[bool] = None
+) -> CodeMode:
+    """A :class:`CodeMode` for ``options``; every warning and left-out server is ``say``'d.
+    Raises ``ConfigError`` and :class:`CodeModeError`'s leaves."""
+    servers, warnings = chosen_servers(options)
+    for warning in warnings:
+        say(warning)
+    runner = CodeMode.open(
+        servers,
+        jail_program=options.jail_program if jail_program is None else jail_program,
+        jail_servers=options.jail_servers,
+        policy=options.policy,
+        limits=options.limits,
+        server_readable=options.server_readable,
+        server_writable=options.server_writable,
+        server_network=options.server_network,
+        scratch=options.scratch,
+        hidden=(options.config,),  # the config's keys and tokens are not the program's
+        shapes=options.shapes,
+    )
+    for line in runner.left_out:
+        say(line)
+    return runner
+
+
+# ----------------------------------------------------------------------------- the command
+
+
+class _Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that everything unwinds through ``close``."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _say(text: str) -> None:
+    sys.stderr.write("%s: %s\n" % (NAME, text))
+    sys.stderr.flush()
+
+
+def _parser(prog: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        usage="%(prog)s --config FILE [--server NAME]... [options] [PROGRAM.py | -]",
+        description="Run a model's Python program against the generated cap.mcp modules of "
+        "the servers of a config file: jailed, bounded, its calls served by the servers.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("program", nargs="?", metavar="PROGRAM.py | -", help="the program to run")
+    actions = parser.add_argument_group("instead of running it")
+    what = actions.add_mutually_exclusive_group()
+    what.add_argument("--surface", action="store_true", help="print the surface")
+    what.add_argument("--search", metavar="QUERY", help="print the tools that match QUERY")
+    what.add_argument("--describe", metavar="SERVER.FUNCTION", help="print one tool's doc")
+    what.add_argument("--check", action="store_true", help="compile() and mypy --strict PROGRAM")
+    actions.add_argument("--limit", type=_count, default=10, metavar="N", help="--search: N (10)")
+    parser.add_argument(
+        "--raw-output",
+        action="store_true",
+        help="the program's bytes unchanged on our stdout/stderr when that is a file or a "
+        "pipe (default: controls but \\n and \\t escaped; a terminal always gets that)",
+    )
+    actions.add_argument(
+        "--keep-cap", metavar="DIR", help="write the cap package into DIR (for mypy, an editor)"
+    )
+    add_runner_arguments(parser)
+    return parser
+
+
+def _parse(argv: Sequence[str], prog: str) -> Tuple[argparse.Namespace, RunnerOptions]:
+    parser = _parser(prog)
+    args = parser.parse_args(argv)
+    looks = args.surface or args.search is not None or args.describe is not None
+    if args.program is None and not looks and args.keep_cap is None:
+        parser.error("give a PROGRAM to run (or -), or --surface, --search, --describe, --keep-cap")
+    if args.check and args.program is None:
+        parser.error("--check needs a PROGRAM")
+    try:
+        return args, runner_options(args)
+    except (TypeError, ValueError) as e:
+        parser.error(str(e))
+
+
+def _read_program(args: argparse.Namespace) -> str:
+    if args.program == "-":
+        return sys.stdin.read()
+    with open(args.program, encoding="utf-8") as source:
+        return source.read()
+
+
+def main(argv: Optional[Sequence[str]] = None, prog: str = "mcp-client codemode") -> int:
+    """The command; returns its exit status (argparse exits 2 on bad usage)."""
+    args, options = _parse(sys.argv[1:] if argv is None else argv, prog)
+    try:
+        program = None if args.program is None else _read_program(args)
+    except (OSError, UnicodeDecodeError) as e:
+        _say("cannot read the program %s: %s" % (args.program, e))
+        return EXIT_USAGE
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return _open_and_act(args, options, program)
+    except KeyboardInterrupt:
+        _say("interrupted")
+        return EXIT_INTERRUPTED
+    except _Terminated as e:
+        _say("terminated")
+        return 128 + e.signum
+    except BrokenPipeError:  # our stdout's reader went away (| head); everything is retired
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return EXIT_OUTPUT_CLOSED
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _terminate(signum: int, frame: Optional[FrameType]) -> NoReturn:
+    raise _Terminated(signum)
+
+
+def _open_and_act(args: argparse.Namespace, options: RunnerOptions, program: Optional[str]) -> int:
+    runs = program is not None and not args.check
+    try:
+        runner = open_runner(options, _say, jail_program=options.jail_program and runs)
+    except (ConfigError, UnknownServer) as e:
+        _say(str(e))
+        return EXIT_USAGE
+    except NoServerStarted as e:
+        _say(str(e))
+        return EXIT_NO_SERVER
+    except CodeModeError as e:  # no jail to be had: never an unjailed run instead
+        _say("%s; or pass --no-jail to run the program unjailed" % e)
+        return EXIT_USAGE
+    with runner:
+        return _act(runner, args, program)
+
+
+def _act(runner: CodeMode, args: argparse.Namespace, program: Optional[str]) -> int:
+    if args.keep_cap is not None and not _keep_cap(runner, args.keep_cap):
+        return EXIT_USAGE
+    if args.surface:
+        print(runner.surface())
+        return 0
+    if args.search is not None:
+        return _search(runner, args.search, args.limit)
+    if args.describe is not None:
+        text = runner.describe(args.describe)
+        print(text)
+        return 0 if text.startswith("cap.mcp.") else EXIT_CHECK_FAILED
+    if program is None:
+        return 0
+    if args.check:
+        return _check(runner, program)
+    return _run(runner, program, stdin=None if args.program == "-" else 0, raw=args.raw_output)
+
+
+def _keep_cap(runner: CodeMode, directory: str) -> bool:
+    target = os.path.join(directory, "cap")
+    if os.path.lexists(target) and not os.path.isfile(os.path.join(target, "internal", "mcp.py")):
+        _say("--keep-cap: %s exists and is not a cap package written here; not replaced" % target)
+        return False
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(os.path.join(runner.cap_dir, "cap"), target)
+    _say("the cap package is in %s (MYPYPATH=%s)" % (target, os.path.abspath(directory)))
+    return True
+
+
+def _search(runner: CodeMode, query: str, limit: int) -> int:
+    found = runner.search(query, limit=limit)
+    for match in found.matches:
+        print(match.line)
+    if found.truncated:
+        print("# %d of %d shown; --limit N for more" % (len(found.matches), found.total))
+    return 0 if found.total else EXIT_CHECK_FAILED
+
+
+def _check(runner: CodeMode, program: str) -> int:
+    checked = runner.check(program)
+    for message in checked.messages:
+        print(message)
+    if not checked.mypy:
+        _say("mypy is not installed: compile() only (pip install 'mcp-client[check]')")
+    return 0 if checked.ok else EXIT_CHECK_FAILED
+
+
+def _run(runner: CodeMode, program: str, stdin: Optional[int], raw: bool) -> int:
+    tee = _Tee(raw)
+    try:
+        result: RunResult = runner.run(program, stdin=stdin, tee=tee)
+    finally:
+        tee.flush()
+    return result.exit_status
+
+
+class _Tee:
+    """The program's output streamed to ours, escaped on the way (see EPILOG).
+
+    Escaping needs whole characters: a UTF-8 sequence cut between two chunks waits
+    in its stream's decoder; a byte that can never be UTF-8 comes out ``\\xNN``.
+    """
+
+    def __init__(self, raw: bool) -> None:
+        self._streams = {name: _Escaped(name, raw) for name in ("stdout", "stderr")}
+
+    def __call__(self, stream: str, data: bytes) -> None:
+        self._streams[stream].write(data)
+
+    def flush(self) -> None:
+        for each in self._streams.values():
+            each.write(b"", final=True)
+
+
+class _Escaped:
+    """One of our streams; ``raw`` is honoured only where it is not a terminal."""
+
+    def __init__(self, name: str, raw: bool) -> None:
+        self.out: IO[bytes] = sys.stdout.buffer if name == "stdout" else sys.stderr.buffer
+        self.raw = raw and not _is_terminal(self.out)
+        self.decoder = codecs.getincrementaldecoder("utf-8")("backslashreplace")
+
+    def write(self, data: bytes, final: bool = False) -> None:
+        if not self.raw:
+            data = inert(self.decoder.decode(data, final), keep="\n\t").encode("utf-8")
+        if not data:
+            return
+        try:
+            self.out.write(data)
+            self.out.flush()
+        except (OSError, ValueError):  # our reader went away: the program still runs to its end
+            pass
+
+
+def _is_terminal(stream: IO[bytes]) -> bool:
+    try:
+        return os.isatty(stream.fileno())
+    except (OSError, ValueError):  # no descriptor (a test's buffer): not a terminal
+        return False

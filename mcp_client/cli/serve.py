@@ -1,0 +1,209 @@
+"""``mcp-client serve --config FILE``: code mode as an MCP server, for any MCP host.
+
+::
+
+    mcp-client serve --config FILE [--server NAME]... [--max-runs N] [runner flags]
+
+(``python -m mcp_client serve`` is the same command.) Every server of FILE starts
+once, when ``serve`` starts -- one that fails is named on stderr with its stderr tail
+and left out -- and all are shared by every run. Then ``serve`` is a stdio MCP server
+(protocol 2025-06-18, on this package's own codecs: :mod:`mcp_client.codemode._mcp_server`)
+with four tools (:mod:`mcp_client.codemode._serve_tools`):
+
+``search_tools(query, limit)``
+    the generated functions that match, ranked, each with its signature line and doc;
+``describe_tool(name)``
+    one function's whole doc (``"server.function"``); an unknown name gets the closest;
+``check_program(code)``
+    ``compile()``, and ``mypy --strict`` against the ``cap`` package where mypy is
+    installed: each message with its line;
+``run_program(code, timeout_s)``
+    the program in a jailed child Python of its own (unless ``--no-jail``), its calls
+    served by the shared servers: exit status, stdout, stderr, every call, the error.
+
+The ``instructions`` and the descriptions tell a model how to begin; a surface under
+4 KiB is shown whole in ``run_program``'s description. Calls asked for together run
+together, a thread each, at most ``--max-runs`` (8) at once; one past that is answered
+"busy". A program that failed -- raised, exited non-zero, hit a limit, was killed -- is
+a result with ``isError``; nothing a program does reaches the server.
+
+The runner's flags are the ``codemode`` command's: the policy (``--allow``,
+``--allow-tool``, ``--deny-tool``), the limits (``--wall-clock``, ``--call-timeout``,
+``--max-calls``, ``--max-output``, ``--memory``), ``--no-jail``, ``--jail-servers``.
+
+The end: EOF on stdin (the host closed it), SIGTERM or SIGINT retire every program and
+every server. stdout carries protocol lines only: the descriptor is taken for the
+protocol at start, and fd 1 then points at stderr, so that nothing else can write
+there (fd 0 is ``/dev/null``: no child reads the host's lines). Logs go to stderr.
+
+Exit status: 0 after EOF; 2 usage, a config that cannot be used, an unknown
+``--server``, or a jail that cannot be had; 3 no server started; 130 after SIGINT;
+143 after SIGTERM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+from typing import TYPE_CHECKING, Any, NoReturn, Optional, Sequence, Tuple
+
+from .._version import __version__
+from ..codemode import _mcp_server, _serve_tools
+from ..errors import CodeModeError, ConfigError, NoServerStarted
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only
+    from ..codemode import CodeMode
+
+__all__ = ["main", "EXIT_USAGE", "EXIT_NO_SERVER", "NAME"]
+
+LOGGER = logging.getLogger("mcp_client.serve")  # its name before the move: users configure it
+
+NAME = "mcp-client-codemode"
+EXIT_USAGE, EXIT_NO_SERVER = 2, 3
+#: Seconds the end waits for the running calls' threads once their programs are killed.
+END_GRACE = 10.0
+
+
+class _Stopped(BaseException):
+    """A signal asked us to stop (a ``BaseException``: no ``except Exception`` eats it)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def main(argv: Optional[Sequence[str]] = None, prog: str = "mcp-client serve") -> int:
+    """The command's entry point (see the module docstring); returns the exit status."""
+    arguments = _parser(prog).parse_args(sys.argv[1:] if argv is None else argv)
+    _log_to_stderr()
+    protocol_in, protocol_out = _take_stdio()
+    _on_signals(_stop)
+    try:
+        return _serve(arguments, protocol_in, protocol_out)
+    except _Stopped as stopped:
+        return 128 + stopped.signum
+    finally:
+        os.close(protocol_in)
+        os.close(protocol_out)
+
+
+def _serve(arguments: argparse.Namespace, protocol_in: int, protocol_out: int) -> int:
+    try:
+        mode = _open(arguments)
+    except NoServerStarted as e:
+        LOGGER.error("%s", e)
+        return EXIT_NO_SERVER
+    except (ConfigError, CodeModeError, TypeError, ValueError) as e:
+        # A config or flag that cannot be used, an unknown --server, or a jail that
+        # cannot be had (never an unjailed run instead): the codemode command's 2.
+        LOGGER.error("%s", e)
+        return EXIT_USAGE
+    server = None
+    try:
+        server = _server(mode, arguments, protocol_in, protocol_out)
+        server.serve()
+        return 0
+    finally:
+        _on_signals(_ignore_more)  # the end is bounded: a second signal must not cut it short
+        mode.close()  # every program killed, every server retired
+        if server is not None and not server.join(END_GRACE):
+            LOGGER.warning("a call's thread did not end within %g s", END_GRACE)
+
+
+def _server(
+    mode: "CodeMode", arguments: argparse.Namespace, protocol_in: int, protocol_out: int
+) -> _mcp_server.Server:
+    terms = _serve_tools.Terms(mode.limits, mode.policy, jailed=not arguments.no_jail)
+    identity = _mcp_server.Identity(
+        NAME, __version__, "Code mode", _serve_tools.instructions(mode, terms)
+    )
+    LOGGER.info("serving %s", ", ".join(mode.servers))
+    return _mcp_server.Server(
+        identity,
+        _serve_tools.tools(mode, terms),
+        read_fd=protocol_in,
+        write_fd=protocol_out,
+        max_running=arguments.max_runs,
+    )
+
+
+# ----------------------------------------------------------------------------- arguments
+
+
+def _parser(prog: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Code mode as a stdio MCP server, for any MCP host.",
+        epilog="tools: search_tools, describe_tool, check_program, run_program. "
+        "exit status: 0 the host closed stdin, 2 usage, config or no jail, 3 no server "
+        "started, 130 SIGINT, 143 SIGTERM. Logs go to stderr; stdout is the protocol's.",
+    )
+    from . import codemode as codemode_cli  # the flags `codemode` and `serve` share
+
+    codemode_cli.add_runner_arguments(parser)
+    parser.add_argument(
+        "--max-runs",
+        type=_positive,
+        default=_mcp_server.MAX_RUNNING,
+        metavar="N",
+        help="tool calls answered at once (default %(default)s); one more is answered busy",
+    )
+    return parser
+
+
+def _positive(text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError("not a positive integer: %r" % text)
+    return number
+
+
+def _open(arguments: argparse.Namespace) -> "CodeMode":
+    """Every server started (a warning line each for the ones left out)."""
+    from . import codemode as codemode_cli
+
+    return codemode_cli.open_runner(codemode_cli.runner_options(arguments), _warn)
+
+
+def _warn(text: str) -> None:
+    LOGGER.warning("%s", text)
+
+
+# ----------------------------------------------------------------------------- process
+
+
+def _take_stdio() -> Tuple[int, int]:
+    """The host's two pipes, kept for the protocol alone (inheritable by no child)."""
+    protocol_in, protocol_out = os.dup(0), os.dup(1)
+    quiet = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(quiet, 0)
+    os.close(quiet)
+    os.dup2(2, 1)  # a stray print goes to stderr, never into the protocol
+    return protocol_in, protocol_out
+
+
+def _log_to_stderr() -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("mcp-client serve: %(levelname)s %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.INFO if os.environ.get("MCP_CLIENT_SERVE_VERBOSE") else logging.WARNING)
+
+
+def _on_signals(handler: Any) -> None:
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, handler)
+
+
+def _stop(signum: int, frame: object) -> NoReturn:
+    raise _Stopped(signum)
+
+
+def _ignore_more(signum: int, frame: object) -> None:
+    LOGGER.warning("signal %d: already stopping", signum)
