@@ -27,6 +27,8 @@ higher is better, for times, memory and CPU lower is better.
     python tools/bench.py --json out.json   # also keep the raw figures
     python tools/bench.py --codemode        # only code mode's hop and run() start-up
     python tools/bench.py --serve           # only mcp-client serve's (tools/bench_serve.py)
+    python tools/bench.py --context         # only what serve costs a model's context, on
+                                            # recorded real servers (tools/bench_context.py)
     python tools/bench.py --goals           # the performance goals against their floors,
                                             # import, codegen, the per-call profile (~2 min)
     python tools/bench.py --profile         # only the per-call profile of both threads
@@ -1865,6 +1867,11 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
         "--serve", action="store_true", help="only mcp-client serve's figures (bench_serve.py)"
     )
     parser.add_argument(
+        "--context",
+        action="store_true",
+        help="only the model's context through serve, recorded servers (bench_context.py)",
+    )
+    parser.add_argument(
         "--goals",
         action="store_true",
         help="the performance goals against their floors, imports, codegen, the per-call profile",
@@ -1902,6 +1909,10 @@ def main(argv: Optional[List[str]] = None) -> None:
     if args.serve:
         print("\n".join(serve_lines(args)))
         return
+    if args.context:
+        import bench_context  # beside this script
+
+        sys.exit(bench_context.main(["--json", args.json] if args.json else []))
     if args.instructions:
         print("\n".join(instruction_lines()))
         return
