@@ -607,12 +607,16 @@ class Docs(unittest.TestCase):
         self.assertIn('""" @evil def x(): pass', module.t.__doc__)  # sanitized: one line
         self.assertTrue(codegen._inert_by_lines(generated.source))
 
-    def test_a_huge_doc_is_cut_to_8_kib(self) -> None:
+    def test_a_huge_doc_is_cut_to_its_bound_and_says_what_is_left_out(self) -> None:
         keys = {"k%03d" % n: {"type": "string", "description": "d" * 300} for n in range(100)}
         generated = checked(self, [tool("t", "x" * 5000, obj({"o": obj(keys)}))])
         doc = generated.tools[0].doc
         self.assertLessEqual(len(doc.encode("utf-8")), codegen.MAX_DOC_BYTES)
-        self.assertTrue(doc.endswith("(cut here: a tool's doc is at most 8192 bytes)"))
+        self.assertRegex(
+            doc.splitlines()[-1],
+            r"^\(cut here: a tool's doc is at most %d bytes; \d+ lines not shown, with "
+            r"Returns\)$" % codegen.MAX_DOC_BYTES,
+        )
 
 
 class Claims(unittest.TestCase):

@@ -251,7 +251,8 @@ class HostileText(CorpusCase):
         self.assertEqual(generated.tools[0].doc.split("\n\n", 1)[1], docstring)
 
     def test_long_parameter_description_is_a_capped_note(self) -> None:
-        tools = [ToolDescriptor("t", typed({"p": {"type": "string", "description": "n " * 500}}))]
+        long_note = "n " * codegen.MAX_DOC_NOTE_CHARS
+        tools = [ToolDescriptor("t", typed({"p": {"type": "string", "description": long_note}}))]
         generated = self.generate_checked("srv", tools)
         doc = " ".join(generated.tools[0].doc.split())
         note = doc.split("p: (str, optional) ", 1)[1].split(" Returns:")[0]

@@ -260,7 +260,7 @@ class Start(HostCase):
         self.assertEqual(list(tools), ["search_tools", "describe_tool", "check_program",
                                        "run_program"])  # fmt: skip
         description = tools["run_program"]["description"]
-        self.assertIn("\ncap.mcp.scripted.echo(*, message: str | None = None) -> ", description)
+        self.assertIn("\nscripted.echo(*, message: str | None = None) -> ", description)
         self.assertEqual(tools["run_program"]["annotations"]["readOnlyHint"], False)
         self.assertEqual(tools["search_tools"]["annotations"]["readOnlyHint"], True)
 

@@ -32,6 +32,7 @@ class Match:
     function: str
     line: str
     doc: str
+    brief: str = ""
 
 
 @dataclass(frozen=True)
@@ -74,12 +75,17 @@ class StandIn:
     ran: Ran = Ran(0, "hi\n", "", (Call("time", "get_current_time", 1.5, "ok"),), None, False)
     asked: List[Tuple[str, Any]] = field(default_factory=list)
 
-    def surface(self) -> str:
+    def surface(self, brief: bool = False) -> str:
+        if brief:  # as CodeMode gives it: module.function(...) -> Type  # sentence
+            return self.surface_text.replace("cap.mcp.", "")
         return self.surface_text
 
     def search(self, query: str, *, limit: int = 10) -> Found:
         self.asked.append(("search", (query, limit)))
-        match = Match("time", "get_current_time", "cap.mcp.time.get_current_time(...)", "Doc.")
+        match = Match(
+            "time", "get_current_time", "cap.mcp.time.get_current_time(...)", "Doc.",
+            "time.get_current_time(timezone: str) -> dict  # Get current time",
+        )  # fmt: skip
         return Found((match,), 3, True)
 
     def describe(self, name: str) -> str:
@@ -156,30 +162,47 @@ class Descriptors(ToolsCase):
 
     def test_a_small_surface_is_in_the_run_description_whole(self) -> None:
         description = str(self.tools["run_program"].descriptor["description"])
-        self.assertIn(SURFACE, description)
+        self.assertIn(SURFACE.replace("cap.mcp.", ""), description)
         self.mode.surface_text = "\n".join(
             "cap.mcp.big.f%d(x: str) -> dict  # %s" % (n, "y" * 60) for n in range(60)
         )
         description = str(self.make()["run_program"].descriptor["description"])
-        self.assertNotIn("cap.mcp.big.f0(", description)
-        self.assertIn("search_tools first", description)
+        self.assertNotIn("big.f0(", description)
+        self.assertIn("see the instructions", description)
 
     def test_the_jail_is_promised_only_where_there_is_one(self) -> None:
-        jailed = _serve_tools.run_description(SURFACE, _serve_tools.Terms(Limits(), Policy()))
-        self.assertIn("runs in a jail", jailed)
+        jailed = _serve_tools.instructions(self.mode, _serve_tools.Terms(Limits(), Policy()))  # type: ignore[arg-type]
+        self.assertIn("Jailed: no network", jailed)
         bare = _serve_tools.Terms(Limits(), Policy(), jailed=False)
-        self.assertNotIn("jail", _serve_tools.run_description(SURFACE, bare))
-        self.assertNotIn("jail", _serve_tools.instructions(self.mode, bare))  # type: ignore[arg-type]
+        self.assertNotIn("jail", _serve_tools.run_description(SURFACE, bare).lower())
+        self.assertNotIn("jail", _serve_tools.instructions(self.mode, bare).lower())  # type: ignore[arg-type]
 
     def test_the_instructions_say_how_to_begin(self) -> None:
         terms = _serve_tools.Terms(Limits(), Policy())
         text = _serve_tools.instructions(self.mode, terms)  # type: ignore[arg-type]
         self.assertIn("`from cap.mcp import <server>`", text)
-        self.assertIn("- time: 2 tools (convert_time, get_current_time)", text)
-        self.assertIn("- memory: 1 tool (read_graph)", text)
+        self.assertIn("Servers (functions): time (2), memory (1).", text)
         for name in ("ToolFailed", "CallFailed", "CallRefused", "search_tools", "run_program"):
             self.assertIn(name, text)
+        self.assertIn('ToolOutput, a dict {"text": str', text)
         self.assertIn("300 s a run", text)
+
+    def test_each_fact_once_within_the_fixed_cost(self) -> None:
+        # What a host shows before the first call, the function list aside: at most 2.5 KiB
+        # (the instructions and the four tools as JSON), and no sentence said twice.
+        import json
+
+        self.mode.surface_text = "\n".join(
+            "cap.mcp.big.f%d(x: str) -> dict" % n for n in range(300)
+        )
+        terms = _serve_tools.Terms(Limits(), Policy())
+        made = _serve_tools.tools(self.mode, terms)  # type: ignore[arg-type]
+        listing = json.dumps({"tools": [t.descriptor for t in made]}, separators=(",", ":"))
+        text = _serve_tools.instructions(self.mode, terms)  # type: ignore[arg-type]
+        self.assertLessEqual(len(text.encode()) + len(listing.encode()), 2560)
+        descriptions = " ".join(str(t.descriptor["description"]) for t in made)
+        for fact in ("ToolFailed", "cap.mcp import", "Limits:", "300 s"):
+            self.assertEqual((text + descriptions).count(fact), 1, fact)
 
 
 class Answers(ToolsCase):
@@ -191,16 +214,25 @@ class Answers(ToolsCase):
                 "matches": [
                     {
                         "name": "time.get_current_time",
-                        "line": "cap.mcp.time.get_current_time(...)",
-                        "doc": "Doc.",
+                        "line": "time.get_current_time(timezone: str) -> dict  # Get current time",
                     }
                 ],
                 "total": 3,
                 "truncated": True,
             },
         )
-        self.assertIn("1 of 3 matching functions", answer["content"][0]["text"])
+        self.assertEqual(
+            answer["content"][0]["text"],
+            "1 of 3 matching functions (more with a larger limit):\n"
+            "time.get_current_time(timezone: str) -> dict  # Get current time",
+        )
         self.assertEqual(self.mode.asked, [("search", ("time", 1))])
+
+    def test_search_in_full_adds_each_doc(self) -> None:
+        answer = self.call("search_tools", query="time", limit=1.0, detail="full")
+        [match] = answer["structuredContent"]["matches"]
+        self.assertEqual(match["doc"], "Doc.")
+        self.assertIn("\n\nDoc.", answer["content"][0]["text"])
 
     def test_describe_a_known_name_and_an_unknown_one(self) -> None:
         known = self.call("describe_tool", name="time.get_current_time")
@@ -266,6 +298,14 @@ class Refusals(ToolsCase):
         self.assertIn("limit must be", self.refused("search_tools", query="x", limit=0))
         self.assertIn("limit must be", self.refused("search_tools", query="x", limit=True))
         self.assertIn("limit must be", self.refused("search_tools", query="x", limit=51))
+        self.assertIn("limit must be", self.refused("search_tools", query="x", limit=2.5))
+        self.assertIn("detail must be", self.refused("search_tools", query="x", detail="all"))
+        self.assertIn("unknown argument 'limt'", self.refused("search_tools", query="x", limt=3))
+        self.assertIn(
+            "unknown argument 'timeout'; this tool takes code, timeout_s",
+            self.refused("run_program", code="", timeout=1),
+        )
+        self.assertIn("UTF-8", self.refused("describe_tool", name="a.\ud800"))
         self.assertIn("name must be", self.refused("describe_tool", name=3))
         self.assertIn("code must be", self.refused("check_program", code=None))
         self.assertIn("code is over", self.refused("run_program", code="x" * (1 << 20 + 1)))

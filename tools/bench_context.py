@@ -70,6 +70,11 @@ PANELS: Dict[str, Tuple[str, ...]] = {
 #: The goals: recall@3 on every panel; discovery over raw, per panel.
 GOAL_RECALL = 0.90
 GOAL_DISCOVERY = {"big": 0.08, "small": 1.0}
+#: The fixed cost's goal: show without the function list (which run_program's
+#: description carries only when the functions are few), bytes.
+GOAL_FIXED = 2560
+#: Where run_program's description begins its function list.
+FUNCTION_LIST = "\n\nThe functions:\n"
 #: Seconds any one answer of serve's may take (its start generates every module).
 ANSWER_TIMEOUT = 180.0
 #: The ranks recall is reported at.
@@ -276,6 +281,7 @@ def measure(name: str, queries: Sequence[Query]) -> Message:
         try:
             listing = host.request("tools/list", {})
             show = len(host.started.get("instructions", "").encode("utf-8")) + compact(listing)
+            fixed = show - function_list_bytes(listing)
             searched = [search(host, query, keys) for query in mine]
             wanted = sorted({expected for query in mine for expected in query["expect"]})
             described = [host.call("describe_tool", {"name": each}) for each in wanted]
@@ -286,7 +292,20 @@ def measure(name: str, queries: Sequence[Query]) -> Message:
         print("serve knows no %s: fix %s" % (", ".join(unknown), QUERIES), file=sys.stderr)
         raise SystemExit(2)
     tools = sum(len(recorded(key)["tools"]) for key in keys)
-    return figures(name, keys, tools, show, searched, described)
+    made = figures(name, keys, tools, show, searched, described)
+    made["fixed"] = fixed
+    made["goals"]["fixed"] = fixed <= GOAL_FIXED
+    return made
+
+
+def function_list_bytes(listing: Message) -> int:
+    """The bytes of run_program's function list in the compact listing (0 without one)."""
+    for tool in listing.get("tools", []):
+        description = tool.get("description", "") if isinstance(tool, dict) else ""
+        if tool.get("name") == "run_program" and FUNCTION_LIST in description:
+            shown = description[description.index(FUNCTION_LIST) :]
+            return compact(shown) - 2  # as it sits inside the description's quotes
+    return 0
 
 
 def search(host: Host, query: Query, keys: Sequence[str]) -> Message:
@@ -365,6 +384,7 @@ ROWS: List[Tuple[str, Callable[[Message], str]]] = [
     ("raw tools/list JSON (no code mode)", lambda p: number(p["raw"])),
     ("recall@1 / @3 / @5", lambda p: " / ".join(percent(p["recall"]["@%d" % k]) for k in RANKS)),
     ("show: instructions + tools/list", lambda p: ratio(p["show"], p["raw"])),
+    ("  of it fixed (no function list)", lambda p: number(p["fixed"])),
     ("one search, text: mean / max", lambda p: pair(p["search_text"])),
     ("  structuredContent: mean / max", lambda p: pair(p["search_structured"])),
     ("one describe, text: mean / max", lambda p: pair(p["describe_text"])),
@@ -384,6 +404,11 @@ def lines(found: Dict[str, Message]) -> List[str]:
     for name, p in found.items():
         recall = "%s (%s)" % (met(p["goals"]["recall@3"]), percent(p["recall"]["@3"]))
         report.append(row("recall@3 >= %s, %s panel" % (percent(GOAL_RECALL), name), [recall]))
+    for name, p in found.items():
+        judged = "%s (%s)" % (met(p["fixed"] <= GOAL_FIXED), number(p["fixed"]))
+        report.append(
+            row("fixed cost <= %s bytes, %s panel" % (number(GOAL_FIXED), name), [judged])
+        )
     for name, p in found.items():
         goal, share = GOAL_DISCOVERY[name], p["discovery_ratio"]
         judged = "%s (%s)" % (met(p["goals"]["discovery"]), share_of_raw(share))

@@ -236,6 +236,7 @@ __all__ = [
     "GeneratedTool",
     "generate",
     "deliver",
+    "described",
     "describe",
     "sanitize",
     "truncate",
@@ -286,7 +287,9 @@ class GeneratedTool:
     appears (after any budget cut, without the newline); ``doc`` its full
     detail, at most ``MAX_DOC_BYTES``. ``check`` is the run-time check of a
     ``"structured"`` tool's result against its declared record (``checker``,
-    compiled on first use), ``None`` when its schema reads as no record.
+    compiled on first use), ``None`` when its schema reads as no record. ``brief``
+    is the one line a search shows: the signature with its types named, and the
+    description's first sentence.
     """
 
     function: str
@@ -295,6 +298,7 @@ class GeneratedTool:
     line: str
     doc: str
     check: Optional[Check] = _field(default=None, compare=False, repr=False)
+    brief: str = _field(default="", compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -345,6 +349,7 @@ def generate(
     pieces = [_surface.surface_line(module_name, function, names) for function in functions]
     lines = _surface.fit(pieces)
     signatures = [_surface.signature_line(line) for line in pieces]
+    segment = module_name.rsplit(".", 1)[-1]
     docs = [
         _docstring.build(function, names, MAX_DOC_BYTES - len(signature.encode("utf-8")) - 2)
         for function, signature in zip(functions, signatures)
@@ -359,11 +364,19 @@ def generate(
             line,
             signature + "\n\n" + "\n".join(doc),
             Deferred(function.output) if function.output is not None else None,
+            _surface.brief_line(piece, segment),
         )
-        for function, line, signature, doc in zip(functions, lines, signatures, docs)
+        for function, line, signature, doc, piece in zip(functions, lines, signatures, docs, pieces)
     )
     surface = "".join(line + "\n" for line in lines)
     return Generated(module_name, source, surface, generated)
+
+
+def described(tool: GeneratedTool) -> str:
+    """The doc a model reads of ``tool``: ``GeneratedTool.doc``, its signature once, without
+    what every tool's doc says (what a ``ToolOutput`` is, what a failure raises), which
+    the model is told once, where it is told how to call (``serve``'s instructions)."""
+    return _docstring.for_model(tool.doc)
 
 
 def deliver(tool: GeneratedTool, result: CallToolResult) -> Any:

@@ -39,11 +39,11 @@ from ._model import (
 from .schema import Choice, Field, Param, WholeValue
 
 #: UTF-8 bytes of one tool's doc (``GeneratedTool.doc``, its docstring).
-MAX_DOC_BYTES = 8 * 1024
+MAX_DOC_BYTES = 24 * 1024
 #: Characters kept of a tool's description in its doc.
-MAX_DOC_DESCRIPTION_CHARS = 2000
+MAX_DOC_DESCRIPTION_CHARS = 8000
 #: Characters kept of a parameter's or a key's description in a doc.
-MAX_DOC_NOTE_CHARS = 400
+MAX_DOC_NOTE_CHARS = 1500
 
 
 def build(function: Function, names: Names, limit: int) -> List[str]:
@@ -184,12 +184,15 @@ def _doc_returns(function: Function, names: Names) -> List[str]:
     if function.result is None:
         text = "dict[str, Any]: the call's structuredContent, untyped: %s." % function.result_reason
     else:
-        text = (
-            "%s: the call's structuredContent, as the server sent it, checked against "
-            "the outputSchema when it arrives (a mismatch raises ResultMismatch)."
-            % names.of(function.result)
-        )
+        text = _CHECKED_RESULT % names.of(function.result)
     return ["", "Returns:"] + indented(text, "    ")
+
+
+#: A typed result's paragraph (the same for every such tool but its name).
+_CHECKED_RESULT = (
+    "%s: the call's structuredContent, as the server sent it, checked against "
+    "the outputSchema when it arrives (a mismatch raises ResultMismatch)."
+)
 
 
 def _raises(function: Function) -> List[str]:
@@ -215,8 +218,21 @@ def _cut(lines: List[str], limit: int) -> List[str]:
     for index, line in enumerate(lines):
         size += len(line.encode("utf-8")) + 1
         if size > room:
-            return lines[:index] + ["(cut here: a tool's doc is at most %d bytes)" % MAX_DOC_BYTES]
+            return lines[:index] + [_cut_mark(lines[index:])]
     return lines
+
+
+def _cut_mark(rest: List[str]) -> str:
+    """What a cut doc says of what it left out: the sections it did not reach."""
+    left = [line.rstrip(":") for line in rest if line in _SECTIONS]
+    return "(cut here: a tool's doc is at most %d bytes; %d lines not shown%s)" % (
+        MAX_DOC_BYTES,
+        len(rest),
+        ", with " + ", ".join(left) if left else "",
+    )
+
+
+_SECTIONS = ("Args:", "Input types:", "Returns:", "Result types:")
 
 
 def literals(doc: List[str], indent: str = INDENT) -> List[str]:
@@ -257,3 +273,31 @@ _RAISES = {
         "ToolFailed: the tool reported an error (isError); str() is its error text.", "    "
     ),
 }
+
+
+#: What a doc says that every tool's doc says: the paragraphs a model is told once (in
+#: the instructions ``serve`` gives), each with what stands in its place.
+_SAID_ONCE = (
+    ("\n".join(_RETURNS_TOOL_OUTPUT), "\nReturns:\n    ToolOutput (a dict: see the instructions)"),
+    ("\n".join(_RAISES[STRUCTURED]), ""),
+    ("\n".join(_RAISES_UNCHECKED), ""),
+    ("\n".join(_RAISES[RESULT]), ""),
+)
+
+
+def for_model(doc: str) -> str:
+    """``doc`` (``GeneratedTool.doc``) without what every doc says -- the ``Raises``
+    block, what a ``ToolOutput`` is, that a typed result is checked -- which a model
+    reads once, in the instructions."""
+    for said, instead in _SAID_ONCE:
+        doc = doc.replace(said, instead)
+    head = doc.find(_RETURNS_HEAD)
+    if head >= 0:  # "Returns:\n    Name: the call's structuredContent, ..." -> "Name"
+        start = head + len(_RETURNS_HEAD)
+        name = doc[start : doc.find(":", start)]
+        said = "\n".join(indented(_CHECKED_RESULT % name, "    "))
+        doc = doc.replace("Returns:\n" + said, "Returns:\n    %s (a dict)" % name, 1)
+    return doc.rstrip("\n")
+
+
+_RETURNS_HEAD = "\nReturns:\n    "

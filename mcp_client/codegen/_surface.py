@@ -34,6 +34,8 @@ MAX_SURFACE_BYTES = 64 * 1024
 MAX_DESCRIPTION_CHARS = 400
 #: UTF-8 bytes of the signature line a doc starts with.
 MAX_DOC_SIGNATURE_BYTES = 2 * 1024
+#: Characters of a brief line's signature, and of its first sentence.
+MAX_BRIEF_SIGNATURE_CHARS, MAX_BRIEF_SENTENCE_CHARS = 240, 160
 
 
 class Rung(NamedTuple):
@@ -74,6 +76,7 @@ class Line:
         "head",
         "claims",
         "description",
+        "long_description",
         "_function",
         "_names",
         "_params",
@@ -85,6 +88,7 @@ class Line:
         self.head = head  # "<module>.<function>("
         self.claims = claims  # "[server says: ...]", or ""
         self.description = function.description
+        self.long_description = function.long_description
         self._function = function
         self._names = names
         self._params: Dict[Tuple[bool, bool, bool], str] = {}
@@ -193,6 +197,31 @@ def _surface_returns(function: Function, names: Names, shapes: bool, plain: bool
 
 #: ``ToolOutput``'s keys as the surface shows them (``ToolOutput`` in the module).
 _TOOL_OUTPUT_SHAPE = '{"text": str, "data": dict | list | None, "content": list[Block]}'
+
+
+def brief_line(line: Line, module: str) -> str:
+    """One line a search answer shows: ``<module>.<function>(...) -> <Type>  # <the first
+    sentence>``, the types by name (a record's keys are the doc's), the defaults kept
+    while the signature is short; the signature cut at a word past
+    :data:`MAX_BRIEF_SIGNATURE_CHARS`."""
+    head = module + "." + line.head.rsplit(".", 1)[-1]
+    returns = line.returns(False, False)
+    signature = "%s%s) -> %s" % (head, line.params(False, True, False), returns)
+    if len(signature) > MAX_BRIEF_SIGNATURE_CHARS:
+        params = cut_words(line.params(False, False, False), MAX_BRIEF_SIGNATURE_CHARS)
+        signature = "%s%s) -> %s" % (head, params, returns)
+    sentence = first_sentence(line.long_description, MAX_BRIEF_SENTENCE_CHARS)
+    return "%s  # %s" % (signature, sentence) if sentence else signature
+
+
+def first_sentence(text: str, limit: int) -> str:
+    """``text`` to the end of its first sentence (or line), cut at a word past ``limit``."""
+    end = len(text)
+    for mark in (". ", ".\n", "\n"):
+        found = text.find(mark)
+        if 0 <= found < end:
+            end = found + (1 if mark[0] == "." else 0)
+    return cut_words(text[:end].strip(), limit)
 
 
 def signature_line(line: Line) -> str:

@@ -247,7 +247,8 @@ class Match:
     server: str
     function: str  # "server.function" is how describe() names it
     line: str  # the surface line
-    doc: str  # GeneratedTool.doc, whole
+    doc: str  # the whole doc a model reads (codegen.described)
+    brief: str = ""  # one line: the signature, types by name, and the first sentence
 
 
 @dataclass(frozen=True)
@@ -312,7 +313,10 @@ class CodeMode:
         self.cap_dir = os.path.join(root, "lib")
         self._generated = [slot.generated for slot in live if slot.generated is not None]
         self._modules = frozenset(g.module_name.rsplit(".", 1)[-1] for g in self._generated)
-        self._entries = _catalog.entries([(slot.name, g) for slot, g in zip(live, self._generated)])
+        self._entries = _catalog.entries(
+            [(slot.name, g) for slot, g in zip(live, self._generated)],
+            {slot.name: _about(slot) for slot in live},
+        )
         _program.write_cap(self.cap_dir, self._generated)
         self._lock = threading.Lock()
         self._runs = 0
@@ -466,18 +470,26 @@ class CodeMode:
 
     # ----------------------------------------------------------------- discovery
 
-    def surface(self) -> str:
-        """Every server's surface, one line a function."""
+    def surface(self, brief: bool = False) -> str:
+        """Every server's surface, one line a function; ``brief``: each function's brief
+        line instead (its signature, types by name, and its doc's first sentence)."""
+        if brief:
+            return "\n".join(tool.brief for g in self._generated for tool in g.tools)
         return "\n".join(generated.surface.rstrip("\n") for generated in self._generated)
 
     def search(self, query: str, *, limit: int = 10) -> SearchResult:
-        """Tools ranked by ``query``'s words in their names, server and description."""
+        """The tools that match ``query``, best first (BM25F over their names, title, server,
+        description and parameters), at most ``limit`` of those worth showing; ``total``
+        counts every tool that matched."""
+        from ..codegen import described
+
         found = _catalog.ranked(self._entries, query)
         shown = tuple(
-            Match(entry.server, entry.tool.function, entry.tool.line, entry.tool.doc)
-            for entry in found[: max(limit, 0)]
-        )
-        return SearchResult(shown, len(found), len(found) > len(shown))
+            Match(entry.server, entry.tool.function, entry.tool.line, described(entry.tool),
+                  entry.tool.brief)
+            for entry in _catalog.shown(found, limit)
+        )  # fmt: skip
+        return SearchResult(shown, len(found), len(found) > max(limit, 0))
 
     def describe(self, name: str) -> str:
         """The surface line and full doc of ``server.function``; or, for a name that is
@@ -485,7 +497,9 @@ class CodeMode:
         entry = _catalog.find(self._entries, name.strip())
         if entry is None:
             return _catalog.unknown(self._entries, name.strip())
-        return _catalog.described(entry)
+        from ..codegen import described
+
+        return described(entry.tool)
 
     def check(self, program: str) -> CheckResult:
         """``compile()``; then, where mypy is importable, ``mypy --strict`` against ``cap``
@@ -795,6 +809,15 @@ def _server_jail(
     from ..jail import Jail
 
     return Jail(network=network, readable=tuple(readable), writable=tuple(writable))
+
+
+def _about(slot: _fleet.Slot) -> _catalog.About:
+    """What search reads of a server beyond its module: the names it gives itself, and
+    its tools' descriptors."""
+    result = slot.client.initialize_result
+    info = result.server_info if result is not None else None
+    names = tuple(n for n in (info.name, info.title) if n) if info is not None else ()
+    return _catalog.About(names, dict(slot.descriptors))
 
 
 def _policy_names(slot: _fleet.Slot, tool: Any) -> Tuple[str, ...]:

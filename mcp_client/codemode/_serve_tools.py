@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Dict, List, Sequence, Union
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Union
 
 from ..errors import CodeModeError
 from ..jsonvalue import JsonValue
@@ -39,12 +39,12 @@ __all__ = [
 
 #: A surface this short is shown whole in ``run_program``'s description (bytes, UTF-8).
 SURFACE_IN_DESCRIPTION = 4 * 1024
-#: The most matches ``search_tools`` gives in one answer.
-MAX_LIMIT = 50
+#: The most matches ``search_tools`` gives in one answer, and how many by default.
+MAX_LIMIT, LIMIT = 50, 8
+#: How much of each match ``search_tools`` shows: one line, or the line and the whole doc.
+DETAILS = ("brief", "full")
 #: The longest program ``check_program`` and ``run_program`` take (bytes, UTF-8).
 MAX_PROGRAM_BYTES = 1024 * 1024
-#: Function names shown on a server's line of the instructions, at most.
-NAMES_SHOWN = 8
 
 _FUNCTION = re.compile(r"^cap\.mcp\.(\w+)\.(\w+)\(", re.MULTILINE)
 
@@ -78,11 +78,14 @@ def _strings() -> Dict[str, JsonValue]:
     return {"type": "array", "items": _STRING}
 
 
-_MATCH = _object({"name": _STRING, "line": _STRING, "doc": _STRING}, ["name", "line", "doc"])
+_MATCH = _object({"name": _STRING, "line": _STRING, "doc": _STRING}, ["name", "line"])
 _CALL = _object(
     {"server": _STRING, "tool": _STRING, "ms": {"type": "number"}, "outcome": _STRING},
     ["server", "tool", "ms", "outcome"],
 )
+#: What each tool's ``structuredContent`` holds, whole (docs/serve.md shows them); the
+#: descriptors carry each one's top level only (:data:`OUTPUT_KEYS`): a host's model
+#: reads the listing, and the answers' text says the rest.
 SEARCH_OUTPUT = _object(
     {"matches": {"type": "array", "items": _MATCH}, "total": _INTEGER, "truncated": _BOOLEAN},
     ["matches", "total", "truncated"],
@@ -103,10 +106,21 @@ RUN_OUTPUT = _object(
     },
     ["exit_status", "stdout", "stderr", "calls", "error", "truncated", "restarted"],
 )
+#: The key each descriptor's ``outputSchema`` requires (the answer's shape whole is above).
+OUTPUT_KEYS = {
+    "search_tools": "matches",
+    "describe_tool": "doc",
+    "check_program": "ok",
+    "run_program": "exit_status",
+}
 
 
-def _code_input(what: str) -> Dict[str, JsonValue]:
-    return {"type": "string", "description": what, "maxLength": MAX_PROGRAM_BYTES}
+def _output(name: str) -> Dict[str, JsonValue]:
+    return {"type": "object", "required": [OUTPUT_KEYS[name]]}
+
+
+#: A program's source (at most MAX_PROGRAM_BYTES: refused past it, by name).
+_CODE: Dict[str, JsonValue] = {"type": "string"}
 
 
 # ----------------------------------------------------------------------------- the tools
@@ -114,13 +128,12 @@ def _code_input(what: str) -> Dict[str, JsonValue]:
 
 def tools(mode: "CodeMode", terms: Terms) -> List[Tool]:
     """The four tools over ``mode``, described for its servers and ``terms``."""
-    surface = mode.surface()
     return [
         Tool(_search_descriptor(), lambda arguments: _search(mode, arguments)),
         Tool(_describe_descriptor(), lambda arguments: _describe(mode, arguments)),
         Tool(_check_descriptor(), lambda arguments: _check(mode, arguments)),
         Tool(
-            _run_descriptor(surface, terms),
+            _run_descriptor(_small_surface(mode), terms),
             lambda arguments: _run(mode, terms.limits, arguments),
         ),
     ]
@@ -128,179 +141,135 @@ def tools(mode: "CodeMode", terms: Terms) -> List[Tool]:
 
 def _descriptor(
     name: str,
-    title: str,
     description: str,
     properties: Dict[str, JsonValue],
     required: Sequence[str],
-    output: Dict[str, JsonValue],
     annotations: Dict[str, JsonValue],
 ) -> Dict[str, JsonValue]:
     return {
         "name": name,
-        "title": title,
         "description": description,
         "inputSchema": _object(properties, required),
-        "outputSchema": output,
-        "annotations": dict(annotations, title=title),
+        "outputSchema": _output(name),
+        "annotations": annotations,
     }
 
 
-#: Looking things up: nothing changes, the same answer each time, nothing outside asked.
-_LOOKUP: Dict[str, JsonValue] = {
-    "readOnlyHint": True,
-    "destructiveHint": False,
-    "idempotentHint": True,
-    "openWorldHint": False,
-}
+#: Looking things up: nothing changes, and nothing outside is asked (MCP's defaults
+#: for the rest: a read-only tool destroys nothing).
+_LOOKUP: Dict[str, JsonValue] = {"readOnlyHint": True, "openWorldHint": False}
 
 
 def _search_descriptor() -> Dict[str, JsonValue]:
     description = (
-        "Find the functions a code-mode program can call, by what they do. Give a few words "
-        "(a tool's name, its server, what it acts on); each match is a function of "
-        "cap.mcp.<server> with its signature line (arguments and result, typed) and its doc. "
-        "Search first, then write one program for run_program."
+        'Find functions by what they do: a line each (signature, first sentence); detail "full" '
+        "adds each whole doc."
     )
     properties: Dict[str, JsonValue] = {
-        "query": {"type": "string", "description": "words to match; empty lists every tool"},
-        "limit": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": MAX_LIMIT,
-            "default": 10,
-            "description": "the most matches to return",
-        },
+        "query": _STRING,
+        "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": LIMIT},
+        "detail": {"enum": list(DETAILS)},
     }
-    return _descriptor(
-        "search_tools", "Search tools", description, properties, ["query"], SEARCH_OUTPUT, _LOOKUP
-    )
+    return _descriptor("search_tools", description, properties, ["query"], _LOOKUP)
 
 
 def _describe_descriptor() -> Dict[str, JsonValue]:
-    description = (
-        "The whole doc of one function a program can call: its signature, parameters (with "
-        "defaults and allowed values), result, what it raises. Name it as search_tools "
-        'does: "server.function". An unknown name is answered with the closest names.'
-    )
+    description = "One function's whole doc."
     properties: Dict[str, JsonValue] = {
-        "name": {"type": "string", "description": '"server.function", e.g. "time.convert_time"'}
+        "name": {"type": "string", "description": "server.function"}
     }
-    return _descriptor(
-        "describe_tool", "Describe a tool", description, properties, ["name"],
-        DESCRIBE_OUTPUT, _LOOKUP,
-    )  # fmt: skip
+    return _descriptor("describe_tool", description, properties, ["name"], _LOOKUP)
 
 
 def _check_descriptor() -> Dict[str, JsonValue]:
-    description = (
-        "Check a program before running it: compile() and, where mypy is installed, "
-        "mypy --strict against the cap package (the same typed functions run_program "
-        'gives). Each message names its line: "line 3: ... did you mean "sortBy"?". '
-        "Nothing is run and no tool is called."
-    )
-    properties: Dict[str, JsonValue] = {"code": _code_input("the program's Python source")}
-    return _descriptor(
-        "check_program", "Check a program", description, properties, ["code"],
-        CHECK_OUTPUT, _LOOKUP,
-    )  # fmt: skip
+    description = "Type-check a program; runs nothing."
+    properties: Dict[str, JsonValue] = {"code": _CODE}
+    return _descriptor("check_program", description, properties, ["code"], _LOOKUP)
 
 
 def _run_descriptor(surface: str, terms: Terms) -> Dict[str, JsonValue]:
     description, limits = run_description(surface, terms), terms.limits
     properties: Dict[str, JsonValue] = {
-        "code": _code_input("the program's Python source; it prints what you need to see"),
-        "timeout_s": {
-            "type": "number",
-            "exclusiveMinimum": 0,
-            "maximum": limits.wall_clock,
-            "description": "seconds the run may take (default and most: %g)" % limits.wall_clock,
-        },
+        "code": _CODE,
+        "timeout_s": {"type": "number", "exclusiveMinimum": 0, "maximum": limits.wall_clock},
     }
     return _descriptor(
-        "run_program", "Run a program", description, properties, ["code"], RUN_OUTPUT,
-        _run_annotations(terms.policy),
-    )  # fmt: skip
+        "run_program", description, properties, ["code"], _run_annotations(terms.policy)
+    )
 
 
 def _run_annotations(policy: "Policy") -> Dict[str, JsonValue]:
     """The servers' effects as the policy lets them through: read-only only when every
-    call that changes something is refused; destructive unless destructive calls are."""
+    call that changes something is refused; destructive unless destructive calls are.
+    (Idempotent and open-world: MCP's defaults, false and true, say it.)"""
     return {
         "readOnlyHint": policy.allow == "read-only" and not policy.allow_tools,
         "destructiveHint": policy.allow == "all" or bool(policy.allow_tools),
-        "idempotentHint": False,
-        "openWorldHint": True,  # the servers may reach anything; their claims are theirs
     }
 
 
+def _small_surface(mode: "CodeMode") -> str:
+    """Every function's brief line, when they are few enough to show whole; else ""."""
+    lines = mode.surface(brief=True)
+    return lines if len(lines.encode("utf-8")) < SURFACE_IN_DESCRIPTION else ""
+
+
 def run_description(surface: str, terms: Terms) -> str:
-    """``run_program``'s description: how to write a program, and the surface when small."""
-    lines = [
-        "Run one Python program that calls the servers' tools as typed functions: "
-        "`from cap.mcp import <server>`, then `<server>.<function>(keyword=value, ...)`; "
-        "each returns the tool's result. A failing call raises cap.mcp.ToolFailed (the tool "
-        "reported an error; str() is its text), cap.mcp.CallFailed (the call did not "
-        "complete: a timeout, a dead server, a limit) or cap.mcp.CallRefused (a CallFailed: "
-        "the policy refused it, and it was never sent). Do the whole task in one program, "
-        "with loops and conditions as needed, and print what you need to see: the answer "
-        "is its exit status, stdout, stderr and every call made.",
-        _limits_line(terms),
-    ]
-    if len(surface.encode("utf-8")) < SURFACE_IN_DESCRIPTION:
-        lines.append("Every function there is:\n" + surface.rstrip("\n"))
-    else:
-        lines.append("Find the functions with search_tools first (describe_tool for one).")
-    return "\n\n".join(lines)
+    """``run_program``'s description: what it runs and answers, and the functions when
+    they are few (``surface``: their lines; "" when there are too many to show)."""
+    text = "Run a Python program (see the instructions): its exit status, output and calls."
+    if surface:
+        text += "\n\nThe functions:\n" + surface.rstrip("\n")
+    return text
 
 
 def _limits_line(terms: Terms) -> str:
     limits, policy = terms.limits, terms.policy
     allowed = {
-        "all": "every call is allowed",
-        "non-destructive": "calls to tools that do not claim to be non-destructive are refused",
-        "read-only": "calls to tools that do not claim to be read-only are refused",
-    }.get(policy.allow, "policy: " + policy.allow)
-    return (
-        "Limits: %g s a run, %g s a call, %d calls a run, %d bytes each of stdout and "
-        "stderr kept; %s.%s" % (
-            limits.wall_clock, limits.call_timeout, limits.max_calls,
-            limits.max_output_bytes, allowed, _JAILED if terms.jailed else "",
-        )
-    )  # fmt: skip
+        "all": "",
+        "non-destructive": "; a call to a tool that does not say it is non-destructive is refused",
+        "read-only": "; a call to a tool that does not say it is read-only is refused",
+    }.get(policy.allow, "; policy: " + policy.allow)
+    return "Limits: %g s a run, %g s a call, %d calls, %s of stdout and stderr each%s.%s" % (
+        limits.wall_clock,
+        limits.call_timeout,
+        limits.max_calls,
+        _size(limits.max_output_bytes),
+        allowed,
+        _JAILED if terms.jailed else "",
+    )
 
 
-_JAILED = (
-    " The program runs in a jail: no network, and its working directory is the only "
-    "place it can write."
-)
+def _size(count: int) -> str:
+    if count % 1024 == 0 and count >= 1024:
+        return "%d KiB" % (count // 1024)
+    return "%d bytes" % count
+
+
+_JAILED = " Jailed: no network; it writes only its working directory."
 
 
 def instructions(mode: "CodeMode", terms: Terms) -> str:
-    """What a host shows its model at the start: the servers, and how to begin."""
+    """What a host shows its model at the start: the servers, how to begin, what a call
+    returns and raises, the limits. Each fact once: the tools' descriptions do not
+    repeat it."""
     servers = functions_by_server(mode.surface())
-    lines = [
-        "Code mode: the tools of %d MCP servers, called from one Python program that you "
-        "write and run with run_program. In the program, `from cap.mcp import <server>`; "
-        "the servers:" % len(servers)
-    ]
-    lines += [_server_line(key, names) for key, names in servers.items()]
-    lines += [
-        "Start with search_tools(query) to find the functions you need (each match gives "
-        "its typed signature and doc; describe_tool(\"server.function\") gives one whole), "
-        "then write one program that does the whole task and prints what you need; "
-        "check_program(code) type-checks it first.",
-        "A failing call raises cap.mcp.ToolFailed (the tool said it failed), "
-        "cap.mcp.CallFailed (no answer: a timeout, a dead server, a limit) or "
-        "cap.mcp.CallRefused (a CallFailed: refused by the policy, never sent); catch them "
-        "where the program can go on.",
-        _limits_line(terms),
-    ]
-    return "\n".join(lines)
-
-
-def _server_line(key: str, names: List[str]) -> str:
-    shown = ", ".join(names[:NAMES_SHOWN]) + (", ..." if len(names) > NAMES_SHOWN else "")
-    return "- %s: %d tool%s (%s)" % (key, len(names), "" if len(names) == 1 else "s", shown)
+    listed = ", ".join("%s (%d)" % (key, len(names)) for key, names in servers.items())
+    return "\n".join(
+        [
+            "MCP servers' tools as Python functions, called from one program you run with "
+            "run_program. Servers (functions): %s." % listed,
+            "Find functions with search_tools, one's doc with describe_tool. In the program: "
+            "`from cap.mcp import <server>`, `<server>.<function>(name=value)`.",
+            "A function returns its result type (a dict) or a ToolOutput, a dict "
+            '{"text": str, "data": the text parsed if JSON else None, "content": [blocks]}.',
+            "A failed call raises cap.mcp.ToolFailed (the tool reported an error) or "
+            "cap.mcp.CallFailed (timeout, dead server, limit; its subclasses: CallRefused, "
+            "refused by policy, never sent; ResultMismatch, a result unlike its type).",
+            "Do the whole task in one program; print what you need.",
+            _limits_line(terms),
+        ]
+    )
 
 
 def functions_by_server(surface: str) -> Dict[str, List[str]]:
@@ -315,24 +284,61 @@ def functions_by_server(surface: str) -> Dict[str, List[str]]:
 
 
 def _search(mode: "CodeMode", arguments: Dict[str, JsonValue]) -> Union[Result, Refused]:
-    query, limit = arguments.get("query"), arguments.get("limit", 10)
-    if not isinstance(query, str):
-        return Refused("query must be a string")
-    if type(limit) is not int or not 1 <= limit <= MAX_LIMIT:
-        return Refused("limit must be an integer from 1 to %d" % MAX_LIMIT)
-    found = mode.search(query, limit=limit)
-    return _answer(_search_text(query, found), _search_value(found))
+    refused = _unexpected(arguments, ("query", "limit", "detail"))
+    query, limit = arguments.get("query"), _whole(arguments.get("limit", LIMIT))
+    detail = arguments.get("detail", "brief")
+    if refused is None and not isinstance(query, str):
+        refused = Refused("query must be a string")
+    if refused is None and (limit is None or not 1 <= limit <= MAX_LIMIT):
+        refused = Refused("limit must be an integer from 1 to %d" % MAX_LIMIT)
+    if refused is None and detail not in DETAILS:
+        refused = Refused("detail must be one of %s" % ", ".join(DETAILS))
+    if refused is not None:
+        return refused
+    found = mode.search(str(query), limit=int(limit or LIMIT))
+    full = detail == "full"
+    return _answer(_search_text(str(query), found, full), _search_value(found, full))
 
 
-def _search_value(found: "SearchResult") -> Dict[str, JsonValue]:
-    matches: List[JsonValue] = [
-        {"name": "%s.%s" % (m.server, m.function), "line": m.line, "doc": m.doc}
-        for m in found.matches
-    ]
+def _whole(value: JsonValue) -> Optional[int]:
+    """An integer as JSON Schema reads one: ``10`` or ``10.0``, never ``true``."""
+    if type(value) is int:
+        return value
+    if type(value) is float and value.is_integer() and abs(value) <= 2**53:
+        return int(value)
+    return None
+
+
+def _unexpected(arguments: Dict[str, JsonValue], known: Sequence[str]) -> Optional[Refused]:
+    """Every schema here says ``additionalProperties: false``: a misspelt argument is
+    refused by its name, not ignored (``timeout`` for ``timeout_s`` would run with the
+    whole wall clock)."""
+    extra = sorted(name for name in arguments if name not in known)
+    if not extra:
+        return None
+    return Refused(
+        "unknown argument%s %s; this tool takes %s"
+        % ("" if len(extra) == 1 else "s", ", ".join(_shown_key(e) for e in extra[:5]),
+           ", ".join(known))
+    )  # fmt: skip
+
+
+def _shown_key(name: str) -> str:
+    return _catalog.shown_name(ascii(name))
+
+
+def _search_value(found: "SearchResult", full: bool) -> Dict[str, JsonValue]:
+    matches: List[JsonValue] = []
+    for match in found.matches:
+        shown: Dict[str, JsonValue] = {"name": "%s.%s" % (match.server, match.function)}
+        shown["line"] = match.brief or match.line
+        if full:
+            shown["doc"] = match.doc
+        matches.append(shown)
     return {"matches": matches, "total": found.total, "truncated": found.truncated}
 
 
-def _search_text(query: str, found: "SearchResult") -> str:
+def _search_text(query: str, found: "SearchResult", full: bool) -> str:
     if not found.matches:
         return "no function matches %s; try other words, or an empty query for all" % (
             _catalog.shown_name(repr(query))
@@ -342,21 +348,36 @@ def _search_text(query: str, found: "SearchResult") -> str:
         found.total,
         " (more with a larger limit)" if found.truncated else "",
     )
-    return "\n\n".join([head] + ["%s\n%s" % (m.line, m.doc) for m in found.matches])
+    if full:
+        return "\n\n".join([head] + [m.doc for m in found.matches])
+    return "\n".join([head] + [m.brief or m.line for m in found.matches])
 
 
 def _describe(mode: "CodeMode", arguments: Dict[str, JsonValue]) -> Union[Result, Refused]:
     name = arguments.get("name")
-    if not isinstance(name, str):
-        return Refused("name must be a string")
-    doc = mode.describe(name)
+    refused = _unexpected(arguments, ("name",))
+    if refused is None and not isinstance(name, str):
+        refused = Refused("name must be a string")
+    if refused is None and not _encodable(str(name)):
+        refused = Refused('name must be text UTF-8 can carry: "server.function"')
+    if refused is not None:
+        return refused
+    doc = mode.describe(str(name))
     # An unknown name is answered with the closest ones, in the runner's words.
     found = not doc.startswith("no tool ")
     return _answer(doc, {"name": name, "found": found, "doc": doc}, failed=not found)
 
 
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _check(mode: "CodeMode", arguments: Dict[str, JsonValue]) -> Union[Result, Refused]:
-    code = _program(arguments)
+    code = _unexpected(arguments, ("code",)) or _program(arguments)
     if isinstance(code, Refused):
         return code
     checked = mode.check(code)
@@ -370,7 +391,7 @@ def _check(mode: "CodeMode", arguments: Dict[str, JsonValue]) -> Union[Result, R
 def _run(
     mode: "CodeMode", limits: "Limits", arguments: Dict[str, JsonValue]
 ) -> Union[Result, Refused]:
-    code = _program(arguments)
+    code = _unexpected(arguments, ("code", "timeout_s")) or _program(arguments)
     if isinstance(code, Refused):
         return code
     timeout = arguments.get("timeout_s")
