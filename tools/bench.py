@@ -637,7 +637,7 @@ def jail_probe_argv() -> List[str]:
     env = dict(os.environ)
     host = jailer.look(Jail(), spawn, env)
     channels = jail.Channels(lifeline=3, status=4, seccomp=5)  # the probe uses none of them
-    return list(jail.plan(Jail(), spawn, env, host, channels).probe)
+    return list(jail.invocation(Jail(), spawn, env, host, channels).probe)
 
 
 def run_quietly(argv: List[str], env: Optional[Dict[str, str]] = None) -> None:

@@ -10,7 +10,7 @@ result:
 * ``deliver`` with the check (``GeneratedTool.check``, compiled on the first call)
   and without it (the same tool, ``check=None``): the check's cost is the
   difference;
-* learning: ``shapes.record`` of the value, and ``Store.observe`` (record and merge,
+* learning: ``shapes.learn`` of the value, and ``Store.observe`` (record and merge,
   in memory); a ``Store.flush`` (one file written) is timed per run;
 * ``content.parse_data`` of the result's text (``ToolOutput.data``).
 
@@ -123,7 +123,7 @@ def main() -> int:
                 functools.partial(codegen.deliver, bare, result), 2000, options.repeat
             )[1]
             value = result.structured_content
-            record = sample(functools.partial(shapes.record, value), 500, options.repeat)[1]
+            record = sample(functools.partial(shapes.learn, value), 500, options.repeat)[1]
             observe = functools.partial(store.observe, "bench", "1", descriptor, None, value)
             observed = sample(observe, 500, options.repeat)[1]
             text = "\n".join(block.text for block in result.content if isinstance(block, Text))

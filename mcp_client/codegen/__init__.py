@@ -186,7 +186,7 @@ from ._model import (
     Blocks,
     Declaration,
     Function,
-    Kind,
+    ModelType,
     Names,
     Ref,
     Site,
@@ -539,8 +539,8 @@ def _declare_seen(function: str, tool: str, seen: Learned, out: List[Declaration
         out[index] = out[index].as_seen()
     fields = (
         Field("text", Simple("string"), False, None),
-        Field("data", data, False, None),  # type: ignore[arg-type]  # see Kind
-        Field("content", BLOCKS, False, None),  # type: ignore[arg-type]  # see Kind
+        Field("data", data, False, None),  # type: ignore[arg-type]  # see ModelType
+        Field("content", BLOCKS, False, None),  # type: ignore[arg-type]  # see ModelType
     )
     site = (function, "output")
     about = "what %s returns: a ToolOutput whose data has the shape seen." % function
@@ -573,7 +573,7 @@ def _declare_param(function: str, tool: str, param: Param, out: List[Declaration
         return param
     return Param(
         param.name,
-        kind,  # type: ignore[arg-type]  # see Kind
+        kind,  # type: ignore[arg-type]  # see ModelType
         param.optional,
         param.description,
         param.default,
@@ -589,7 +589,7 @@ def _declare(
     about: str,
     is_input: bool,
     out: List[Declaration],
-) -> Kind:
+) -> ModelType:
     """``kind`` with every record in it declared into ``out`` (nested ones first)."""
     if isinstance(kind, Record):
         return _declare_record(site, natural, tool, about, kind, is_input, out)
@@ -787,7 +787,7 @@ def _imports(functions: List[Function], names: Names) -> List[str]:
 def _typing_names(functions: List[Function], names: Names) -> FrozenSet[str]:
     """The ``typing`` names the annotations and declarations spell."""
     used: Set[str] = set()
-    kinds: List[Kind] = []
+    kinds: List[ModelType] = []
     for function in functions:
         if isinstance(function.plan, WholeValue):
             used |= {"Dict", "Any"}

@@ -24,7 +24,7 @@ from ._model import (
     RESULT,
     STRUCTURED,
     Function,
-    Kind,
+    ModelType,
     Names,
     default_text,
     held,
@@ -123,7 +123,7 @@ def _sentence(text: str) -> str:
     return text + "." if text and text[-1] not in ".!?:;)" else text
 
 
-def _choices(kind: Kind) -> str:
+def _choices(kind: ModelType) -> str:
     kind = held(kind)
     if not isinstance(kind, Choice):
         return ""

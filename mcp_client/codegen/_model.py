@@ -78,7 +78,7 @@ BLOCKS = Blocks()
 #: The schema's containers (Array, Nullable, AnyOf, Field, Param) are reused to
 #: hold one, the only place codegen's types go past the schema's: hence the few
 #: ``type: ignore[arg-type]`` where a Ref is put in them.
-Kind = Union[ValueType, Ref, Blocks]
+ModelType = Union[ValueType, Ref, Blocks]
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ class Declaration:
     natural: str
     tool: str  # the wire name of the tool it belongs to (for a collision's message)
     about: str  # what the type describes, for its comment (generator text and escapes)
-    fields: Tuple[Field, ...]  # types are Kind: nested records are Ref
+    fields: Tuple[Field, ...]  # types are ModelType: nested records are Ref
     open: bool
     is_input: bool
     seen: bool = False  # a shape learned from calls (shapes), not declared: "seen{...}"
@@ -109,7 +109,7 @@ class Function:
     description: str  # sanitized, cut to MAX_DESCRIPTION_CHARS
     long_description: str  # sanitized, cut to MAX_DOC_DESCRIPTION_CHARS
     plan: Plan  # a label collision has already degraded it to WholeValue
-    params: Tuple[Param, ...]  # Typed only: required first, then optional; types are Kind
+    params: Tuple[Param, ...]  # Typed only: required first, then optional; types are ModelType
     labels: Tuple[str, ...]  # one per param, same order
     claims: str  # sanitized: the title and the annotations, "" when the server claims none
     returns: str  # STRUCTURED or RESULT
@@ -130,7 +130,7 @@ class Names(NamedTuple):
         return self.by_site[ref.site]
 
 
-def source_type(kind: Kind, names: Names) -> str:
+def source_type(kind: ModelType, names: Names) -> str:
     """``kind`` as a ``typing`` annotation."""
     if isinstance(kind, Ref):
         return names.of(kind)
@@ -169,7 +169,7 @@ NAMES_ONLY = Show(False, False)
 
 
 def surface_type(
-    kind: Kind, names: Names, show: Show, ref: Optional[Callable[[Ref], str]] = None
+    kind: ModelType, names: Names, show: Show, ref: Optional[Callable[[Ref], str]] = None
 ) -> str:
     """``kind`` in the surface's spelling; objects as ``Name{shape}`` where shown,
     or as ``ref`` spells them (a doc's nested shapes)."""
@@ -200,7 +200,7 @@ def surface_type(
     return "Any"
 
 
-def plain_type(kind: Kind) -> str:
+def plain_type(kind: ModelType) -> str:
     """The type as the first surface showed a parameter (never longer than this one)."""
     if isinstance(kind, Nullable):
         return plain_type(kind.inner)
@@ -240,7 +240,7 @@ def shape_of(declaration: Declaration, names: Names, deep: bool) -> str:
     return "{%s}" % ", ".join(entries + ["..."] if declaration.open else entries)
 
 
-def shape_type(kind: Kind, names: Names, deep: bool) -> str:
+def shape_type(kind: ModelType, names: Names, deep: bool) -> str:
     """``kind`` as a shape spells it: a nested record in full (``deep``) or ``{...}``."""
 
     def nested(site: Ref) -> str:
@@ -281,7 +281,7 @@ def signature_default(param: Param) -> Optional[str]:
     return text if text is not None and default_fits(param.default, param.type) else None
 
 
-def default_fits(value: Any, kind: Kind) -> bool:
+def default_fits(value: Any, kind: ModelType) -> bool:
     """``value`` (a scalar) is of ``kind``: so ``label: <kind> = value`` type-checks."""
     if isinstance(kind, Nullable):
         return default_fits(value, kind.inner)
@@ -297,13 +297,13 @@ def default_fits(value: Any, kind: Kind) -> bool:
     return False
 
 
-def untyped_reason(kind: Kind) -> Optional[str]:
+def untyped_reason(kind: ModelType) -> Optional[str]:
     """Why the value, or what a list, a map or a nullable holds, is ``Any``, if it is."""
     kind = held(kind)
     return kind.reason if isinstance(kind, Structured) else None
 
 
-def held(kind: Kind) -> Kind:
+def held(kind: ModelType) -> ModelType:
     """What a list, a map or a nullable holds, through any number of them."""
     while isinstance(kind, (Array, Nullable, Map)):
         kind = (

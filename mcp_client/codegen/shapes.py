@@ -57,6 +57,7 @@ __all__ = [
     "Opaque",
     "Learned",
     "Store",
+    "learn",
     "record",
     "merge",
     "to_type",
@@ -160,7 +161,7 @@ _KIND_OF = {type(None): "null", bool: "boolean", int: "integer", float: "number"
 # ----------------------------------------------------------------------------- record
 
 
-def record(value: Any) -> Shape:
+def learn(value: Any) -> Shape:
     """The shape of one value; total and bounded (see the module doc)."""
     shape = _Recorder().shape(value, 0)
     return shape if _size(shape) <= MAX_NODES else _TOO_BIG
@@ -201,6 +202,11 @@ class _Recorder:
             return MapOf(merged)
         keys = tuple((key, self.shape(entry, depth + 1), 1) for key, entry in value.items())
         return ObjectOf(keys, 1)
+
+
+#: The old name of :func:`learn`, kept for those who call it (``record`` is a
+#: ``schema.Record`` now, and nothing else).
+record = learn
 
 
 def _map_like(value: Dict[Any, Any]) -> bool:
@@ -471,7 +477,7 @@ class Store:
         structured: Any = None,
     ) -> None:
         """Merge one delivered call's ``data`` and ``structuredContent`` shapes (never values)."""
-        data_shape, structured_shape = record(data), record(structured)
+        data_shape, structured_shape = learn(data), learn(structured)
         with self._lock:
             key = self._key(tool)
             entries = self._entries(server, version)

@@ -1,7 +1,7 @@
-"""Containment: a :class:`Jail`, and the pure plan that puts a server in one.
+"""Containment: a :class:`Jail`, and the pure invocation of bubblewrap that puts a server in one.
 
 ``ProcessTransport(spawn, jail=Jail(...))`` runs the server inside bubblewrap
-(``bwrap``). :func:`plan` turns a jail, a spawn and the facts of this machine
+(``bwrap``). :func:`invocation` turns a jail, a spawn and the facts of this machine
 (:class:`Host`, gathered by :mod:`mcp_client.jail.spawn`) into bwrap's argv, its
 environment and a seccomp program. It does no I/O, so every rule below is
 unit-tested without bwrap.
@@ -87,7 +87,9 @@ __all__ = [
     "DEFAULT_HIDDEN",
     "Host",
     "Channels",
+    "Invocation",
     "Plan",
+    "invocation",
     "plan",
     "paths_to_probe",
     "pids_max",
@@ -231,7 +233,7 @@ def pids_max(jail: Jail) -> Optional[int]:
 
 @dataclass(frozen=True)
 class Host:
-    """What :func:`plan` must know of this machine; :mod:`mcp_client.jail.spawn` looks.
+    """What :func:`invocation` must know of this machine; :mod:`mcp_client.jail.spawn` looks.
 
     ``homes``: the server's home first, then the harness's. ``paths``: for each
     path :func:`paths_to_probe` named, its real path and kind (``"dir"``,
@@ -261,7 +263,7 @@ class Channels:
 
 
 @dataclass(frozen=True)
-class Plan:
+class Invocation:
     """What to run. ``probe`` is the same jail without descriptors, running
     ``python -c pass``: rerun with stderr captured to learn why a jail did not come up."""
 
@@ -281,7 +283,7 @@ def expand(path: str, homes: Sequence[str]) -> Tuple[str, ...]:
 
 
 def paths_to_probe(jail: Jail, homes: Sequence[str]) -> Tuple[str, ...]:
-    """Every path whose real path and kind :func:`plan` will ask :class:`Host` for."""
+    """Every path whose real path and kind :func:`invocation` will ask :class:`Host` for."""
     found: List[str] = []
     for path in jail.readable + jail.writable:
         found += expand(path, homes[:1])
@@ -290,17 +292,17 @@ def paths_to_probe(jail: Jail, homes: Sequence[str]) -> Tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
-# ----------------------------------------------------------------------------- the plan
+# ----------------------------------------------------------------------------- the invocation
 
 
-def plan(
+def invocation(
     jail: Jail,
     spawn: "Spawn",
     env: Mapping[str, str],
     host: Host,
     channels: Channels,
     inside_cwd: Optional[str] = None,
-) -> Plan:
+) -> Invocation:
     """bwrap's argv and environment for ``spawn`` in ``jail``, and its seccomp program.
 
     ``env`` is the server's environment as the transport made it. ``inside_cwd``: a
@@ -330,7 +332,13 @@ def plan(
         + list(spawn.argv())
     )
     probe = [bwrap] + jail_args + ["--"] + init + ["pass"]
-    return Plan(tuple(argv), _environment(env, spawn), program, tuple(probe))
+    return Invocation(tuple(argv), _environment(env, spawn), program, tuple(probe))
+
+
+#: The old names of :func:`invocation` and :class:`Invocation` (the package spends
+#: "plan" on ``schema.plan`` alone now), kept for those who use them.
+plan = invocation
+Plan = Invocation
 
 
 def require_host(host: Host) -> str:
@@ -436,7 +444,7 @@ def _require_visible(mounts: Sequence[Mount], spawn: "Spawn", host: Host) -> Non
 def unseen(jail: Jail, host: Host, paths: Sequence[str]) -> Tuple[str, ...]:
     """The real ``paths`` (as the harness sees them) that the jail would not show
     the server: under its private ``/tmp``, or hidden. For a pre-check of every
-    path a server's argv names (a script under ``/tmp``): the plan itself sees
+    path a server's argv names (a script under ``/tmp``): the invocation itself sees
     only the executable, and the server would fail inside, far from its cause."""
     mounts = _mounts(jail, host)
     return tuple(path for path in paths if not _visible(path, mounts))

@@ -7,7 +7,7 @@ and runs it inside the jail as::
 
 so it must stay a self-contained script (standard library only, nothing from
 ``mcp_client``). ``LIFELINE`` and ``STATUS`` are descriptor numbers, ``CGROUPS``
-a comma-separated list of them (``-`` for none), see :func:`mcp_client.jail.plan`.
+a comma-separated list of them (``-`` for none), see :func:`mcp_client.jail.invocation`.
 It imports nothing beyond ``os``, ``resource``, ``select``, ``_signal``, ``sys``
 and ``_ctypes`` (the C module alone: ~0.5 ms, where ``ctypes`` costs ~4):
 ``json``, ``typing`` or even ``signal`` (each pulling in ``re``, ``enum``,
@@ -174,7 +174,7 @@ def release_stdio() -> None:
 
 
 def parse(args: List[str]) -> Tuple[int, int, List[int], List[Tuple[str, int]], List[str]]:
-    """``LIFELINE STATUS CGROUPS [RLIMIT_X=N ...] -- ARGV...``, as ``jail.plan`` writes it."""
+    """``LIFELINE STATUS CGROUPS [RLIMIT_X=N ...] -- ARGV...``, as ``jail.invocation`` writes it."""
     end = args.index("--")
     limits = [(name, int(value)) for name, _, value in (a.partition("=") for a in args[3:end])]
     cgroups = [] if args[2] == "-" else [int(fd) for fd in args[2].split(",")]

@@ -1,7 +1,7 @@
 """The jail's seccomp program: classic BPF, assembled here, from a table per ABI.
 
 What it refuses, and why, is in :mod:`mcp_client.jail`'s docstring (**Seccomp**);
-:func:`seccomp_filter` is what :func:`mcp_client.jail.plan` hands bwrap. Pure: no I/O.
+:func:`seccomp_filter` is what :func:`mcp_client.jail.invocation` hands bwrap. Pure: no I/O.
 """
 
 from __future__ import annotations

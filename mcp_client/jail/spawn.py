@@ -2,7 +2,7 @@
 cgroup, start bubblewrap, and watch it until it is gone.
 
 :class:`~mcp_client.transport.ProcessTransport` calls :func:`popen` when it has
-a :class:`~mcp_client.jail.Jail`; the plan itself is :func:`mcp_client.jail.plan`.
+a :class:`~mcp_client.jail.Jail`; the invocation itself is :func:`mcp_client.jail.invocation`.
 What is returned is an ordinary ``Popen`` of bwrap, with pipes on its stdin
 and stdout that bwrap hands down to the server; the transport retires bwrap's
 process group exactly as it retires an unjailed server's. bwrap keeps its copy
@@ -50,12 +50,14 @@ from . import (
     MISSING,
     Channels,
     Host,
+    Invocation,
     Jail,
-    Plan,
     paths_to_probe,
     pids_max,
-    plan,
     require_host,
+)
+from . import (
+    invocation as bwrap_invocation,
 )
 
 if TYPE_CHECKING:
@@ -82,7 +84,7 @@ def popen(
     ``Popen``). Raises :class:`TransportFailed` naming what is missing.
     """
     stdio = (subprocess.PIPE, subprocess.PIPE, stderr)
-    return _jailed(jail, spawn, env, lambda the_plan, fds: _popen(the_plan, spawn, fds, stdio))
+    return _jailed(jail, spawn, env, lambda invocation, fds: _popen(invocation, spawn, fds, stdio))
 
 
 def spawn_command(
@@ -121,7 +123,7 @@ def spawn_command(
         jail,
         spawn,
         env,
-        lambda the_plan, fds: _popen(the_plan, spawn, fds + tuple(pass_fds), stdio),
+        lambda invocation, fds: _popen(invocation, spawn, fds + tuple(pass_fds), stdio),
         inside_cwd,
     )
 
@@ -130,7 +132,7 @@ def _jailed(
     jail: Jail,
     spawn: "Spawn",
     env: Mapping[str, str],
-    start: Callable[[Plan, Tuple[int, ...]], "subprocess.Popen[bytes]"],
+    start: Callable[[Invocation, Tuple[int, ...]], "subprocess.Popen[bytes]"],
     inside_cwd: Optional[str] = None,
 ) -> "subprocess.Popen[bytes]":
     """The one way into a jail: look, plan, ``start(plan, the jail's fds)``, await, watch.
@@ -142,16 +144,16 @@ def _jailed(
     cgroups = jail_cgroups(jail)
     ends = _Ends()
     try:
-        the_plan = plan(jail, spawn, env, host, ends.open(cgroups), inside_cwd)
-        ends.feed_seccomp(the_plan.seccomp)
-        child = start(the_plan, tuple(ends.theirs()))
+        invocation = bwrap_invocation(jail, spawn, env, host, ends.open(cgroups), inside_cwd)
+        ends.feed_seccomp(invocation.seccomp)
+        child = start(invocation, tuple(ends.theirs()))
         ends.close_theirs()
     except BaseException:
         ends.close()
         _remove_all(cgroups, 0.0)
         raise
     try:
-        _await_server(child, ends, the_plan, spawn)
+        _await_server(child, ends, invocation, spawn)
         _watch(child, ends, cgroups)
     except BaseException:
         _abandon(child)
@@ -162,15 +164,15 @@ def _jailed(
 
 
 def _popen(
-    the_plan: Plan, spawn: "Spawn", fds: Tuple[int, ...], stdio: Tuple[Any, Any, Any]
+    invocation: Invocation, spawn: "Spawn", fds: Tuple[int, ...], stdio: Tuple[Any, Any, Any]
 ) -> "subprocess.Popen[bytes]":
     try:
         return process.start(
-            the_plan.argv,
+            invocation.argv,
             stdin=stdio[0],
             stdout=stdio[1],
             stderr=stdio[2],
-            env=the_plan.env,
+            env=invocation.env,
             cwd=spawn.cwd,
             pass_fds=fds,
             unbuffered=True,
@@ -183,7 +185,7 @@ def _popen(
 
 
 def look(jail: Jail, spawn: "Spawn", env: Mapping[str, str]) -> Host:
-    """What :func:`mcp_client.jail.plan` needs to know of this machine."""
+    """What :func:`mcp_client.jail.invocation` needs to know of this machine."""
     homes = _homes(env)
     return Host(
         system=platform.system(),
@@ -303,7 +305,7 @@ class _Ends:
 
 
 def _await_server(
-    child: "subprocess.Popen[bytes]", ends: _Ends, the_plan: Plan, spawn: "Spawn"
+    child: "subprocess.Popen[bytes]", ends: _Ends, invocation: Invocation, spawn: "Spawn"
 ) -> None:
     """Read the init's reports to EOF: up, then nothing (exec'd) or why not."""
     fd = ends.take("status")
@@ -326,7 +328,7 @@ def _await_server(
         raise TransportFailed("the jail's init could not join its cgroups: %s" % failures[0][-1])
     if "up" not in reports:
         raise TransportFailed(
-            "bubblewrap could not build the jail: %s" % _diagnose(child, the_plan, spawn)
+            "bubblewrap could not build the jail: %s" % _diagnose(child, invocation, spawn)
         )
 
 
@@ -346,17 +348,17 @@ def _read_reports(fd: int, deadline: float) -> List[str]:
     return data.decode("utf-8", "replace").splitlines()
 
 
-def _diagnose(child: "subprocess.Popen[bytes]", the_plan: Plan, spawn: "Spawn") -> str:
+def _diagnose(child: "subprocess.Popen[bytes]", invocation: Invocation, spawn: "Spawn") -> str:
     """bwrap's own words: its message went to the server's stderr, so build the
     same jail once more with stderr captured."""
     code = child.wait()
     try:
         probe = subprocess.run(
-            list(the_plan.probe),
+            list(invocation.probe),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
-            env=dict(the_plan.env),
+            env=dict(invocation.env),
             cwd=spawn.cwd,
             timeout=STARTUP_TIMEOUT,
             start_new_session=True,

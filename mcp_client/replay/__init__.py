@@ -47,7 +47,7 @@ Nothing of the client's is ignored beyond request ids: in particular
 recorded one (:func:`client_info`), so a capture from an older version of the
 package still replays.
 
-:func:`plan` turns the recorded requests into the calls a driver makes on a
+:func:`schedule` turns the recorded requests into the calls a driver makes on a
 fresh client: ``initialize`` (``connect``), ``tools/list`` (one
 ``list_tools`` per first page; the recorded cursor pages belong to it),
 ``tools/call`` and ``ping``; it refuses (:class:`LogError`) a log with more
@@ -98,6 +98,7 @@ __all__ = [
     "script_of",
     "Responder",
     "Call",
+    "schedule",
     "plan",
     "client_info",
     "max_pages",
@@ -113,7 +114,7 @@ DRIVEN_METHODS = (INITIALIZE, TOOLS_LIST, TOOLS_CALL, PING)
 #: How much of a line a divergence message shows.
 _SHOWN = 300
 #: The most calls a replay drives at once: each runs in a thread of its own, so a
-#: log with more calls in flight at once than this is refused (:func:`plan`).
+#: log with more calls in flight at once than this is refused (:func:`schedule`).
 MAX_CONCURRENT_CALLS = 64
 
 Message = Dict[str, JsonValue]
@@ -670,7 +671,7 @@ class Call:
         return self.method
 
 
-def plan(script: Script) -> Tuple[List[Call], List[str]]:
+def schedule(script: Script) -> Tuple[List[Call], List[str]]:
     """The calls to drive, and a note for each recorded request no call can reproduce
     and for each loss the capture recorded.
 
@@ -697,6 +698,11 @@ def plan(script: Script) -> Tuple[List[Call], List[str]]:
     calls = _with_overlaps(script, calls)
     _check_concurrency(script, calls)
     return calls, notes
+
+
+#: The old name of :func:`schedule` (a word the package now spends on one thing:
+#: ``schema.plan``), kept for those who call it.
+plan = schedule
 
 
 def _check_concurrency(script: Script, calls: Sequence[Call]) -> None:

@@ -79,7 +79,7 @@ from . import (
     Write,
     client_info,
     max_pages,
-    plan,
+    schedule,
     script_of,
 )
 
@@ -237,7 +237,7 @@ def drive(
     ``timeout`` bounds each call; ``unanswered`` (if shorter) a call whose answer
     the log does not hold.
     """
-    calls, notes = plan(script)
+    calls, notes = schedule(script)
     if not calls or calls[0].method != INITIALIZE:
         raise LogError("the log holds no initialize request to start from")
     shared = _Shared(Responder(script))
