@@ -225,10 +225,13 @@ class _Counting(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.INFO)
         self.count = 0
+        self.last = ""
 
     def emit(self, record: logging.LogRecord) -> None:
         self.format(record)
         self.count += 1
+        if "not logged" in record.getMessage():
+            self.last = record.getMessage()
 
 
 class LoggedStderrFlood(unittest.TestCase):
@@ -265,6 +268,22 @@ class LoggedStderrFlood(unittest.TestCase):
         self.assertEqual(text_of(client.call_tool("flooded", {}, timeout=LONG)), "no")
         self.assertEqual(client.shutdown(), Exited(-9))
         # (Its very last line may be cut short: the SIGKILL can land mid-write.)
+        self.assertTrue(client.stderr_tail.split("\n")[-2].startswith("flood line "))
+
+
+    def test_what_is_left_in_the_pipe_is_logged_by_its_last_lines(self) -> None:
+        # What the killed server left in its stderr pipe (a pipeful: thousands of lines)
+        # is kept in the tail whole, but logged by its last lines and a count: a record
+        # a line held shutdown() past its timeout.
+        transport = ProcessTransport(server("diagnostics", "stderr_flood"), stderr=CAPTURE)
+        client = start(transport, OPTIONS)
+        self.assertEqual(text_of(client.call_tool("flood", {"mb": 100000})), "started")
+        self.assertTrue(wait_until(lambda: self.handler.count > 10000), "the flood never began")
+        before = self.handler.count
+        self.assertEqual(client.shutdown(timeout=LONG), Exited(-9))
+        logged = self.handler.count - before
+        self.assertLessEqual(logged, 400, "a record a line of the leftover")
+        self.assertIn("more lines of stderr, left when it ended, not logged", self.handler.last)
         self.assertTrue(client.stderr_tail.split("\n")[-2].startswith("flood line "))
 
 

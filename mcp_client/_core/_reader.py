@@ -51,6 +51,7 @@ from . import _noise as noise
 from ._answers import Answerer
 from ._requests import Requests
 from ._session import Session
+from ._tail import LINE_BYTES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -73,8 +74,10 @@ STDERR_SETTLE = 0.2
 #: less when its lines are logged, each line a record (``Reader._stderr_chunk``).
 _STDERR_READ = 64 * 1024
 _STDERR_LOGGED_READ = 4 * 1024
-#: The most read of what an ended server left in its stderr pipe.
+#: The most read of what an ended server left in its stderr pipe, and the most of its
+#: lines logged (the tail keeps the end of it whole; the rest is counted).
 _STDERR_LEFT = 1024 * 1024
+_LEFT_LOGGED = 20
 
 if TYPE_CHECKING:
     Evidence = Tuple[Optional[Retirement], Optional[RetirementError]]
@@ -251,14 +254,44 @@ class Reader:
         """What the ended server left in its stderr pipe (its last words, and for
         a file, bytes it wrote before the SIGKILL): read until the pipe is empty,
         at most :data:`_STDERR_LEFT` -- a writer that outlived the group could
-        refill it for ever."""
+        refill it for ever. Kept in the tail (or copied to the file) whole, but
+        logged by its last :data:`_LEFT_LOGGED` lines and a count of the rest: a
+        flood's pipeful is tens of thousands of lines, and a record a line would
+        hold the retirement for seconds."""
         fd = self._conn.stderr_fd
-        taken = 0
-        while fd is not None and not self._stderr_done and taken < _STDERR_LEFT:
-            read = self._stderr_chunk(fd)
-            if read <= 0:
-                return
-            taken += read
+        if fd is None or self._stderr_done:
+            return
+        left = _Leftover(self._session.stderr.unfinished())
+        while left.taken < _STDERR_LEFT and left.add(self._left_chunk(fd)):
+            pass
+        if self._conn.stderr_sink is None and server_log.isEnabledFor(logging.INFO):
+            self._log_left(left)
+
+    def _left_chunk(self, fd: int) -> bytes:
+        """One read of what is left (b"" once the pipe is empty or closed), kept."""
+        try:
+            chunk = os.read(fd, _STDERR_READ)
+        except OSError:  # empty now (EAGAIN), or closed under us: the end either way
+            return b""
+        sink = self._conn.stderr_sink
+        if sink is not None:
+            self._copy_stderr(sink, chunk)
+        elif chunk:
+            self._session.stderr.push(chunk)
+        self._stderr_done = not chunk
+        return chunk
+
+    def _log_left(self, left: "_Leftover") -> None:
+        shown = left.lines(ended=self._stderr_done)
+        unfinished = self._stderr_done and not left.end.endswith(b"\n") and bool(left.end)
+        skipped = left.count + unfinished - len(shown)
+        if skipped > 0:
+            server_log.info(
+                "%s: ... %d more lines of stderr, left when it ended, not logged (the "
+                "last %d follow)", self._session.server_name(), skipped, len(shown),
+                extra={"server": self._session.server_name()},
+            )  # fmt: skip
+        self._log_stderr(shown)
 
     def _stderr_chunk(self, fd: int) -> int:
         """One bounded turn of the server's stderr: a single read, kept, logged or
@@ -360,3 +393,36 @@ class Reader:
                 return None
             if not self.read_stderr(min(deadline, time.monotonic() + 0.02)):
                 time.sleep(min(0.02, max(0.0, deadline - time.monotonic())))
+
+
+class _Leftover:
+    """What an ended server left in its stderr: its size, its lines counted, and the
+    bytes that may hold its last :data:`_LEFT_LOGGED` lines (the rest not kept)."""
+
+    __slots__ = ("taken", "count", "end")
+
+    def __init__(self, unfinished: bytes) -> None:
+        self.taken = 0
+        self.count = 0
+        self.end = bytearray(unfinished)  # the line the live reads left unfinished
+
+    def add(self, chunk: bytes) -> bool:
+        """Take ``chunk``; whether there may be more."""
+        self.taken += len(chunk)
+        self.count += chunk.count(b"\n")
+        self.end += chunk
+        room = _LEFT_LOGGED * (LINE_BYTES + 1)
+        if len(self.end) > 2 * room:  # trimmed now and then: bounded, amortised
+            del self.end[: len(self.end) - room]
+        return bool(chunk)
+
+    def lines(self, ended: bool) -> List[str]:
+        """The last lines, as the tail shows them (blank ones skipped): the complete
+        ones, and the unfinished last one when the stream ``ended``."""
+        pieces = bytes(self.end).split(b"\n")
+        if not ended:
+            pieces = pieces[:-1]  # unfinished: the writer outlived the reading
+        if len(self.end) >= _LEFT_LOGGED * (LINE_BYTES + 1):
+            pieces = pieces[1:]  # the first may be the end of a longer line
+        shown = [noise.show(piece.rstrip(b"\r"), LINE_BYTES) for piece in pieces]
+        return [line for line in shown if line.strip()][-_LEFT_LOGGED:]

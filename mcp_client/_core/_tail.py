@@ -86,6 +86,13 @@ class Tail:
         line = self._complete()
         return [line] if line else []
 
+    def unfinished(self) -> bytes:
+        """The start of the line :meth:`push` (with ``lines``) holds unfinished, taken:
+        for whoever reads the rest of the stream without cutting it into lines."""
+        raw = bytes(self._pending)
+        self._pending, self._overflow = bytearray(), 0
+        return raw
+
     def text(self) -> str:
         """The last lines, oldest first, one per line, within :data:`TAIL_BYTES`
         (``""`` when none)."""
