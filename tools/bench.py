@@ -768,7 +768,7 @@ def calls_taking_turns(
     return {"hop": median(hops), "direct": median(directs)}
 
 
-#: The README's config, and the test panel's servers together (a large one).
+#: A small config (time, memory, filesystem), and the test panel's servers together (a large one).
 SHOWN_PANELS = {
     "readme": ("time", "memory", "filesystem"),
     "panel": ("time", "git", "memory", "filesystem", "everything", "sequential-thinking"),
@@ -898,7 +898,7 @@ def codemode_lines(figures: Figures) -> List[str]:
 
 def shown_lines(figures: Figures) -> List[str]:
     lines = ["what a model is shown before its first call (bytes):"]
-    for panel, what in (("readme", "the README's config"), ("panel", "the test panel")):
+    for panel, what in (("readme", "time, memory and filesystem"), ("panel", "the test panel")):
         f = {
             key: figures.get("shown_%s_%s" % (panel, key), 0.0)
             for key in ("servers", "tools", "raw", "surface")

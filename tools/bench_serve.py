@@ -5,7 +5,7 @@
   (the ``instructions`` plus its ``tools/list`` result, as JSON), beside the whole
   surface and the raw ``tools/list`` JSON of the same servers -- what a host shows its
   model without code mode -- counted as ``bench --codemode`` counts them, for the same
-  two configs (``bench.SHOWN_PANELS``: the README's, and the test panel's servers
+  two configs (``bench.SHOWN_PANELS``: time, memory and filesystem, and the test panel's servers
   together). Bytes are counted, not timed: the same on every run.
 * **Calls per second** from a program, sequential, through ``serve``'s ``run_program``
   (the program measures its own window) against the same calls made directly with a
@@ -255,7 +255,7 @@ def figures(repeats: int, duration: float, events: int) -> Dict[str, Figures]:
 
 def lines(found: Dict[str, Figures]) -> List[str]:
     report = ["mcp-client serve (code mode as an MCP server):"]
-    for name, what in (("readme", "the README's config (time, memory, filesystem)"),
+    for name, what in (("readme", "time, memory and filesystem"),
                        ("panel", "the test panel (time, git, memory, filesystem, "
                                  "everything, sequential-thinking)")):  # fmt: skip
         f = found.get("shown_" + name)

@@ -145,7 +145,10 @@ class Slot:
         self.generated = generated
 
     def left_out(self) -> str:
-        return "server %s left out: %s%s" % (self.name, self.failure, stderr_tail(self.client))
+        hint = _PATH_HINT if _not_found(self.failure) else ""
+        return "server %s left out: %s%s%s" % (
+            self.name, self.failure, hint, stderr_tail(self.client)
+        )  # fmt: skip
 
     def client_for(self, run: int) -> Tuple[Client, Optional[str]]:
         """The client run ``run`` calls, and a line when it had to be started again.
@@ -277,3 +280,14 @@ def retire_all(slots: Sequence[Slot]) -> List[str]:
         except McpClientError as e:
             unconfirmed.append("server %s not confirmed gone: %s" % (slot.name, e))
     return unconfirmed
+
+
+#: Said of a server whose command was not found: where a config's command is looked for.
+_PATH_HINT = (
+    " (a config's command, and its relative paths, are looked for on this process's PATH "
+    "and in its working directory, which an MCP host chooses: name them by absolute path)"
+)
+
+
+def _not_found(failure: str) -> bool:
+    return failure.startswith("cannot start ") and "No such file or directory" in failure
