@@ -11,10 +11,11 @@ everywhere:
 * a count (:func:`count`): a whole number, 0 or more (:func:`positive_count`: 1 or more).
 
 An idea that more than one command has is one :class:`Flag` of :data:`VOCABULARY`, added
-by each of them with :func:`add`: one canonical spelling, which ``--help`` shows, and the
-spellings it had before in one command or another, kept as aliases that every command
-taking the flag accepts (``--allow-read`` is ``--server-read``; the table of them is
-``docs/cli.md``). The help lists only the canonical one (:class:`HelpFormatter`).
+by each of them with :func:`add`: one canonical spelling, which ``--help`` lists, and
+aliases, other spellings of the same flag that every command taking it accepts
+(``--allow-read`` is ``--server-read``; the table of them is ``docs/cli.md``). The help
+lists the canonical one and names the aliases on its last line (:class:`HelpFormatter`,
+:func:`note_aliases`).
 
 The demo server (:mod:`mcp_client.cli.demo_server`) reads its one flag by itself: it is a
 server run by its path, and imports nothing of the package.
@@ -127,7 +128,7 @@ def positive_count(text: str) -> int:
     return value
 
 
-#: The types by the names they had before this module held them all.
+#: The types under their other names, which the commands' code imported.
 seconds_argument = duration
 bytes_argument = size
 count_argument = positive_count
