@@ -582,7 +582,7 @@ class Interrupts(CliCase):
             if process.poll() is None:
                 process.kill()
                 process.wait()
-        self.assertEqual(process.returncode, 130, stderr)
+        self.assertEqual(process.returncode, 128 + signum, stderr)
         self.assertEqual(stderr, "mcp_client: interrupted; the server was shut down\n")
         self.assert_server_gone()
 
@@ -924,7 +924,7 @@ class Stumbles(CliCase):
                 % (script, os.path.realpath(script)),
                 line,
             )
-            self.assertIn("--allow-read %s shows it" % os.path.realpath(checkout), line)
+            self.assertIn("--server-read %s shows it" % os.path.realpath(checkout), line)
             shown = self.cli(
                 "--jail",
                 *jail_read_flags(),

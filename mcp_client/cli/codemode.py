@@ -24,20 +24,18 @@ shares with ``mcp-client serve`` (the servers, the jails, the policy, the limits
 from __future__ import annotations
 
 import argparse
-import codecs
 import os
 import shutil
-import signal
 import sys
 from dataclasses import dataclass
-from types import FrameType
-from typing import IO, Callable, NoReturn, Optional, Sequence, Tuple
+from typing import Callable, Optional, Sequence, Tuple
 
 from .. import config
 from ..codemode import ALLOW, CodeMode, Limits, Policy, RunResult
 from ..errors import CodeModeError, ConfigError, NoServerStarted, UnknownServer
-from ..text import inert
-from .arguments import seconds_argument
+from . import arguments, exits
+from .arguments import CONFIG, JAIL_SERVERS, SERVER, SERVER_JAIL, TIMEOUT, Flag
+from .render import Tee
 
 __all__ = [
     "EXIT_CHECK_FAILED",
@@ -53,13 +51,13 @@ __all__ = [
     "runner_options",
 ]
 
-#: Exit statuses of the command's own (the program's otherwise).
-EXIT_CHECK_FAILED = 1  # --check found a fault; --describe or --search found nothing
-EXIT_USAGE = 2  # usage, config, or a jail that cannot be had
-EXIT_NO_SERVER = 3
-EXIT_WALL_CLOCK = 124
-EXIT_INTERRUPTED = 130  # SIGINT; SIGTERM is 143 (128 + 15)
-EXIT_OUTPUT_CLOSED = 141  # our stdout was closed under us (as a SIGPIPE death would say)
+#: Exit statuses of the command's own (the program's otherwise): :mod:`mcp_client.cli.exits`.
+EXIT_CHECK_FAILED = exits.NO  # --check found a fault; --describe or --search found nothing
+EXIT_USAGE = exits.USAGE  # usage, config, or a jail that cannot be had
+EXIT_NO_SERVER = exits.SPAWN
+EXIT_WALL_CLOCK = exits.WALL_CLOCK
+EXIT_INTERRUPTED = exits.INTERRUPTED  # SIGINT; SIGTERM is 143 (128 + 15)
+EXIT_OUTPUT_CLOSED = exits.OUTPUT_CLOSED  # our stdout was closed under us (| head)
 
 NAME = "codemode"
 
@@ -67,20 +65,32 @@ NAME = "codemode"
 Say = Callable[[str], None]
 
 EPILOG = """\
-exit status: the program's own (128+N when a signal N ended it); 1 --check found a
-fault, or --describe / --search found nothing; 2 usage, config, or no jail to be had;
-3 no server started; 124 the program ran past --wall-clock; 130 interrupted (SIGINT);
-141 our stdout was closed (--surface | head); 143 terminated (SIGTERM).
+%s
+A program that runs gives its own exit status instead (128+N when signal N
+ended it).
 
-The program's output is escaped on its way to ours: every control character but
-newline and tab (ANSI escapes, carriage returns, C1 controls, bidi overrides) and
-every byte that is not UTF-8 is spelt \\xNN / \\uNNNN, on a terminal, a file or a pipe
-alike. --raw-output passes the bytes unchanged where the destination is a file or a
-pipe (data for another program); a terminal gets them escaped whatever is asked.
+The program's output is escaped on its way to ours: every control character
+but newline and tab (ANSI escapes, carriage returns, C1 controls, bidi
+overrides) and every byte that is not UTF-8 is spelt \\xNN / \\uNNNN, on a
+terminal, a file or a pipe alike. --raw-output passes the bytes unchanged
+where the destination is a file or a pipe (data for another program); a
+terminal gets them escaped whatever is asked.
 
-The policy reads each tool's annotations, which are the server's own claims: a
-server that lies about a tool gets it called. The jail is what holds then
-(--jail-servers jails the servers too)."""
+The policy reads each tool's annotations, which are the server's own claims:
+a server that lies about a tool gets it called. The jail is what holds then
+(--jail-servers jails the servers too).
+
+Sizes are 4096, 64K, 512M, 1G; durations 1.5, 90s, 2m, 500ms.""" % (
+    exits.summary(
+        "codemode",
+        {
+            "no": "--check found a fault, or --describe / --search found nothing",
+            "usage": "usage, config, or no jail to be had",
+            "wall-clock": "the program ran past --wall-clock",
+            "output": "our stdout was closed (--surface | head)",
+        },
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -100,134 +110,102 @@ class RunnerOptions:
     shapes: Optional[str] = None  # --shapes DIR: the store of learned shapes
 
 
+# ----------------------------------------------------------------------------- the flags
+
+_JAILS = (
+    Flag(("--no-jail",), "run the program unjailed", "switch"),
+    JAIL_SERVERS,
+    *SERVER_JAIL,
+    Flag(
+        ("--scratch",),
+        "the program's working directory, on the host, bound writable (default: a tmpfs of "
+        "--scratch-bytes inside its jail, gone with it)",
+        metavar="DIR",
+    ),
+)
+_JAIL_HELP = {JAIL_SERVERS: "run every server jailed too"}
+_TOOLS = dict(arguments.PATHS, metavar="SERVER.FUNCTION")
+_POLICY = (
+    Flag(("--allow",), "which calls are sent (all)", choices=ALLOW),
+    Flag(("--allow-tool",), "always sent", **_TOOLS),
+    Flag(("--deny-tool",), "never sent", **_TOOLS),
+)
+#: The limits' flags: each with the field of :class:`Limits` it sets and what it bounds.
+_LIMITS = (
+    (Flag(("--wall-clock",), "", type=arguments.duration, metavar="DURATION"), "wall_clock"),
+    (TIMEOUT, "call_timeout"),
+    (Flag(("--max-calls",), "", type=arguments.count, metavar="N"), "max_calls"),
+    (Flag(("--max-output",), "", type=arguments.size, metavar="SIZE"), "max_output_bytes"),
+    (arguments.MEMORY, "memory_bytes"),
+    (arguments.MAX_TASKS, "max_tasks"),
+    (Flag(("--scratch-bytes",), "", type=arguments.size, metavar="SIZE"), "scratch_bytes"),
+    (arguments.CPU_SECONDS, "cpu_seconds"),
+)
+_BOUNDS = {
+    "wall_clock": "time a run may take",
+    "call_timeout": "time a tool call may take",
+    "max_calls": "tool calls a run may make",
+    "max_output_bytes": "stdout, and stderr, kept",
+    "memory_bytes": "memory the program's jail may use",
+    "max_tasks": "processes and threads of the program's jail at once",
+    "scratch_bytes": "size of the program's scratch tmpfs",
+    "cpu_seconds": "CPU time of each of the program's processes",
+}
+_NO_LIMITS = Flag(
+    ("--no-limits",),
+    "the program's jail without memory, task, scratch and CPU limits (for a machine that "
+    "cannot enforce them: no memory or pids cgroup to be had)",
+    "switch",
+)
+_SHAPES = Flag(
+    ("--shapes",),
+    "learn what tools without an outputSchema return: their shapes (never values) kept in "
+    "DIR, and shown on the surface from then on",
+    metavar="DIR",
+)
+
+
 def add_runner_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags ``codemode`` and ``serve`` share, added to ``parser``."""
     servers = parser.add_argument_group("servers")
-    servers.add_argument(
-        "--config", required=True, metavar="FILE", help="mcpServers / servers JSON"
-    )
-    servers.add_argument(
-        "--server", action="append", default=[], metavar="NAME", help="only this one (repeatable)"
-    )
+    arguments.add(servers, CONFIG, help="mcpServers / servers JSON", required=True)
+    arguments.add(servers, SERVER, help="only this one (repeatable)")
     jails = parser.add_argument_group("jails")
-    jails.add_argument("--no-jail", action="store_true", help="run the program unjailed")
-    jails.add_argument("--jail-servers", action="store_true", help="run every server jailed too")
-    jails.add_argument(
-        "--server-read", action="append", default=[], metavar="PATH", help="jailed servers read it"
-    )
-    jails.add_argument(
-        "--server-write", action="append", default=[], metavar="PATH", help="... and write it"
-    )
-    jails.add_argument("--server-network", action="store_true", help="jailed servers keep the net")
-    jails.add_argument(
-        "--scratch",
-        metavar="DIR",
-        help="the program's working directory, on the host, bound writable (default: a "
-        "tmpfs of --scratch-bytes inside its jail, gone with it)",
-    )
-    _add_policy(parser.add_argument_group("policy (from the tools' annotations: claims)"))
+    for flag in _JAILS:
+        arguments.add(jails, flag, help=_JAIL_HELP.get(flag))
+    policy = parser.add_argument_group("policy (from the tools' annotations: claims)")
+    arguments.add(policy, _POLICY[0], "all")
+    arguments.add_all(policy, _POLICY[1:])
     limits = parser.add_argument_group("limits")
-    _add_limits(limits)
-    _add_no_limits(limits)
-    parser.add_argument(
-        "--shapes",
-        metavar="DIR",
-        help="learn what tools without an outputSchema return: their shapes (never values) "
-        "kept in DIR, and shown on the surface from then on",
-    )
-
-
-def _add_policy(group: "argparse._ArgumentGroup") -> None:
-    group.add_argument("--allow", choices=ALLOW, default="all", help="which calls are sent (all)")
-    group.add_argument(
-        "--allow-tool", action="append", default=[], metavar="SERVER.FUNCTION", help="always sent"
-    )
-    group.add_argument(
-        "--deny-tool", action="append", default=[], metavar="SERVER.FUNCTION", help="never sent"
-    )
-
-
-def _add_limits(group: "argparse._ArgumentGroup") -> None:
     default = Limits()
-    group.add_argument(
-        "--wall-clock",
-        type=seconds_argument,
-        default=default.wall_clock,
-        metavar="S",
-        help="seconds a run may take (%g)" % default.wall_clock,
-    )
-    group.add_argument(
-        "--call-timeout",
-        "--timeout",
-        dest="call_timeout",
-        type=seconds_argument,
-        default=default.call_timeout,
-        metavar="S",
-        help="seconds a call may take (%g)" % default.call_timeout,
-    )
-    for flag, field, what in (
-        ("--max-calls", "max_calls", "tool calls a run may make"),
-        ("--max-output", "max_output_bytes", "bytes of stdout, and of stderr, kept"),
-        ("--memory", "memory_bytes", "bytes of memory the program's jail may use"),
-        ("--max-tasks", "max_tasks", "processes and threads of the program's jail at once"),
-        ("--scratch-bytes", "scratch_bytes", "bytes of the program's scratch tmpfs"),
-        ("--cpu-seconds", "cpu_seconds", "CPU seconds of each of the program's processes"),
-    ):
+    for flag, field in _LIMITS:
         value = getattr(default, field)
-        group.add_argument(
-            flag,
-            dest=field,
-            type=_count,
-            default=value,
-            metavar="N",
-            help="%s (%d)" % (what, value),
-        )
-
-
-def _add_no_limits(group: "argparse._ArgumentGroup") -> None:
-    group.add_argument(
-        "--no-limits",
-        action="store_true",
-        help="the program's jail without memory, task, scratch and CPU limits (for a machine "
-        "that cannot enforce them: no memory or pids cgroup to be had)",
-    )
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("not an integer: %r" % text) from None
-    if value < 0:
-        raise argparse.ArgumentTypeError("must be >= 0, not %r" % text)
-    return value
+        help = "%s (%s)" % (_BOUNDS[field], arguments.shown(flag, value))
+        arguments.add(limits, flag, value, help)
+    arguments.add(limits, _NO_LIMITS)
+    arguments.add(parser, _SHAPES)
 
 
 def runner_options(namespace: argparse.Namespace) -> RunnerOptions:
     """The shared flags of a parsed command line. Raises ``ValueError`` for a bad value."""
+    limits = {field: getattr(namespace, flag.dest) for flag, field in _LIMITS}
     return RunnerOptions(
         config=namespace.config,
         servers=tuple(namespace.server),
         jail_program=not namespace.no_jail,
         jail_servers=namespace.jail_servers,
-        server_readable=tuple(os.path.abspath(path) for path in namespace.server_read),
-        server_writable=tuple(os.path.abspath(path) for path in namespace.server_write),
+        server_readable=_absolute(namespace.server_read),
+        server_writable=_absolute(namespace.server_write),
         server_network=namespace.server_network,
         policy=Policy(namespace.allow, tuple(namespace.allow_tool), tuple(namespace.deny_tool)),
-        limits=Limits(
-            wall_clock=namespace.wall_clock,
-            call_timeout=namespace.call_timeout,
-            max_calls=namespace.max_calls,
-            max_output_bytes=namespace.max_output_bytes,
-            memory_bytes=namespace.memory_bytes,
-            max_tasks=namespace.max_tasks,
-            scratch_bytes=namespace.scratch_bytes,
-            cpu_seconds=namespace.cpu_seconds,
-            enforced=not namespace.no_limits,
-        ),
+        limits=Limits(enforced=not namespace.no_limits, **limits),
         scratch=None if namespace.scratch is None else os.path.abspath(namespace.scratch),
         shapes=getattr(namespace, "shapes", None),
     )
+
+
+def _absolute(paths: Sequence[str]) -> Tuple[str, ...]:
+    return tuple(os.path.abspath(path) for path in paths)
 
 
 def chosen_servers(
@@ -277,17 +255,30 @@ def open_runner(
 # ----------------------------------------------------------------------------- the command
 
 
-class _Terminated(BaseException):
-    """SIGTERM, raised in the main thread so that everything unwinds through ``close``."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
 def _say(text: str) -> None:
     sys.stderr.write("%s: %s\n" % (NAME, text))
     sys.stderr.flush()
+
+
+_PROGRAM = (
+    Flag(
+        ("--raw-output",),
+        "the program's bytes unchanged on our stdout/stderr when that is a file or a pipe "
+        "(default: controls but \\n and \\t escaped; a terminal always gets that)",
+        "switch",
+    ),
+)
+#: What the command does instead of running a program (one of them).
+_INSTEAD = (
+    Flag(("--surface",), "print the surface", "switch"),
+    Flag(("--search",), "print the tools that match QUERY", metavar="QUERY"),
+    Flag(("--describe",), "print one tool's doc", metavar="SERVER.FUNCTION"),
+    Flag(("--check",), "compile() and mypy --strict PROGRAM", "switch"),
+)
+_LIMIT = Flag(("--limit",), "--search: N (10)", type=arguments.count, metavar="N")
+_KEEP_CAP = Flag(
+    ("--keep-cap",), "write the cap package into DIR (for mypy, an editor)", metavar="DIR"
+)
 
 
 def _parser(prog: str) -> argparse.ArgumentParser:
@@ -297,27 +288,16 @@ def _parser(prog: str) -> argparse.ArgumentParser:
         description="Run a model's Python program against the generated cap.mcp modules of "
         "the servers of a config file: jailed, bounded, its calls served by the servers.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=arguments.HelpFormatter,
     )
     parser.add_argument("program", nargs="?", metavar="PROGRAM.py | -", help="the program to run")
     actions = parser.add_argument_group("instead of running it")
-    what = actions.add_mutually_exclusive_group()
-    what.add_argument("--surface", action="store_true", help="print the surface")
-    what.add_argument("--search", metavar="QUERY", help="print the tools that match QUERY")
-    what.add_argument("--describe", metavar="SERVER.FUNCTION", help="print one tool's doc")
-    what.add_argument("--check", action="store_true", help="compile() and mypy --strict PROGRAM")
-    actions.add_argument("--limit", type=_count, default=10, metavar="N", help="--search: N (10)")
-    parser.add_argument(
-        "--raw-output",
-        action="store_true",
-        help="the program's bytes unchanged on our stdout/stderr when that is a file or a "
-        "pipe (default: controls but \\n and \\t escaped; a terminal always gets that)",
-    )
-    actions.add_argument(
-        "--keep-cap", metavar="DIR", help="write the cap package into DIR (for mypy, an editor)"
-    )
+    arguments.add_all(actions.add_mutually_exclusive_group(), _INSTEAD)
+    arguments.add(actions, _LIMIT, 10)
+    arguments.add_all(parser, _PROGRAM)
+    arguments.add(actions, _KEEP_CAP)
     add_runner_arguments(parser)
-    return parser
+    return arguments.note_aliases(parser)
 
 
 def _parse(argv: Sequence[str], prog: str) -> Tuple[argparse.Namespace, RunnerOptions]:
@@ -344,29 +324,16 @@ def _read_program(args: argparse.Namespace) -> str:
 def main(argv: Optional[Sequence[str]] = None, prog: str = "mcp-client codemode") -> int:
     """The command; returns its exit status (argparse exits 2 on bad usage)."""
     args, options = _parse(sys.argv[1:] if argv is None else argv, prog)
+    return exits.run_command(lambda: _read_and_act(args, options), NAME, _say)
+
+
+def _read_and_act(args: argparse.Namespace, options: RunnerOptions) -> int:
     try:
         program = None if args.program is None else _read_program(args)
     except (OSError, UnicodeDecodeError) as e:
         _say("cannot read the program %s: %s" % (args.program, e))
         return EXIT_USAGE
-    previous = signal.signal(signal.SIGTERM, _terminate)
-    try:
-        return _open_and_act(args, options, program)
-    except KeyboardInterrupt:
-        _say("interrupted")
-        return EXIT_INTERRUPTED
-    except _Terminated as e:
-        _say("terminated")
-        return 128 + e.signum
-    except BrokenPipeError:  # our stdout's reader went away (| head); everything is retired
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
-        return EXIT_OUTPUT_CLOSED
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _terminate(signum: int, frame: Optional[FrameType]) -> NoReturn:
-    raise _Terminated(signum)
+    return _open_and_act(args, options, program)
 
 
 def _open_and_act(args: argparse.Namespace, options: RunnerOptions, program: Optional[str]) -> int:
@@ -435,54 +402,9 @@ def _check(runner: CodeMode, program: str) -> int:
 
 
 def _run(runner: CodeMode, program: str, stdin: Optional[int], raw: bool) -> int:
-    tee = _Tee(raw)
+    tee = Tee(raw)
     try:
         result: RunResult = runner.run(program, stdin=stdin, tee=tee)
     finally:
         tee.flush()
     return result.exit_status
-
-
-class _Tee:
-    """The program's output streamed to ours, escaped on the way (see EPILOG).
-
-    Escaping needs whole characters: a UTF-8 sequence cut between two chunks waits
-    in its stream's decoder; a byte that can never be UTF-8 comes out ``\\xNN``.
-    """
-
-    def __init__(self, raw: bool) -> None:
-        self._streams = {name: _Escaped(name, raw) for name in ("stdout", "stderr")}
-
-    def __call__(self, stream: str, data: bytes) -> None:
-        self._streams[stream].write(data)
-
-    def flush(self) -> None:
-        for each in self._streams.values():
-            each.write(b"", final=True)
-
-
-class _Escaped:
-    """One of our streams; ``raw`` is honoured only where it is not a terminal."""
-
-    def __init__(self, name: str, raw: bool) -> None:
-        self.out: IO[bytes] = sys.stdout.buffer if name == "stdout" else sys.stderr.buffer
-        self.raw = raw and not _is_terminal(self.out)
-        self.decoder = codecs.getincrementaldecoder("utf-8")("backslashreplace")
-
-    def write(self, data: bytes, final: bool = False) -> None:
-        if not self.raw:
-            data = inert(self.decoder.decode(data, final), keep="\n\t").encode("utf-8")
-        if not data:
-            return
-        try:
-            self.out.write(data)
-            self.out.flush()
-        except (OSError, ValueError):  # our reader went away: the program still runs to its end
-            pass
-
-
-def _is_terminal(stream: IO[bytes]) -> bool:
-    try:
-        return os.isatty(stream.fileno())
-    except (OSError, ValueError):  # no descriptor (a test's buffer): not a terminal
-        return False

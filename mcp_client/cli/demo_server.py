@@ -34,6 +34,7 @@ import json
 import math
 import os
 import sys
+import warnings
 from dataclasses import dataclass
 from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -43,14 +44,28 @@ __all__ = [
     "LATEST_VERSION",
     "KNOWN_VERSIONS",
     "TOOLS",
-    "Tool",
-    "Server",
+    "DemoTool",
+    "DemoServer",
     "violation",
     "serve",
     "main",
 ]
 
 JsonObject = Dict[str, Any]
+
+#: The classes' names before they were renamed: code mode's own server has a ``Server``
+#: and a ``Tool`` (:mod:`mcp_client.codemode._mcp_server`), this one the demo's.
+_RENAMED = {"Tool": "DemoTool", "Server": "DemoServer"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _RENAMED:
+        warnings.warn(
+            "demo_server.%s is now %s" % (name, _RENAMED[name]), DeprecationWarning, stacklevel=2
+        )
+        return globals()[_RENAMED[name]]
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
+
 
 SERVER_NAME = "mcp-client-demo"
 SERVER_VERSION = "1.0.0"
@@ -160,7 +175,7 @@ def _label(record: JsonObject, key: str, missing: Optional[str]) -> Optional[str
 
 
 @dataclass(frozen=True)
-class Tool:
+class DemoTool:
     """One listed tool: its ``tools/list`` entry and the body that runs it."""
 
     name: str
@@ -198,8 +213,8 @@ def _object_schema(properties: JsonObject, required: Sequence[str]) -> JsonObjec
 _INTEGER = {"type": "integer"}
 _NUMBER = {"type": "number"}
 
-TOOLS: Tuple[Tool, ...] = (
-    Tool(
+TOOLS: Tuple[DemoTool, ...] = (
+    DemoTool(
         "add",
         "Add two integers.",
         _object_schema(
@@ -213,7 +228,7 @@ TOOLS: Tuple[Tool, ...] = (
         output_schema=_object_schema({"sum": _INTEGER}, ["sum"]),
         title="Add",
     ),
-    Tool(
+    DemoTool(
         "divide",
         "Divide a by b. Dividing by zero is reported as a tool error.",
         _object_schema(
@@ -225,7 +240,7 @@ TOOLS: Tuple[Tool, ...] = (
         ),
         _divide,
     ),
-    Tool(
+    DemoTool(
         "join_words",
         "Join words with a separator, optionally only the first few.",
         _object_schema(
@@ -250,7 +265,7 @@ TOOLS: Tuple[Tool, ...] = (
         ),
         _join_words,
     ),
-    Tool(
+    DemoTool(
         "reverse-text",
         "Reverse a string, code point by code point.",
         _object_schema(
@@ -267,7 +282,7 @@ TOOLS: Tuple[Tool, ...] = (
         _reverse_text,
         title="Reverse text",
     ),
-    Tool(
+    DemoTool(
         "count_by",
         "Count records by the value of one key; most frequent first.",
         _object_schema(
@@ -388,10 +403,10 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError("%s is not JSON" % name)
 
 
-class Server:
+class DemoServer:
     """The protocol logic, free of I/O: one inbound line in, at most one reply out."""
 
-    def __init__(self, tools: Sequence[Tool] = TOOLS, page_size: Optional[int] = None) -> None:
+    def __init__(self, tools: Sequence[DemoTool] = TOOLS, page_size: Optional[int] = None) -> None:
         self._tools = tuple(tools)
         self._by_name = {tool.name: tool for tool in self._tools}
         self._page_size = page_size
@@ -492,7 +507,7 @@ def _encode(reply: JsonObject) -> bytes:
 
 
 def serve(
-    server: Server, stdin: IO[bytes], stdout: IO[bytes], log: Optional[IO[str]] = None
+    server: DemoServer, stdin: IO[bytes], stdout: IO[bytes], log: Optional[IO[str]] = None
 ) -> int:
     """Answer lines from ``stdin`` until EOF; returns the exit status (0)."""
     for line in stdin:
@@ -538,7 +553,7 @@ def _positive(text: str) -> int:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the demo server on this process's stdin and stdout."""
     options = _arguments(argv)
-    server = Server(page_size=options.page_size)
+    server = DemoServer(page_size=options.page_size)
     try:
         return serve(
             server, sys.stdin.buffer, sys.stdout.buffer, sys.stderr if options.verbose else None

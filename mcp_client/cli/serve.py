@@ -36,9 +36,9 @@ every server. stdout carries protocol lines only: the descriptor is taken for th
 protocol at start, and fd 1 then points at stderr, so that nothing else can write
 there (fd 0 is ``/dev/null``: no child reads the host's lines). Logs go to stderr.
 
-Exit status: 0 after EOF; 2 usage, a config that cannot be used, an unknown
-``--server``, or a jail that cannot be had; 3 no server started; 130 after SIGINT;
-143 after SIGTERM.
+Exit status (:mod:`mcp_client.cli.exits`): 0 after EOF; 2 usage, a config that cannot
+be used, an unknown ``--server``, or a jail that cannot be had; 3 no server started; 70
+an internal error; 130 after SIGINT; 143 after SIGTERM.
 """
 
 from __future__ import annotations
@@ -48,11 +48,13 @@ import logging
 import os
 import signal
 import sys
-from typing import TYPE_CHECKING, Any, NoReturn, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Tuple
 
 from .._version import __version__
 from ..codemode import _mcp_server, _serve_tools
 from ..errors import CodeModeError, ConfigError, NoServerStarted
+from . import arguments, exits
+from .arguments import Flag
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
     from ..codemode import CodeMode
@@ -62,29 +64,23 @@ __all__ = ["main", "EXIT_USAGE", "EXIT_NO_SERVER", "NAME"]
 LOGGER = logging.getLogger("mcp_client.serve")  # its name before the move: users configure it
 
 NAME = "mcp-client-codemode"
-EXIT_USAGE, EXIT_NO_SERVER = 2, 3
+EXIT_USAGE, EXIT_NO_SERVER = exits.USAGE, exits.SPAWN
 #: Seconds the end waits for the running calls' threads once their programs are killed.
 END_GRACE = 10.0
-
-
-class _Stopped(BaseException):
-    """A signal asked us to stop (a ``BaseException``: no ``except Exception`` eats it)."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
 
 
 def main(argv: Optional[Sequence[str]] = None, prog: str = "mcp-client serve") -> int:
     """The command's entry point (see the module docstring); returns the exit status."""
     arguments = _parser(prog).parse_args(sys.argv[1:] if argv is None else argv)
+    return exits.run_command(lambda: _main(arguments), "mcp-client serve")
+
+
+def _main(arguments: argparse.Namespace) -> int:
     _log_to_stderr()
     protocol_in, protocol_out = _take_stdio()
-    _on_signals(_stop)
+    _on_signals(exits.stop)  # SIGINT too: 130 or 143, the end bounded (_ignore_more)
     try:
         return _serve(arguments, protocol_in, protocol_out)
-    except _Stopped as stopped:
-        return 128 + stopped.signum
     finally:
         os.close(protocol_in)
         os.close(protocol_out)
@@ -133,35 +129,35 @@ def _server(
 # ----------------------------------------------------------------------------- arguments
 
 
+_MAX_RUNS = Flag(
+    ("--max-runs",),
+    "tool calls answered at once (default %d); one more is answered busy" % _mcp_server.MAX_RUNNING,
+    type=arguments.positive_count,
+    metavar="N",
+)
+EPILOG = "\n".join(
+    (
+        "tools: search_tools, describe_tool, check_program, run_program.",
+        exits.summary(
+            "serve", {"ok": "the host closed stdin", "usage": "usage, config or no jail"}
+        ),
+        "Logs go to stderr; stdout is the protocol's.",
+    )
+)
+
+
 def _parser(prog: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Code mode as a stdio MCP server, for any MCP host.",
-        epilog="tools: search_tools, describe_tool, check_program, run_program. "
-        "exit status: 0 the host closed stdin, 2 usage, config or no jail, 3 no server "
-        "started, 130 SIGINT, 143 SIGTERM. Logs go to stderr; stdout is the protocol's.",
+        epilog=EPILOG,
+        formatter_class=arguments.HelpFormatter,
     )
     from . import codemode as codemode_cli  # the flags `codemode` and `serve` share
 
     codemode_cli.add_runner_arguments(parser)
-    parser.add_argument(
-        "--max-runs",
-        type=_positive,
-        default=_mcp_server.MAX_RUNNING,
-        metavar="N",
-        help="tool calls answered at once (default %(default)s); one more is answered busy",
-    )
-    return parser
-
-
-def _positive(text: str) -> int:
-    try:
-        number = int(text)
-    except ValueError:
-        number = 0
-    if number < 1:
-        raise argparse.ArgumentTypeError("not a positive integer: %r" % text)
-    return number
+    arguments.add(parser, _MAX_RUNS, _mcp_server.MAX_RUNNING)
+    return arguments.note_aliases(parser)
 
 
 def _open(arguments: argparse.Namespace) -> "CodeMode":
@@ -199,10 +195,6 @@ def _log_to_stderr() -> None:
 def _on_signals(handler: Any) -> None:
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, handler)
-
-
-def _stop(signum: int, frame: object) -> NoReturn:
-    raise _Stopped(signum)
 
 
 def _ignore_more(signum: int, frame: object) -> None:
