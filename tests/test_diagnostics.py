@@ -270,7 +270,6 @@ class LoggedStderrFlood(unittest.TestCase):
         # (Its very last line may be cut short: the SIGKILL can land mid-write.)
         self.assertTrue(client.stderr_tail.split("\n")[-2].startswith("flood line "))
 
-
     def test_what_is_left_in_the_pipe_is_logged_by_its_last_lines(self) -> None:
         # What the killed server left in its stderr pipe (a pipeful: thousands of lines)
         # is kept in the tail whole, but logged by its last lines and a count: a record
