@@ -34,6 +34,9 @@ __all__ = [
     "TOOLS_CALL",
     "PING",
     "NOTIFICATIONS_CANCELLED",
+    "NOTIFICATIONS_PROGRESS",
+    "ELICITATION_CREATE",
+    "ELICITATION_CAPABILITY",
     "TOOLS_CAPABILITY",
     "Listing",
     "LISTINGS",
@@ -76,6 +79,12 @@ PING = "ping"
 NOTIFICATIONS_CANCELLED = "notifications/cancelled"
 #: The server capability (``InitializeResult.capabilities``) the tool methods need.
 TOOLS_CAPABILITY = "tools"
+#: What ``serve`` (a server) sends its host: a request's progress (Utilities / Progress),
+#: and a question for the person behind it (Client Features / Elicitation), which a
+#: host that declares the ``elicitation`` capability answers.
+NOTIFICATIONS_PROGRESS = "notifications/progress"
+ELICITATION_CREATE = "elicitation/create"
+ELICITATION_CAPABILITY = "elicitation"
 
 REQUESTED_VERSION = "2025-06-18"
 #: Every revision this client can speak, newest first; nothing else is accepted.

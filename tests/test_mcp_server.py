@@ -17,7 +17,15 @@ from typing import Any, Dict, List, Optional, Union
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_client.codemode._mcp_server import Identity, Refused, Server, Tool, negotiate
+from mcp_client.codemode._mcp_server import (
+    CallContext,
+    HostFailed,
+    Identity,
+    Refused,
+    Server,
+    Tool,
+    negotiate,
+)
 from mcp_client.jsonvalue import JsonValue
 from mcp_client.stdio import MAX_LINE_BYTES
 
@@ -356,6 +364,106 @@ class Concurrency(ServerCase):
         self.assertTrue(peer.server.join(LONG))
         self.assertEqual(peer.answer(3, "ping")["id"], 3, "no answer to the cancelled call")
         self.assertIsNone(peer.receive(SHORT))
+
+
+class Asking:
+    """A tool given its call's context: reports progress, asks the host, waits to be
+    cancelled; what it saw is kept for the test."""
+
+    def __init__(self, question: Optional[Dict[str, Any]] = None, wait: bool = False) -> None:
+        self.question = question
+        self.wait = wait
+        self.entered = threading.Event()
+        self.seen: Dict[str, Any] = {}
+
+    def __call__(self, arguments: Dict[str, JsonValue], context: CallContext) -> Dict[str, Any]:
+        self.seen["capabilities"] = context.host_capabilities
+        self.seen["reports"] = context.reports_progress
+        context.progress("first")
+        context.progress("second")
+        self.entered.set()
+        if self.wait:
+            self.seen["cancelled"] = context.cancelled.wait(LONG)
+        if self.question is not None:
+            try:
+                self.seen["answer"] = context.ask("elicitation/create", self.question, SHORT)
+            except HostFailed as e:
+                self.seen["failed"] = str(e)
+        return echo(arguments)
+
+
+class Context(ServerCase):
+    """A tool made with ``context=True``: progress, a request of ours to the host, and
+    the call's cancellation, each on the wire as the host sees it."""
+
+    def tool(self, asking: Asking) -> Tool:
+        return Tool({"name": "ask", "inputSchema": SCHEMA}, asking, context=True)
+
+    def test_progress_goes_out_with_the_requests_token_and_only_with_one(self) -> None:
+        asking = Asking()
+        peer = self.peer(self.tool(asking))
+        peer.request(1, "tools/call", {"name": "ask", "_meta": {"progressToken": "t1"}})
+        first, second, answer = peer.receive(), peer.receive(), peer.receive()
+        for got, step, message in ((first, 1, "first"), (second, 2, "second")):
+            self.assertEqual(got["method"], "notifications/progress")  # type: ignore[index]
+            self.assertEqual(got["params"], {"progressToken": "t1", "progress": step,  # type: ignore[index]
+                                             "message": message})  # fmt: skip
+        self.assertEqual(answer["id"], 1)  # type: ignore[index]
+        self.assertTrue(asking.seen["reports"])
+        peer.request(2, "tools/call", {"name": "ask"})
+        self.assertEqual((peer.receive() or {}).get("id"), 2, "no progress without a token")
+
+    def test_a_question_to_the_host_and_its_answer(self) -> None:
+        asking = Asking({"message": "may I?", "requestedSchema": {"type": "object"}})
+        peer = self.peer(self.tool(asking))
+        peer.answer(0, "initialize", {"capabilities": {"elicitation": {}}})
+        peer.request(1, "tools/call", {"name": "ask"})
+        asked = peer.receive()
+        self.assertEqual(asked["method"], "elicitation/create")  # type: ignore[index]
+        self.assertEqual(asked["params"]["message"], "may I?")  # type: ignore[index]
+        peer.send({"jsonrpc": "2.0", "id": 12345, "result": {"action": "decline"}})  # not ours
+        peer.send({"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "accept"}})  # type: ignore[index]
+        self.assertEqual((peer.receive() or {}).get("id"), 1)
+        self.assertEqual(asking.seen["answer"], {"action": "accept"})
+        self.assertEqual(asking.seen["capabilities"], {"elicitation": {}})
+
+    def test_the_hosts_error_or_silence_is_a_failure_the_tool_sees(self) -> None:
+        asking = Asking({"message": "may I?"})
+        peer = self.peer(self.tool(asking))
+        peer.request(1, "tools/call", {"name": "ask"})
+        asked = peer.receive()
+        error = {"code": -32601, "message": "no elicitation here"}
+        peer.send({"jsonrpc": "2.0", "id": asked["id"], "error": error})  # type: ignore[index]
+        self.assertEqual((peer.receive() or {}).get("id"), 1)
+        self.assertIn("error -32601: no elicitation here", asking.seen["failed"])
+        silent = Asking({"message": "anyone?"})
+        peer = self.peer(self.tool(silent))
+        peer.request(1, "tools/call", {"name": "ask"})
+        self.assertEqual((peer.receive() or {}).get("method"), "elicitation/create")
+        self.assertEqual((peer.receive() or {}).get("id"), 1)  # after SHORT, unanswered
+        self.assertEqual(silent.seen["failed"], "no answer from the host in time")
+
+    def test_a_cancelled_call_is_told_and_not_answered(self) -> None:
+        asking = Asking(wait=True)
+        peer = self.peer(self.tool(asking))
+        peer.request(7, "tools/call", {"name": "ask"})
+        self.assertTrue(asking.entered.wait(LONG))
+        cancel = {"requestId": 7, "reason": "the user gave up"}
+        peer.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})
+        self.assertTrue(peer.server.join(LONG))
+        self.assertTrue(asking.seen["cancelled"])
+        self.assertEqual(peer.answer(8, "ping")["id"], 8, "no answer to the cancelled call")
+
+    def test_the_host_going_away_cancels_the_calls_and_fails_the_questions(self) -> None:
+        asking = Asking({"message": "still there?"})
+        peer = self.peer(self.tool(asking))
+        peer.request(1, "tools/call", {"name": "ask"})
+        self.assertEqual((peer.receive() or {}).get("method"), "elicitation/create")
+        os.close(peer.writer)  # EOF: the host is gone
+        peer.writer = os.open(os.devnull, os.O_WRONLY)  # for close()
+        peer.thread.join(LONG)
+        self.assertTrue(peer.server.join(LONG))
+        self.assertEqual(asking.seen["failed"], "the host went away")
 
 
 class WriteSide(ServerCase):
