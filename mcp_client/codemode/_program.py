@@ -33,7 +33,7 @@ from ..transport import SAFE_ENV_KEYS
 if TYPE_CHECKING:  # pragma: no cover - annotations only: the jail loads on first use
     from ..codegen import Generated
     from ..jail import Jail
-    from . import Limits
+    from ._values import Limits
 
 #: The failure kinds of the pipe protocol, each the class the program's runtime raises
 #: (``FAILURES`` in :data:`RUNTIME` is the same table; a new kind is a line in each).
@@ -43,6 +43,12 @@ FAILURE_KINDS: Dict[str, str] = {
     "refused": "CallRefused",
     "mismatch": "ResultMismatch",
 }
+
+#: The names ``cap.mcp`` binds itself, which no server's key may take: its failures
+#: (the results branch adds ``ResultMismatch``) and ``internal`` (the seam's name in
+#: every generated module). A key is used verbatim where Python allows (issue 19),
+#: so these would shadow them; they are refused, never renamed.
+TAKEN_NAMES = frozenset(FAILURE_KINDS.values()) | {"ResultMismatch", "internal"}
 
 #: The name of the program's file in its run directory (tracebacks show it).
 PROGRAM_FILE = "program.py"
