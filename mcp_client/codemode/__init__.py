@@ -65,25 +65,20 @@ import signal
 import subprocess
 import tempfile
 import threading
-import time
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Set, Tuple
 
 from .._os import process
 from ..client import Options
 from ..config import ConfiguredServer
-from ..errors import (
-    CodeModeError,
-    JailUnavailable,
-    McpClientError,
-    NoServerStarted,
-    ResultMismatch,
-    ToolFailed,
-    TransportFailed,
-    Unavailable,
-)
-from ..jsonvalue import parse
+from ..errors import CodeModeError, JailUnavailable, NoServerStarted, TransportFailed
+from ..errors import McpClientError as McpClientError  # importable here since before the split
+from ..errors import ResultMismatch as ResultMismatch
+from ..errors import ToolFailed as ToolFailed
+from ..errors import Unavailable as Unavailable
+from ..jsonvalue import parse as parse
 from . import _catalog, _feed, _fleet, _imports, _pipe, _program, _typecheck
+from ._broker import EXTRA_RECORDS as EXTRA_RECORDS
+from ._broker import Book, Broker
 from ._cleanup import remove_tree
 from ._program import TAKEN_NAMES
 from ._values import (
@@ -123,25 +118,9 @@ LOGGER = logging.getLogger(__name__)
 #: Seconds the runner waits for a program's pipes to close once its group is dead
 #: (at once, unless something unjailed escaped the group holding a copy).
 LINGER = 5.0
-#: Records kept of the calls refused past ``Limits.max_calls`` (the rest are counted in
-#: ``RunResult.error``): a program looping past its cap cannot grow the result.
-EXTRA_RECORDS = 16
 #: Lines the run's stderr gives to the program's imports of ``cap.mcp`` names that are no
 #: server's (a program of a thousand such imports gets these and a count).
 MAX_UNKNOWN_NOTES = 5
-
-
-@dataclass
-class _Run:
-    """One run's book: its number, its calls, what it restarted."""
-
-    number: int
-    calls: List[CallRecord] = field(default_factory=list)
-    count: int = 0
-    refused_by_limit: int = 0
-    restarted: List[str] = field(default_factory=list)
-    notes: List[str] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 class CodeMode:
@@ -410,7 +389,7 @@ class CodeMode:
         streams it). Raises :class:`JailUnavailable` when the jail cannot be had: a
         program is never run unjailed unless ``jail_program=False``.
         """
-        book = _Run(self._begin())
+        book = Book(self._begin())
         try:
             return self._run_counted(book, program, timeout, stdin, tee)
         finally:
@@ -418,7 +397,7 @@ class CodeMode:
 
     def _run_counted(
         self,
-        book: _Run,
+        book: Book,
         program: str,
         timeout: Optional[float],
         stdin: Optional[int],
@@ -439,7 +418,7 @@ class CodeMode:
             return result
         return dataclasses.replace(result, stderr=result.stderr + "codemode: " + left + "\n")
 
-    def _run_dir(self, book: _Run, program: str) -> str:
+    def _run_dir(self, book: Book, program: str) -> str:
         """The run's directory: its program, its scratch, and its own ``cap`` package (``lib``:
         the runtime and the modules it imports by name, linked from ``cap_dir``)."""
         run_dir = os.path.join(self._root, "run-%d" % book.number)
@@ -454,7 +433,7 @@ class CodeMode:
             raise
         return run_dir
 
-    def _shown(self, book: _Run, program: str) -> List[str]:
+    def _shown(self, book: Book, program: str) -> List[str]:
         """The server modules ``program`` is shown: those it imports by name, every one for
         ``from cap.mcp import *``. A name that is no server's fails as it would; the run's
         stderr (not the program: it learns no other server's name) names the closest."""
@@ -476,7 +455,7 @@ class CodeMode:
         return sorted(named & self._modules)
 
     def _run_in(
-        self, run_dir: str, book: _Run, wall: float, stdin: Optional[int], tee: Optional[_pipe.Tee]
+        self, run_dir: str, book: Book, wall: float, stdin: Optional[int], tee: Optional[_pipe.Tee]
     ) -> RunResult:
         pipes = [os.pipe() for _ in range(4)]  # calls, answers, stdout, stderr
         (calls_in, calls_out), (answers_in, answers_out) = pipes[0], pipes[1]
@@ -510,7 +489,7 @@ class CodeMode:
             answers_out,
             out_in,
             err_in,
-            lambda line: self._answer(book, line),
+            Broker(book, self._live, self.policy, self.limits, self._shapes).answer,
             self.limits.max_output_bytes,
             tee,
         )
@@ -523,7 +502,7 @@ class CodeMode:
         self,
         child: "subprocess.Popen[bytes]",
         serving: _pipe.Serving,
-        book: _Run,
+        book: Book,
         wall: float,
     ) -> RunResult:
         with self._lock:
@@ -547,7 +526,7 @@ class CodeMode:
         return self._result(status, serving, book, error or _why(status, book, self.limits))
 
     def _result(
-        self, status: int, serving: _pipe.Serving, book: _Run, error: Optional[str]
+        self, status: int, serving: _pipe.Serving, book: Book, error: Optional[str]
     ) -> RunResult:
         truncated = False
         for kept in (serving.stdout, serving.stderr):
@@ -565,87 +544,6 @@ class CodeMode:
             status, serving.stdout.text(), serving.stderr.text(), calls, error, truncated, restarted
         )
 
-    # ----------------------------------------------------------------- one call
-
-    def _answer(self, book: _Run, line: bytes) -> Dict[str, Any]:
-        """The answer to one call line of the program (``_pipe`` writes it back)."""
-        try:  # the program is untrusted: only a generated function's call is served
-            request = parse(line)
-            if not isinstance(request, dict):
-                raise TypeError("not an object")
-            slot = self._live[str(request["server"])]
-            tool = slot.tools[str(request["tool"])]
-            arguments = request["arguments"]
-            if type(arguments) is not dict:
-                raise TypeError("arguments is not an object")
-        except (McpClientError, ValueError, KeyError, TypeError) as e:
-            return _failure("call_failed", "not a call of a generated function: %r" % (e,))
-        started = time.monotonic()
-        kind, answer = self._call(book, slot, tool, arguments)
-        ms = (time.monotonic() - started) * 1000.0
-        with book.lock:
-            if len(book.calls) < self.limits.max_calls + EXTRA_RECORDS:
-                book.calls.append(CallRecord(slot.name, tool.function, round(ms, 3), kind))
-        return answer
-
-    def _call(
-        self, book: _Run, slot: _fleet.Slot, tool: Any, arguments: Dict[str, Any]
-    ) -> Tuple[str, Dict[str, Any]]:
-        names = _policy_names(slot, tool)
-        with book.lock:  # every call counts, refused or not: the records stay bounded
-            book.count += 1
-            over = book.count > self.limits.max_calls
-            book.refused_by_limit += over
-        if over:
-            return "call_failed", _failure("call_failed", _call_limit(names[0], self.limits))
-        refused = self.policy.refusal(names, slot.annotations.get(tool.wire_name, {}))
-        if refused is not None:
-            return "refused", _failure("refused", refused)
-        client, note = slot.client_for(book.number)
-        if note is not None:
-            with book.lock:
-                book.restarted.append(slot.name)
-                book.notes.append(note)
-        return self._send(book, slot, client, tool, arguments, names[0])
-
-    def _send(
-        self,
-        book: _Run,
-        slot: _fleet.Slot,
-        client: Any,
-        tool: Any,
-        arguments: Dict[str, Any],
-        name: str,
-    ) -> Tuple[str, Dict[str, Any]]:
-        from ..codegen import deliver
-
-        try:
-            result = client.call_tool(tool.wire_name, arguments, timeout=self.limits.call_timeout)
-            slot.answered()
-            value = deliver(tool, result)
-            self._learn(slot, client, tool, value, result.structured_content)
-            return "ok", {"value": value}
-        except ResultMismatch as e:  # the server broke its own outputSchema
-            return "mismatch", _failure("mismatch", "%s: %s" % (name, e))
-        except ToolFailed as e:  # deliver's: the call was answered (slot.answered above)
-            return "tool_failed", _failure("tool_failed", str(e))
-        except McpClientError as e:
-            if isinstance(e, Unavailable):
-                slot.saw_death(book.number)
-            return "call_failed", _failure("call_failed", "%s: %s" % (name, e))
-
-    def _learn(
-        self, slot: _fleet.Slot, client: Any, tool: Any, value: Any, structured: Any
-    ) -> None:
-        """Add the shapes of what was delivered to the store (never a value)."""
-        info = client.initialize_result
-        descriptor = slot.descriptors.get(tool.wire_name)
-        if self._shapes is None or info is None or descriptor is None:
-            return
-        data = value.get("data") if tool.returns == "result" else None
-        about = info.server_info
-        self._shapes.observe(about.name, about.version, descriptor, data, structured)
-
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -660,20 +558,6 @@ def _server_jail(
     return Jail(network=network, readable=tuple(readable), writable=tuple(writable))
 
 
-def _policy_names(slot: _fleet.Slot, tool: Any) -> Tuple[str, ...]:
-    """The spellings of a tool a policy's names may use: the config's key or the module's
-    (``cap.mcp.<module>``, what the surface shows: ``my-notes`` is ``my_notes_<digest>``),
-    then the function or the wire name. A denial spelt as the surface spells it holds."""
-    keys = [slot.name]
-    if slot.generated is not None:
-        keys.append(slot.generated.module_name.rsplit(".", 1)[-1])
-    return tuple(
-        dict.fromkeys(
-            "%s.%s" % (key, name) for key in keys for name in (tool.function, tool.wire_name)
-        )
-    )
-
-
 def _no_server(name: str, modules: List[str]) -> str:
     close = difflib.get_close_matches(name, modules, n=3, cutoff=0.5)
     return "the program imports cap.mcp.%s, which is no server's module%s" % (
@@ -682,18 +566,7 @@ def _no_server(name: str, modules: List[str]) -> str:
     )
 
 
-def _failure(kind: str, message: str) -> Dict[str, Any]:
-    return {"failure": kind, "message": message}
-
-
-def _call_limit(name: str, limits: Limits) -> str:
-    return "%s: refused: this run made its %d tool calls, the limit (Limits.max_calls)" % (
-        name,
-        limits.max_calls,
-    )
-
-
-def _why(status: int, book: _Run, limits: Limits) -> Optional[str]:
+def _why(status: int, book: Book, limits: Limits) -> Optional[str]:
     """The run's one-line error: ``None`` for a clean exit."""
     if book.refused_by_limit:
         return "the program went past its %d tool calls (Limits.max_calls): %d refused" % (
