@@ -55,7 +55,7 @@ class TheRuntime(unittest.TestCase):
         kinds: Dict[str, str] = {}
         for key, value in zip(table.keys, table.values):
             assert isinstance(key, ast.Constant) and isinstance(value, ast.Name)
-            kinds[key.value] = value.id
+            kinds[str(key.value)] = value.id
         self.assertEqual(kinds, _program.FAILURE_KINDS)
 
     def test_it_imports_only_the_standard_library(self) -> None:
