@@ -129,6 +129,21 @@ class Layers(unittest.TestCase):
                     stdlib = {target.partition(".")[0] for target in imports(name, path)}
                     self.assertEqual(stdlib & set(IMPURE_STDLIB), set())
 
+    def test_the_scripts_stand_alone(self) -> None:
+        # A ``*_script`` module runs in another process or is shipped as text (the jail's
+        # pid 1, a server's lifeline, code mode's runtime): it imports nothing of the
+        # package, which is not there, and nothing imports it (it would run here).
+        scripts = [name for name, _ in modules() if name.endswith("_script")]
+        self.assertIn("mcp_client.codemode.runtime_script", scripts)
+        found = [
+            "%s imports %s" % (name, target)
+            for name, path in modules()
+            for target in imports(name, path)
+            if (name in scripts and target.startswith("mcp_client"))
+            or any(target == script or target.startswith(script + ".") for script in scripts)
+        ]
+        self.assertEqual(found, [])
+
     def test_the_check_sees_an_upward_import(self) -> None:
         # The rule's own check: a module of the codecs that imported the client is caught.
         self.assertGreater(LAYER_OF[unit("mcp_client.client")], LAYER_OF[unit("mcp_client.stdio")])
