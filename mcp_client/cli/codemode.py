@@ -256,6 +256,9 @@ def open_runner(
     servers, warnings = chosen_servers(options)
     for warning in warnings:
         say(warning)
+    jailed = options.jail_program if jail_program is None else jail_program
+    if jailed and options.scratch is not None:
+        _check_scratch(options.scratch)
     runner = CodeMode.open(
         servers,
         jail_program=options.jail_program if jail_program is None else jail_program,
@@ -272,6 +275,19 @@ def open_runner(
     for line in runner.left_out:
         say(line)
     return runner
+
+
+def _check_scratch(scratch: str) -> None:
+    """--scratch DIR refused now, not at the first run, when the program's jail could not
+    write it: as root, that jail runs as nobody (never root), and DIR must be its."""
+    from ..errors import JailUnavailable, TransportFailed
+    from ..jail import NOBODY, Jail
+    from ..jail import spawn as jailer
+
+    try:
+        jailer.preflight(Jail(writable=(scratch,), run_as=NOBODY))  # the program's, as to DIR
+    except TransportFailed as e:
+        raise JailUnavailable("--scratch %s: %s" % (scratch, e)) from e
 
 
 # ----------------------------------------------------------------------------- the command
