@@ -17,11 +17,13 @@ from mcp_client.errors import TransportFailed
 from mcp_client.jail import (
     DIR,
     FILE,
+    HOST_CONFIGS,
     MISSING,
     NOBODY,
     Channels,
     Host,
     Plan,
+    default_entry,
     paths_to_probe,
     paths_to_reach,
     pids_max,
@@ -397,6 +399,43 @@ class NeverRoot(unittest.TestCase):
                 "/srv/script.py",
             ),
         )
+
+
+class HostConfigs(unittest.TestCase):
+    """Issue 37 item 1: every MCP host's config and logs are hidden by default."""
+
+    def test_every_hosts_config_is_hidden_by_default(self) -> None:
+        for place in (
+            "~/.claude.json",
+            "~/.claude",
+            "~/.config/Claude",
+            "~/Library/Application Support/Claude",
+            "~/.cursor",
+            "~/.config/Code",
+            "~/Library/Application Support/Code",
+            "~/.codeium",
+            "~/.continue",
+            "~/.config/zed",
+            "~/.config/goose",
+            "~/.lmstudio",
+            "~/.gemini",
+            "~/.codex",
+            "~/.config/opencode",
+            "~/.mcp-auth",
+        ):
+            self.assertIn(place, HOST_CONFIGS)
+        self.assertEqual(DEFAULT_HIDDEN[-len(HOST_CONFIGS) :], HOST_CONFIGS)
+        Jail(hidden=HOST_CONFIGS)  # each a path the jail takes
+
+    def test_an_entry_by_its_spelling_or_a_homes_path(self) -> None:
+        homes = ("/home/u", "/root")
+        self.assertEqual(default_entry("~/.cursor", homes), "~/.cursor")
+        self.assertEqual(default_entry("~/.cursor/", homes), "~/.cursor")
+        self.assertEqual(default_entry("/root/.cursor", homes), "~/.cursor")
+        self.assertEqual(default_entry("/home/u/.config/Code", homes), "~/.config/Code")
+        self.assertEqual(default_entry("/etc/claude-code", homes), "/etc/claude-code")
+        for none in ("/srv/.cursor", "~/.cursor/mcp.json", "/home/u", "~/notes"):
+            self.assertIsNone(default_entry(none, homes), none)
 
 
 class Refusals(unittest.TestCase):

@@ -103,7 +103,9 @@ if TYPE_CHECKING:
 __all__ = [
     "Jail",
     "DEFAULT_HIDDEN",
+    "HOST_CONFIGS",
     "NOBODY",
+    "default_entry",
     "Host",
     "Channels",
     "Invocation",
@@ -124,9 +126,80 @@ __all__ = [
     "MISSING",
 ]
 
-#: Credential places under ``$HOME`` a jailed server sees as empty by default.
-#: ``~`` is every home the harness knows of: ``$HOME``, the password database's,
-#: and the server's own ``HOME`` when ``Spawn.env`` moves it.
+#: Where MCP hosts keep their configs (their servers' commands, environments and
+#: tokens), their credentials and their logs (a server's stderr, a call's arguments),
+#: on Linux and macOS: hidden in every jail by default (:data:`DEFAULT_HIDDEN`). A
+#: directory is hidden whole where it is the host's own. Not here: a project's
+#: ``.mcp.json``, ``.cursor/mcp.json``, ``.vscode/mcp.json`` (wherever a project is:
+#: name it, ``--hide``); Amazon Q's ``~/.aws/amazonq`` (under ``~/.aws``, hidden).
+HOST_CONFIGS: Tuple[str, ...] = (
+    # Claude Desktop: the config, extensions and logs (macOS; Linux builds use ~/.config)
+    "~/.config/Claude",
+    "~/Library/Application Support/Claude",
+    "~/Library/Logs/Claude",
+    # Claude Code: user and local scopes (~/.claude.json and its backup), settings,
+    # OAuth credentials, transcripts; managed settings and managed-mcp.json
+    "~/.claude.json",
+    "~/.claude.json.backup",
+    "~/.claude",
+    "~/.config/claude",
+    "/etc/claude-code",
+    "/Library/Application Support/ClaudeCode",
+    # Cursor: mcp.json, the app's storage and logs, its remote server
+    "~/.cursor",
+    "~/.config/Cursor",
+    "~/Library/Application Support/Cursor",
+    "~/.cursor-server",
+    # VS Code and its forks: User/mcp.json, settings.json, globalStorage (Cline's
+    # cline_mcp_settings.json, Roo Code's mcp_settings.json), logs; the remote server
+    "~/.config/Code",
+    "~/.config/Code - Insiders",
+    "~/.config/VSCodium",
+    "~/Library/Application Support/Code",
+    "~/Library/Application Support/Code - Insiders",
+    "~/Library/Application Support/VSCodium",
+    "~/.vscode-server",
+    "~/.vscode-server-insiders",
+    # GitHub Copilot: the CLI's mcp-config.json, the editors' tokens
+    "~/.copilot",
+    "~/.config/github-copilot",
+    # Windsurf (Codeium): ~/.codeium/windsurf/mcp_config.json, tokens, the app, its server
+    "~/.codeium",
+    "~/.config/Windsurf",
+    "~/Library/Application Support/Windsurf",
+    "~/.windsurf-server",
+    # Cline's CLI, Continue (config.yaml, mcpServers/), Kiro, Amp
+    "~/.cline",
+    "~/.continue",
+    "~/.kiro",
+    "~/.config/amp",
+    # Zed: settings.json's context_servers; its data and logs
+    "~/.config/zed",
+    "~/.local/share/zed",
+    "~/Library/Application Support/Zed",
+    "~/Library/Logs/Zed",
+    # Goose: config.yaml, secrets.yaml; sessions and logs
+    "~/.config/goose",
+    "~/.local/share/goose",
+    "~/.local/state/goose",
+    # LM Studio: mcp.json (and the copy it keeps in its cache)
+    "~/.lmstudio",
+    "~/.cache/lm-studio",
+    # Gemini CLI and Qwen Code: settings.json, OAuth credentials
+    "~/.gemini",
+    "~/.qwen",
+    # Codex: config.toml's mcp_servers, auth.json
+    "~/.codex",
+    # opencode: opencode.json's mcp, auth.json and mcp-auth.json
+    "~/.config/opencode",
+    "~/.local/share/opencode",
+    # mcp-remote: the OAuth tokens of every remote server it reaches
+    "~/.mcp-auth",
+)
+
+#: Credential places under ``$HOME`` a jailed server sees as empty by default, and
+#: :data:`HOST_CONFIGS`. ``~`` is every home the harness knows of: ``$HOME``, the
+#: password database's, and the server's own ``HOME`` when ``Spawn.env`` moves it.
 DEFAULT_HIDDEN: Tuple[str, ...] = (
     # keys and key agents' material
     "~/.ssh",
@@ -165,7 +238,7 @@ DEFAULT_HIDDEN: Tuple[str, ...] = (
     "~/.mozilla",
     "~/.config/google-chrome",
     "~/.config/chromium",
-)
+) + HOST_CONFIGS
 
 #: The host uid -- and gid, the same number -- for ``Jail.run_as`` (what a root harness's
 #: program jails run as): the kernel's overflow uid, "nobody", which owns no file of the host's.
@@ -238,6 +311,20 @@ class Jail:
             object.__setattr__(self, name, _paths(name, getattr(self, name)))
         for name in _LIMIT_FIELDS:
             _check_limit(name, getattr(self, name))
+
+
+def default_entry(path: str, homes: Sequence[str]) -> Optional[str]:
+    """The entry of :data:`DEFAULT_HIDDEN` that ``path`` names -- spelt as the entry is
+    (``~/.cursor``), or absolute under one of ``homes`` (``/home/me/.cursor``) -- or
+    ``None``: what a runner may show deliberately (``--show``), in every home."""
+    path = posixpath.normpath(path) if path.startswith("/") else path
+    if path.startswith("~"):
+        spelt = _path("hidden", path)
+        return spelt if spelt in DEFAULT_HIDDEN else None
+    for entry in DEFAULT_HIDDEN:
+        if path in expand(entry, homes):
+            return entry
+    return None
 
 
 def _paths(name: str, value: Iterable[str]) -> Tuple[str, ...]:
