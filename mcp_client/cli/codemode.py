@@ -50,6 +50,7 @@ __all__ = [
     "add_runner_arguments",
     "main",
     "open_runner",
+    "runner_files",
     "runner_options",
 ]
 
@@ -98,6 +99,8 @@ class RunnerOptions:
     limits: Limits
     scratch: Optional[str] = None  # --scratch DIR: the programs' cwd on the host
     shapes: Optional[str] = None  # --shapes DIR: the store of learned shapes
+    hide: Tuple[str, ...] = ()  # --hide PATH: hidden from the program too
+    show: Tuple[str, ...] = ()  # --show PATH: a default-hidden place the program sees
 
 
 def add_runner_arguments(parser: argparse.ArgumentParser) -> None:
@@ -119,6 +122,23 @@ def add_runner_arguments(parser: argparse.ArgumentParser) -> None:
         "--server-write", action="append", default=[], metavar="PATH", help="... and write it"
     )
     jails.add_argument("--server-network", action="store_true", help="jailed servers keep the net")
+    # --hide / --show: the program's jail (the same words as mcp-client --jail's --hide).
+    jails.add_argument(
+        "--hide",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="hide PATH from the program too (besides credentials and every MCP host's "
+        "config and logs: docs/jail.md); repeatable",
+    )
+    jails.add_argument(
+        "--show",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="show the program PATH, one of the places hidden by default (~/.cursor...); "
+        "never the runner's own files (--config, --shapes); repeatable",
+    )
     jails.add_argument(
         "--scratch",
         metavar="DIR",
@@ -227,7 +247,42 @@ def runner_options(namespace: argparse.Namespace) -> RunnerOptions:
         ),
         scratch=None if namespace.scratch is None else os.path.abspath(namespace.scratch),
         shapes=getattr(namespace, "shapes", None),
+        hide=tuple(
+            os.path.abspath(os.path.expanduser(path)) for path in getattr(namespace, "hide", ())
+        ),
+        show=_shown(namespace),
     )
+
+
+def _shown(namespace: argparse.Namespace) -> Tuple[str, ...]:
+    """--show's paths, each the entry of the default hidden list it names. Raises
+    ``ValueError`` for one that names none, or a file the runner was given by name."""
+    from ..jail import default_entry
+
+    homes = [home for home in (os.environ.get("HOME"), os.path.expanduser("~")) if home]
+    own = [namespace.config] + [getattr(namespace, "shapes", None) or ""]
+    shown = []
+    for path in getattr(namespace, "show", ()):
+        entry = default_entry(path if path.startswith("~") else os.path.abspath(path), homes)
+        if entry is None:
+            raise ValueError(
+                "--show %s: not a place hidden by default (the list: docs/jail.md); "
+                "anything else the program sees already, or is the runner's" % path
+            )
+        named = [name for name in own if name and _under(os.path.abspath(name), entry, homes)]
+        if named:
+            raise ValueError(
+                "--show %s: it holds %s, which the program never sees" % (path, named[0])
+            )
+        shown.append(entry)
+    return tuple(shown)
+
+
+def _under(path: str, entry: str, homes: Sequence[str]) -> bool:
+    from ..jail import expand
+
+    places = expand(entry, homes)
+    return any(path == place or path.startswith(place.rstrip("/") + "/") for place in places)
 
 
 def chosen_servers(
@@ -249,10 +304,15 @@ def chosen_servers(
 
 
 def open_runner(
-    options: RunnerOptions, say: "Say", *, jail_program: Optional[bool] = None
+    options: RunnerOptions,
+    say: "Say",
+    *,
+    jail_program: Optional[bool] = None,
+    hidden: Sequence[str] = (),
 ) -> CodeMode:
     """A :class:`CodeMode` for ``options``; every warning and left-out server is ``say``'d.
-    Raises ``ConfigError`` and :class:`CodeModeError`'s leaves."""
+    ``hidden``: more of the command's own files, hidden from the program as those of
+    ``options`` are. Raises ``ConfigError`` and :class:`CodeModeError`'s leaves."""
     servers, warnings = chosen_servers(options)
     for warning in warnings:
         say(warning)
@@ -269,12 +329,22 @@ def open_runner(
         server_writable=options.server_writable,
         server_network=options.server_network,
         scratch=options.scratch,
-        hidden=(options.config,),  # the config's keys and tokens are not the program's
+        hidden=runner_files(options) + tuple(hidden),
         shapes=options.shapes,
+        shown=options.show,
     )
     for line in runner.left_out:
         say(line)
     return runner
+
+
+def runner_files(options: RunnerOptions) -> Tuple[str, ...]:
+    """What the program's jail hides besides its defaults: every file the runner was given
+    by name -- the config (keys, tokens), the shapes store (what earlier runs' results
+    taught it), what jailed servers write (theirs: a program reaches a server through its
+    calls, under the policy) -- and ``--hide``'s."""
+    named = (options.config, options.shapes) + options.server_writable + options.hide
+    return tuple(os.path.abspath(path) for path in named if path)
 
 
 def _check_scratch(scratch: str) -> None:
@@ -387,8 +457,9 @@ def _terminate(signum: int, frame: Optional[FrameType]) -> NoReturn:
 
 def _open_and_act(args: argparse.Namespace, options: RunnerOptions, program: Optional[str]) -> int:
     runs = program is not None and not args.check
+    kept = () if args.keep_cap is None else (os.path.join(args.keep_cap, "cap"),)
     try:
-        runner = open_runner(options, _say, jail_program=options.jail_program and runs)
+        runner = open_runner(options, _say, jail_program=options.jail_program and runs, hidden=kept)
     except (ConfigError, UnknownServer) as e:
         _say(str(e))
         return EXIT_USAGE
