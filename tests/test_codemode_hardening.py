@@ -29,6 +29,7 @@ from mcp_client import codegen
 from mcp_client import text as text_module
 from mcp_client.codemode import TAKEN_NAMES, CodeMode, Limits, RunResult, _fleet
 from mcp_client.errors import JailUnavailable, TransportFailed
+from mcp_client.jail import NOBODY
 from mcp_client.jail import spawn as jailer
 
 from codemode_support import RunnerCase
@@ -59,7 +60,8 @@ class WhatTheProgramSees(CodeModeCase):
         with open(config, "w") as out:
             json.dump({"mcpServers": {"time": dict(TIME, env={"API_KEY": "sk-s3cret"})}}, out)
         program = self.program(
-            "import os\nprint(repr(open(%r).read()), os.path.exists(%r))\n" % (config, config)
+            "import os\ntry:\n    print(repr(open(%r).read()), os.path.exists(%r))\n"
+            "except OSError as e:\n    print('unreachable', e.errno)\n" % (config, config)
         )
         done = self.run_command(
             COMMAND_WITH(config, program),
@@ -69,7 +71,10 @@ class WhatTheProgramSees(CodeModeCase):
             text=True,
         )
         self.assertEqual(done.returncode, 0, done.stderr)
-        self.assertEqual(done.stdout, "'' True\n", "the file is there, and reads empty")
+        if os.geteuid() == 0:  # the program is nobody: root's home is no place it reaches
+            self.assertIn(done.stdout, ("'' True\n", "unreachable 2\n", "unreachable 13\n"))
+        else:
+            self.assertEqual(done.stdout, "'' True\n", "the file is there, and reads empty")
 
     def test_stdio_of_files_is_pipes_and_nothing_leads_back(self) -> None:
         # Issue 25 items 2, 3: `< input.json >>run.log 2>>err.log`; the program reopens
@@ -119,6 +124,8 @@ class WhatTheProgramSees(CodeModeCase):
         program = self.program("import os\nopen('made', 'w').write('x')\nprint(os.getcwd())\n")
         scratch = os.path.join(self.dir, "scratch")
         os.mkdir(scratch)
+        if os.geteuid() == 0:  # a root runner's program is nobody: its scratch must be its
+            os.chown(scratch, NOBODY, NOBODY)
         config = self.config({"time": TIME})
         for flags, cwd in (([], "/tmp/scratch"), (["--scratch", scratch], scratch)):
             argv = COMMAND_WITH(config, program)[:-1] + flags + ["--no-limits", program]

@@ -36,6 +36,7 @@ from unittest import mock
 from mcp_client import DEFAULT_HIDDEN, Client, Exited, Jail, ProcessTransport, Spawn, cli, start
 from mcp_client.cli import demo_server
 from mcp_client.errors import CallTimedOut, TransportFailed, Unavailable
+from mcp_client.jail import NOBODY
 from mcp_client.jail import spawn as jailer
 from mcp_client.transport import CAPTURE
 
@@ -521,6 +522,77 @@ class Lifetime(JailCase):
                 harness.stdout.close()
             for pid in jail_members(namespace) if namespace else []:
                 os.kill(pid, signal.SIGKILL)  # a failed check leaves no jail running
+
+
+# ----------------------------------------------------------------------------- never root
+
+
+@skip_without_jail
+class NeverRoot(JailCase):
+    """Issue 37 item 3: in a user namespace of a root harness's, the jail's uid -- whatever
+    bwrap's --uid calls it -- is the host's root, the owner of /etc/shadow and of every
+    mode-0600 file of root's: no capability is needed to read what one owns. A root
+    harness's ``Jail(run_as=NOBODY)`` is nobody's, outside as inside, with no capability."""
+
+    def setUp(self) -> None:
+        if os.geteuid() != 0:
+            self.skipTest("a root harness is what this is about (not root: the jail is ours)")
+
+    def secret(self) -> str:
+        """A mode-0600 file of root's, in a directory anyone may search."""
+        where = self.visible_dir()
+        os.chmod(where, 0o755)
+        path = os.path.join(where, "root-only")
+        with open(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600), "w") as out:
+            out.write("hunter2")
+        return path
+
+    def test_nobody_reads_no_file_of_roots_and_holds_no_capability(self) -> None:
+        secret = self.secret()
+        control = self.jailed(jail_for_tests())  # root's jail: the break, as it was
+        self.assertEqual(self.probe(control, "read", path=secret)["text"], "hunter2")
+        client = self.jailed(jail_for_tests(run_as=NOBODY))
+        for path in (secret, "/etc/shadow"):
+            refused = self.probe(client, "read", path=path)
+            self.assertIn("Permission denied", refused.get("error", "read"), path)
+        status = self.probe(client, "status")
+        self.assertEqual(status["ids"], [[NOBODY] * 3, [NOBODY] * 3, []])
+        for name in ("CapEff", "CapPrm", "CapInh", "CapBnd", "CapAmb"):
+            self.assertEqual(int(status[name], 16), 0, name)
+        self.assertEqual(status["NSpid"], "2", "still the init's pid namespace")
+        self.assertIn("Operation not permitted", self.probe(client, "userns")["error"])
+
+    def test_what_it_writes_is_nobodys_on_the_host(self) -> None:
+        work = self.visible_dir()
+        os.chown(work, NOBODY, NOBODY)
+        client = self.jailed(jail_for_tests(run_as=NOBODY, writable=(work,)))
+        made = os.path.join(work, "made")
+        self.assertTrue(self.probe(client, "write", path=made, text="x")["ok"])
+        self.assertEqual((os.stat(made).st_uid, os.stat(made).st_gid), (NOBODY, NOBODY))
+
+    def test_a_writable_directory_nobody_cannot_write_is_refused(self) -> None:
+        work = self.visible_dir()
+        with self.assertRaisesRegex(TransportFailed, "uid 65534.*cannot write %s.*chown" % work):
+            self.jailed(jail_for_tests(run_as=NOBODY, writable=(work,)))
+
+    def test_the_init_stays_out_of_reach_and_the_limits_hold(self) -> None:
+        seized = self.probe(self.jailed(jail_for_tests(run_as=NOBODY)), "seize_init")
+        self.assertEqual(seized["attach"], "Operation not permitted", seized)
+        self.assertIn("Permission denied", seized["mem"])
+        jail = jail_for_tests(run_as=NOBODY, memory_bytes=128 * MIB, max_processes=8)
+        if self.memory_refused(jail):
+            return
+        client = self.jailed(jail)
+        bombed = self.probe(client, "bomb")
+        self.assertTrue(1 <= bombed["forked"] <= 7, bombed)
+        try:  # /tmp and /dev/shm are nobody's to write now, and the cgroup bounds them
+            answer = self.probe(client, "tmpfs", bytes=512 * MIB)
+        except Unavailable:  # the kernel's OOM killer, inside the jail's cgroup
+            self.assertEqual(client.shutdown(), Exited(128 + signal.SIGKILL))
+        else:
+            self.assertFalse(answer["ok"], answer)
+            self.assertGreater(answer["written"], 0, "it could write there at all")
+            self.assertLess(answer["written"], 128 * MIB, answer)
 
 
 # ----------------------------------------------------------------------------- limits

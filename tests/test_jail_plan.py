@@ -17,13 +17,18 @@ from mcp_client.errors import TransportFailed
 from mcp_client.jail import (
     DIR,
     FILE,
+    HOST_CONFIGS,
     MISSING,
+    NOBODY,
     Channels,
     Host,
     Plan,
+    default_entry,
     paths_to_probe,
+    paths_to_reach,
     pids_max,
     plan,
+    runs_as,
     seccomp_filter,
 )
 
@@ -288,6 +293,149 @@ class Filesystem(unittest.TestCase):
         self.assertEqual(pairs(options, "--chdir"), ["/srv/project"])
         options, _, _, _ = split(make().argv)
         self.assertNotIn("--chdir", options)
+
+
+#: A root harness whose interpreter lives under /root (mode 0700: nobody cannot search it).
+ROOT_PYTHON = dict(
+    python="/root/.pyenv/versions/3.11/bin/python3.11",
+    python_home="/root/.pyenv/versions/3.11",
+    homes=("/root",),
+)
+
+
+class NeverRoot(unittest.TestCase):
+    """Issue 37 item 3: a root harness's jail with ``run_as`` is that uid's, no user
+    namespace of root's (where the jail's uid, whatever it is called, is the host's root)."""
+
+    def test_the_identity_is_the_callers_unless_root_with_run_as(self) -> None:
+        self.assertIsNone(Jail().run_as, "a server's jail keeps root's unless asked")
+        self.assertIsNone(runs_as(Jail(run_as=NOBODY), root=False), "not root: itself")
+        self.assertIsNone(runs_as(Jail(), root=True))
+        self.assertEqual(runs_as(Jail(run_as=NOBODY), root=True), 65534)
+        for bad in (0, -1, True, "65534", 1 << 32):
+            with self.assertRaises(ValueError, msg=bad):
+                Jail(run_as=bad)  # type: ignore[arg-type]
+
+    def test_a_root_harness_without_run_as_is_planned_as_before(self) -> None:
+        options, _, config, _ = split(make(machine=host(root=True)).argv)
+        self.assertIn("--unshare-user", options)
+        self.assertEqual(pairs(options, "--cap-add"), [])
+        self.assertEqual(config, ["12", "13", "-", "RLIMIT_CORE=0"])
+
+    def test_no_user_namespace_three_capabilities_for_the_init_and_who_it_becomes(self) -> None:
+        options, _, config, _ = split(make(Jail(run_as=NOBODY), machine=host(root=True)).argv)
+        self.assertNotIn("--unshare-user", options)
+        for flag in ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net"):
+            self.assertIn(flag, options)
+        self.assertEqual(pairs(options, "--cap-drop"), ["ALL"])
+        self.assertEqual(pairs(options, "--cap-add"), ["CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP"])
+        self.assertEqual(config, ["12", "13", "-", "USER=65534:65534", "RLIMIT_CORE=0"])
+
+    def test_its_tmp_and_shm_are_everyones_and_its_own_cwd_too(self) -> None:
+        made = plan(
+            Jail(run_as=NOBODY, memory_bytes=1 << 20),
+            SPAWN,
+            ENV,
+            host(root=True),
+            CHANNELS,
+            inside_cwd="/tmp/scratch",
+        )
+        options, _, _, _ = split(made.argv)
+        tmp = index_of(options, "--tmpfs", "/tmp")
+        self.assertEqual(options[tmp - 4 : tmp], ["--size", "1048576", "--perms", "1777"])
+        shm = index_of(options, "--tmpfs", "/dev/shm")
+        self.assertEqual(options[shm - 2 : shm], ["--perms", "1777"])
+        scratch = index_of(options, "--dir", "/tmp/scratch")
+        self.assertEqual(options[scratch - 2 : scratch], ["--perms", "0777"])
+
+    def test_a_closed_directory_on_the_way_is_covered_and_what_is_needed_bound_back(self) -> None:
+        program = "/tmp/mcp-codemode-x/run-1/program.py"
+        paths = {program: (program, FILE), "/root/.ssh": ("/root/.ssh", DIR)}
+        machine = host(paths, root=True, closed=("/root", "/tmp/mcp-codemode-x"), **ROOT_PYTHON)
+        jail = Jail(run_as=NOBODY, readable=(program,), hidden=("~/.ssh",))
+        spawn = Spawn(ROOT_PYTHON["python"], (program,))
+        options, _, _, _ = split(make(jail, spawn=spawn, machine=machine).argv)
+        cover = index_of(options, "--tmpfs", "/root")
+        home = ROOT_PYTHON["python_home"]
+        dirs = [index_of(options, "--dir", d) for d in ("/root/.pyenv", "/root/.pyenv/versions")]
+        bound = index_of(options, "--ro-bind", home, home)
+        self.assertLess(cover, min(dirs))
+        self.assertLess(max(dirs), bound)
+        self.assertGreater(index_of(options, "--remount-ro", "/root"), bound)
+        self.assertNotIn("/root/.ssh", options, "under the cover: hidden already")
+        # Under /tmp (a new tmpfs already): no cover, but the way to the file is made 0755
+        # (bwrap would make it 0700 and root's, which nobody could not pass).
+        self.assertNotIn("/tmp/mcp-codemode-x", pairs(options, "--tmpfs"))
+        walk = [index_of(options, "--dir", d) for d in ("/tmp/mcp-codemode-x", program[:-11])]
+        self.assertLess(max(walk), index_of(options, "--ro-bind", program, program))
+
+    def test_not_root_nothing_changes_whatever_run_as_says(self) -> None:
+        machine = host(closed=("/root",), **ROOT_PYTHON)
+        self.assertEqual(
+            make(Jail(run_as=NOBODY), machine=machine).argv, make(machine=machine).argv
+        )
+
+    def test_a_writable_path_its_uid_cannot_write_is_refused(self) -> None:
+        paths = {"/srv/out": ("/srv/out", DIR)}
+        machine = host(paths, root=True, unwritable=("/srv/out",))
+        with self.assertRaisesRegex(
+            TransportFailed, "runs as uid 65534.*cannot write /srv/out.*chown 65534:65534 /srv/out"
+        ):
+            make(Jail(run_as=NOBODY, writable=("/srv/out",)), machine=machine)
+        make(Jail(writable=("/srv/out",)), machine=machine)  # root's jail: root's rights
+
+    def test_what_the_jail_must_reach(self) -> None:
+        paths = {"/srv/data": ("/srv/data", DIR), "/srv/out": ("/srv/out", MISSING)}
+        jail = Jail(run_as=NOBODY, readable=("/srv/data",))
+        machine = host(paths, cwd="/srv/work")
+        self.assertEqual(
+            paths_to_reach(jail, Spawn("/opt/server"), machine, ("/srv/script.py",)),
+            (
+                "/usr/bin/python3.11",
+                "/usr",
+                "/srv/work",
+                "/opt/server",
+                "/srv/data",
+                "/srv/script.py",
+            ),
+        )
+
+
+class HostConfigs(unittest.TestCase):
+    """Issue 37 item 1: every MCP host's config and logs are hidden by default."""
+
+    def test_every_hosts_config_is_hidden_by_default(self) -> None:
+        for place in (
+            "~/.claude.json",
+            "~/.claude",
+            "~/.config/Claude",
+            "~/Library/Application Support/Claude",
+            "~/.cursor",
+            "~/.config/Code",
+            "~/Library/Application Support/Code",
+            "~/.codeium",
+            "~/.continue",
+            "~/.config/zed",
+            "~/.config/goose",
+            "~/.lmstudio",
+            "~/.gemini",
+            "~/.codex",
+            "~/.config/opencode",
+            "~/.mcp-auth",
+        ):
+            self.assertIn(place, HOST_CONFIGS)
+        self.assertEqual(DEFAULT_HIDDEN[-len(HOST_CONFIGS) :], HOST_CONFIGS)
+        Jail(hidden=HOST_CONFIGS)  # each a path the jail takes
+
+    def test_an_entry_by_its_spelling_or_a_homes_path(self) -> None:
+        homes = ("/home/u", "/root")
+        self.assertEqual(default_entry("~/.cursor", homes), "~/.cursor")
+        self.assertEqual(default_entry("~/.cursor/", homes), "~/.cursor")
+        self.assertEqual(default_entry("/root/.cursor", homes), "~/.cursor")
+        self.assertEqual(default_entry("/home/u/.config/Code", homes), "~/.config/Code")
+        self.assertEqual(default_entry("/etc/claude-code", homes), "/etc/claude-code")
+        for none in ("/srv/.cursor", "~/.cursor/mcp.json", "/home/u", "~/notes"):
+            self.assertIsNone(default_entry(none, homes), none)
 
 
 class Refusals(unittest.TestCase):

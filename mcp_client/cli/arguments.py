@@ -248,6 +248,7 @@ SERVER_WRITE = Flag(
 SERVER_NETWORK = Flag(
     ("--server-network", "--allow-net"), "jailed servers keep the network", "switch"
 )
+HIDE = Flag(("--hide",), "hide PATH too (besides ~/.ssh, ~/.aws, ...); repeatable", **PATHS)
 MEMORY = Flag(("--memory",), "memory of the jail", type=size, metavar="SIZE")
 CPU_SECONDS = Flag(
     ("--cpu-seconds",),
@@ -275,6 +276,7 @@ VOCABULARY: Tuple[Flag, ...] = (
     SERVER_READ,
     SERVER_WRITE,
     SERVER_NETWORK,
+    HIDE,
     MEMORY,
     CPU_SECONDS,
     MAX_TASKS,

@@ -34,7 +34,7 @@ from .. import config
 from ..codemode import ALLOW, CodeMode, Limits, Policy, RunResult
 from ..errors import CodeModeError, ConfigError, NoServerStarted, UnknownServer
 from . import arguments, exits
-from .arguments import CONFIG, JAIL_SERVERS, SERVER, SERVER_JAIL, TIMEOUT, Flag
+from .arguments import CONFIG, HIDE, JAIL_SERVERS, SERVER, SERVER_JAIL, TIMEOUT, Flag
 from .render import Tee
 
 __all__ = [
@@ -48,6 +48,7 @@ __all__ = [
     "add_runner_arguments",
     "main",
     "open_runner",
+    "runner_files",
     "runner_options",
 ]
 
@@ -108,6 +109,8 @@ class RunnerOptions:
     limits: Limits
     scratch: Optional[str] = None  # --scratch DIR: the programs' cwd on the host
     shapes: Optional[str] = None  # --shapes DIR: the store of learned shapes
+    hide: Tuple[str, ...] = ()  # --hide PATH: hidden from the program too
+    show: Tuple[str, ...] = ()  # --show PATH: a default-hidden place the program sees
 
 
 # ----------------------------------------------------------------------------- the flags
@@ -122,8 +125,19 @@ _JAILS = (
         "--scratch-bytes inside its jail, gone with it)",
         metavar="DIR",
     ),
+    HIDE,
+    Flag(
+        ("--show",),
+        "show the program PATH, one of the places hidden by default (~/.cursor...); never "
+        "the runner's own files (--config, --shapes); repeatable",
+        **arguments.PATHS,
+    ),
 )
-_JAIL_HELP = {JAIL_SERVERS: "run every server jailed too"}
+_JAIL_HELP = {
+    JAIL_SERVERS: "run every server jailed too",
+    HIDE: "hide PATH from the program too (besides credentials and every MCP host's config "
+    "and logs: docs/jail.md); repeatable",
+}
 _TOOLS = dict(arguments.PATHS, metavar="SERVER.FUNCTION")
 _POLICY = (
     Flag(("--allow",), "which calls are sent (all)", choices=ALLOW),
@@ -201,11 +215,46 @@ def runner_options(namespace: argparse.Namespace) -> RunnerOptions:
         limits=Limits(enforced=not namespace.no_limits, **limits),
         scratch=None if namespace.scratch is None else os.path.abspath(namespace.scratch),
         shapes=getattr(namespace, "shapes", None),
+        hide=tuple(
+            os.path.abspath(os.path.expanduser(path)) for path in getattr(namespace, "hide", ())
+        ),
+        show=_shown(namespace),
     )
 
 
 def _absolute(paths: Sequence[str]) -> Tuple[str, ...]:
     return tuple(os.path.abspath(path) for path in paths)
+
+
+def _shown(namespace: argparse.Namespace) -> Tuple[str, ...]:
+    """--show's paths, each the entry of the default hidden list it names. Raises
+    ``ValueError`` for one that names none, or a file the runner was given by name."""
+    from ..jail import default_entry
+
+    homes = [home for home in (os.environ.get("HOME"), os.path.expanduser("~")) if home]
+    own = [namespace.config] + [getattr(namespace, "shapes", None) or ""]
+    shown = []
+    for path in getattr(namespace, "show", ()):
+        entry = default_entry(path if path.startswith("~") else os.path.abspath(path), homes)
+        if entry is None:
+            raise ValueError(
+                "--show %s: not a place hidden by default (the list: docs/jail.md); "
+                "anything else the program sees already, or is the runner's" % path
+            )
+        named = [name for name in own if name and _under(os.path.abspath(name), entry, homes)]
+        if named:
+            raise ValueError(
+                "--show %s: it holds %s, which the program never sees" % (path, named[0])
+            )
+        shown.append(entry)
+    return tuple(shown)
+
+
+def _under(path: str, entry: str, homes: Sequence[str]) -> bool:
+    from ..jail import expand
+
+    places = expand(entry, homes)
+    return any(path == place or path.startswith(place.rstrip("/") + "/") for place in places)
 
 
 def chosen_servers(
@@ -227,13 +276,21 @@ def chosen_servers(
 
 
 def open_runner(
-    options: RunnerOptions, say: "Say", *, jail_program: Optional[bool] = None
+    options: RunnerOptions,
+    say: "Say",
+    *,
+    jail_program: Optional[bool] = None,
+    hidden: Sequence[str] = (),
 ) -> CodeMode:
     """A :class:`CodeMode` for ``options``; every warning and left-out server is ``say``'d.
-    Raises ``ConfigError`` and :class:`CodeModeError`'s leaves."""
+    ``hidden``: more of the command's own files, hidden from the program as those of
+    ``options`` are. Raises ``ConfigError`` and :class:`CodeModeError`'s leaves."""
     servers, warnings = chosen_servers(options)
     for warning in warnings:
         say(warning)
+    jailed = options.jail_program if jail_program is None else jail_program
+    if jailed and options.scratch is not None:
+        _check_scratch(options.scratch)
     runner = CodeMode.open(
         servers,
         jail_program=options.jail_program if jail_program is None else jail_program,
@@ -244,12 +301,35 @@ def open_runner(
         server_writable=options.server_writable,
         server_network=options.server_network,
         scratch=options.scratch,
-        hidden=(options.config,),  # the config's keys and tokens are not the program's
+        hidden=runner_files(options) + tuple(hidden),
         shapes=options.shapes,
+        shown=options.show,
     )
     for line in runner.left_out:
         say(line)
     return runner
+
+
+def runner_files(options: RunnerOptions) -> Tuple[str, ...]:
+    """What the program's jail hides besides its defaults: every file the runner was given
+    by name -- the config (keys, tokens), the shapes store (what earlier runs' results
+    taught it), what jailed servers write (theirs: a program reaches a server through its
+    calls, under the policy) -- and ``--hide``'s."""
+    named = (options.config, options.shapes) + options.server_writable + options.hide
+    return tuple(os.path.abspath(path) for path in named if path)
+
+
+def _check_scratch(scratch: str) -> None:
+    """--scratch DIR refused now, not at the first run, when the program's jail could not
+    write it: as root, that jail runs as nobody (never root), and DIR must be its."""
+    from ..errors import JailUnavailable, TransportFailed
+    from ..jail import NOBODY, Jail
+    from ..jail import spawn as jailer
+
+    try:
+        jailer.preflight(Jail(writable=(scratch,), run_as=NOBODY))  # the program's, as to DIR
+    except TransportFailed as e:
+        raise JailUnavailable("--scratch %s: %s" % (scratch, e)) from e
 
 
 # ----------------------------------------------------------------------------- the command
@@ -338,8 +418,9 @@ def _read_and_act(args: argparse.Namespace, options: RunnerOptions) -> int:
 
 def _open_and_act(args: argparse.Namespace, options: RunnerOptions, program: Optional[str]) -> int:
     runs = program is not None and not args.check
+    kept = () if args.keep_cap is None else (os.path.join(args.keep_cap, "cap"),)
     try:
-        runner = open_runner(options, _say, jail_program=options.jail_program and runs)
+        runner = open_runner(options, _say, jail_program=options.jail_program and runs, hidden=kept)
     except (ConfigError, UnknownServer) as e:
         _say(str(e))
         return EXIT_USAGE

@@ -17,7 +17,16 @@ from ..jail import DEFAULT_HIDDEN, Jail
 from ..jsonvalue import CorruptionReport, JsonValue, parse
 from ..transport import Spawn
 from . import arguments, demo_server, exits
-from .arguments import CONFIG, JAIL_LIMITS, JAIL_SERVERS, PATHS, SERVER, SERVER_JAIL, TIMEOUT, Flag
+from .arguments import (
+    CONFIG,
+    HIDE,
+    JAIL_LIMITS,
+    JAIL_SERVERS,
+    SERVER,
+    SERVER_JAIL,
+    TIMEOUT,
+    Flag,
+)
 from .render import name
 
 __all__ = [
@@ -83,7 +92,6 @@ ENV = Flag(
     "KEY=VALUE",
 )
 CWD = Flag(("--cwd",), "the server's working directory", metavar="DIR")
-HIDE = Flag(("--hide",), "hide PATH too (besides ~/.ssh, ~/.aws, ...); repeatable", **PATHS)
 SERVER_NAME = Flag(
     ("--server-name",),
     "name for the generated module (default: the server's own name)",

@@ -176,6 +176,7 @@ def launch(
     limits: "Limits",
     scratch: Optional[str] = None,
     hidden: Sequence[str] = (),
+    shown: Sequence[str] = (),
 ) -> "subprocess.Popen[bytes]":
     """Start ``run_dir/program.py`` in a child Python.
 
@@ -183,7 +184,8 @@ def launch(
     stderr, pipes of the runner's (nothing the program reopens through
     ``/proc/self/fd`` leads to a file of the host's). Jailed, it sees only its file,
     the package and this interpreter; ``hidden`` (the files the runner was given by
-    name: its config...) read empty, as ``DEFAULT_HIDDEN`` do; its cwd is
+    name: its config...) read empty, as ``DEFAULT_HIDDEN`` do but those ``shown``
+    (never one of ``hidden``); it runs as nobody when we are root; its cwd is
     :data:`SCRATCH_INSIDE`, or the host directory ``scratch`` (bound writable: the
     only way to one); the jail holds ``limits``' four unless ``limits.enforced`` is
     false. The handle is bwrap's, in its own session. Unjailed, the same child in
@@ -211,8 +213,10 @@ def launch(
         return child
     from ..jail import spawn as jailer
 
+    if os.geteuid() == 0:  # its jail runs as nobody: its files are others' to read
+        _readable_by_all(program, lib)
     return jailer.spawn_command(
-        program_jail(program, lib, limits, scratch, hidden),
+        program_jail(program, lib, limits, scratch, hidden, shown),
         argv,
         env,
         cwd=scratch,
@@ -224,17 +228,40 @@ def launch(
     )
 
 
-def program_jail(
-    program: str, lib: str, limits: "Limits", scratch: Optional[str], hidden: Sequence[str]
-) -> "Jail":
-    """The program's jail: what it sees, what it writes, what it may take."""
-    from ..jail import DEFAULT_HIDDEN, Jail
+def _readable_by_all(program: str, lib: str) -> None:
+    """The program's file and its package readable (the directories searchable) by any
+    uid, whatever our umask: a root runner's jail is nobody's, and the jail binds them
+    in by name. Nothing here is secret; the run directory above stays root's alone."""
+    modes = [(program, 0o644), (lib, 0o755)]
+    for top, directories, files in os.walk(lib):
+        modes += [(os.path.join(top, name), 0o755) for name in directories]
+        modes += [(os.path.join(top, name), 0o644) for name in files]
+    for path, mode in modes:
+        if not os.path.islink(path):  # the runner wrote none; a link's target is not ours
+            os.chmod(path, mode)
 
+
+def program_jail(
+    program: str,
+    lib: str,
+    limits: "Limits",
+    scratch: Optional[str],
+    hidden: Sequence[str],
+    shown: Sequence[str] = (),
+) -> "Jail":
+    """The program's jail: what it sees, what it writes, what it may take. ``shown``:
+    entries of ``DEFAULT_HIDDEN`` (as spelt there, or a home's path of one) it sees."""
+    from ..jail import DEFAULT_HIDDEN, NOBODY, Jail, default_entry
+
+    homes = [home for home in (os.environ.get("HOME"), os.path.expanduser("~")) if home]
+    unhidden = {default_entry(path, homes) for path in shown}
     bounded = limits.enforced
     return Jail(
+        run_as=NOBODY,  # never root: a root harness's program runs as nobody, no capability
         readable=(program, lib) + interpreter_under_tmp(),
         writable=(scratch,) if scratch else (),
-        hidden=DEFAULT_HIDDEN + tuple(os.path.abspath(path) for path in hidden),
+        hidden=tuple(entry for entry in DEFAULT_HIDDEN if entry not in unhidden)
+        + tuple(os.path.abspath(path) for path in hidden),  # the runner's own: never shown
         memory_bytes=limits.memory_bytes if bounded else None,
         max_processes=limits.max_tasks if bounded else None,
         tmp_bytes=limits.scratch_bytes if bounded else None,

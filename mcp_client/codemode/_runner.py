@@ -65,9 +65,11 @@ class CodeMode:
         scratch: Optional[str] = None,
         hidden: Sequence[str] = (),
         shapes: Optional["Store"] = None,
+        shown: Sequence[str] = (),
     ) -> None:
         self._scratch = scratch
         self._hidden = tuple(hidden)
+        self._unhidden = tuple(shown)
         self._slots = tuple(slots)
         self._shapes = shapes
         self._live = {slot.name: slot for slot in live}
@@ -115,6 +117,7 @@ class CodeMode:
         scratch: Optional[str] = None,
         hidden: Sequence[str] = (),
         shapes: Optional[str] = None,
+        shown: Sequence[str] = (),
     ) -> "CodeMode":
         """Start ``servers`` (what ``config.load`` returns) and write the ``cap`` package.
 
@@ -130,9 +133,11 @@ class CodeMode:
 
         ``scratch``: a host directory for the programs' working directory, bound
         writable in their jail (the only way to a host directory: by default it is a
-        tmpfs of ``Limits.scratch_bytes`` inside the jail). ``hidden``: the files the
-        runner was given by name -- the config, a shapes store, a log -- which read
-        empty in the program's jail (the command passes its ``--config``).
+        tmpfs of ``Limits.scratch_bytes`` inside the jail). ``hidden``: the files and
+        directories the runner was given by name -- the config, a shapes store, a log --
+        which read empty in the program's jail, as ``DEFAULT_HIDDEN`` (credentials, every
+        MCP host's config) do; the command passes its own. ``shown``: entries of
+        ``DEFAULT_HIDDEN`` the program sees after all (never one of ``hidden``).
 
         A server whose key is a name ``cap.mcp`` binds itself (:data:`TAKEN_NAMES`:
         ``from cap.mcp import ToolFailed`` would be its module, and ``except
@@ -155,7 +160,7 @@ class CodeMode:
         live, root = _start(slots, refused, jail_program)
         try:
             made = cls(
-                slots, live, root, jail_program, policy, limits, scratch, hidden, shapes=store
+                slots, live, root, jail_program, policy, limits, scratch, hidden, store, shown
             )
             made.left_out = refused + made.left_out
             return made
@@ -416,6 +421,7 @@ class CodeMode:
                 limits=self.limits,
                 scratch=self._scratch,
                 hidden=self._hidden,
+                shown=self._unhidden,
             )
         except BaseException as e:
             for fd in ours:

@@ -8,9 +8,27 @@ unit-tested without bwrap.
 
 The jail, from outside in:
 
-* **Namespaces**: new user, pid, mount, ipc and uts namespaces, and a new
-  network namespace unless ``network=True`` (its own loopback only: no TCP/UDP
-  anywhere, 127.0.0.1 included). Every capability is dropped, even for root.
+* **Identity**: a harness that is not root runs the jail as itself, in a new
+  user namespace (its uid is unprivileged already). A root harness runs it as
+  ``Jail.run_as`` when that is set (:data:`NOBODY`, 65534, in code mode's
+  program jail, always): a host uid and gid that own nothing. In a user
+  namespace of a root harness's, bubblewrap would map the jail's uid -- whatever
+  ``--uid`` says -- to the host's root, the owner of every root-owned file
+  (``/etc/shadow``, mode-0600 files: no capability is needed to read what one
+  owns). So that jail has none: bubblewrap builds it as root, and its init,
+  before anything else runs, empties its capability sets (bounding and ambient
+  too), drops its groups, and becomes that gid and uid. A directory that uid
+  cannot search on the way to what the jail must show (``/root``, where the
+  interpreter may live) is covered by an empty read-only one, the paths under it
+  bound back; the jail's own ``/tmp`` and ``/dev/shm`` are mode 1777; a
+  writable path that uid cannot write is refused. With ``run_as=None`` (the
+  default: a server installed, or working, under ``/root`` needs root's uid) a
+  root harness's jail is root's, uid 0 inside and out. Every capability is
+  dropped, whoever runs the jail.
+* **Namespaces**: new pid, mount, ipc and uts namespaces, a new user namespace
+  (but for a root harness's jail with ``run_as``: above), and a new network
+  namespace unless ``network=True`` (its own loopback only: no TCP/UDP
+  anywhere, 127.0.0.1 included).
 * **Filesystem**: the host's ``/`` read-only; a new ``/proc``; a minimal
   read-only ``/dev`` with a private ``/dev/shm``; a private, empty ``/tmp``
   (both tmpfs capped at ``memory_bytes`` when it is set, so a tmpfs is no way
@@ -22,8 +40,8 @@ The jail, from outside in:
   (it reads empty; writes to it vanish).
   Later entries win: a hidden path inside a writable one stays hidden.
   ``/proc/sys`` is read-only: where the jail's uid 0 is the host's root (a
-  harness running as root), its files would otherwise take writes to the
-  host's own sysctls (``kernel.core_pattern``: code run as root outside).
+  root harness with ``run_as=None``), its files would otherwise take writes to
+  the host's own sysctls (``kernel.core_pattern``: code run as root outside).
 * **Seccomp**: no new user namespaces (``clone``/``unshare`` with
   ``CLONE_NEWUSER``; ``clone3``, whose flags a filter cannot read, answers
   ``ENOSYS`` and C libraries fall back to ``clone``), no ``io_uring`` (it
@@ -85,6 +103,9 @@ if TYPE_CHECKING:
 __all__ = [
     "Jail",
     "DEFAULT_HIDDEN",
+    "HOST_CONFIGS",
+    "NOBODY",
+    "default_entry",
     "Host",
     "Channels",
     "Invocation",
@@ -92,7 +113,9 @@ __all__ = [
     "invocation",
     "plan",
     "paths_to_probe",
+    "paths_to_reach",
     "pids_max",
+    "runs_as",
     "require_host",
     "seccomp_filter",
     "SOCKET_FAMILIES",
@@ -103,9 +126,80 @@ __all__ = [
     "MISSING",
 ]
 
-#: Credential places under ``$HOME`` a jailed server sees as empty by default.
-#: ``~`` is every home the harness knows of: ``$HOME``, the password database's,
-#: and the server's own ``HOME`` when ``Spawn.env`` moves it.
+#: Where MCP hosts keep their configs (their servers' commands, environments and
+#: tokens), their credentials and their logs (a server's stderr, a call's arguments),
+#: on Linux and macOS: hidden in every jail by default (:data:`DEFAULT_HIDDEN`). A
+#: directory is hidden whole where it is the host's own. Not here: a project's
+#: ``.mcp.json``, ``.cursor/mcp.json``, ``.vscode/mcp.json`` (wherever a project is:
+#: name it, ``--hide``); Amazon Q's ``~/.aws/amazonq`` (under ``~/.aws``, hidden).
+HOST_CONFIGS: Tuple[str, ...] = (
+    # Claude Desktop: the config, extensions and logs (macOS; Linux builds use ~/.config)
+    "~/.config/Claude",
+    "~/Library/Application Support/Claude",
+    "~/Library/Logs/Claude",
+    # Claude Code: user and local scopes (~/.claude.json and its backup), settings,
+    # OAuth credentials, transcripts; managed settings and managed-mcp.json
+    "~/.claude.json",
+    "~/.claude.json.backup",
+    "~/.claude",
+    "~/.config/claude",
+    "/etc/claude-code",
+    "/Library/Application Support/ClaudeCode",
+    # Cursor: mcp.json, the app's storage and logs, its remote server
+    "~/.cursor",
+    "~/.config/Cursor",
+    "~/Library/Application Support/Cursor",
+    "~/.cursor-server",
+    # VS Code and its forks: User/mcp.json, settings.json, globalStorage (Cline's
+    # cline_mcp_settings.json, Roo Code's mcp_settings.json), logs; the remote server
+    "~/.config/Code",
+    "~/.config/Code - Insiders",
+    "~/.config/VSCodium",
+    "~/Library/Application Support/Code",
+    "~/Library/Application Support/Code - Insiders",
+    "~/Library/Application Support/VSCodium",
+    "~/.vscode-server",
+    "~/.vscode-server-insiders",
+    # GitHub Copilot: the CLI's mcp-config.json, the editors' tokens
+    "~/.copilot",
+    "~/.config/github-copilot",
+    # Windsurf (Codeium): ~/.codeium/windsurf/mcp_config.json, tokens, the app, its server
+    "~/.codeium",
+    "~/.config/Windsurf",
+    "~/Library/Application Support/Windsurf",
+    "~/.windsurf-server",
+    # Cline's CLI, Continue (config.yaml, mcpServers/), Kiro, Amp
+    "~/.cline",
+    "~/.continue",
+    "~/.kiro",
+    "~/.config/amp",
+    # Zed: settings.json's context_servers; its data and logs
+    "~/.config/zed",
+    "~/.local/share/zed",
+    "~/Library/Application Support/Zed",
+    "~/Library/Logs/Zed",
+    # Goose: config.yaml, secrets.yaml; sessions and logs
+    "~/.config/goose",
+    "~/.local/share/goose",
+    "~/.local/state/goose",
+    # LM Studio: mcp.json (and the copy it keeps in its cache)
+    "~/.lmstudio",
+    "~/.cache/lm-studio",
+    # Gemini CLI and Qwen Code: settings.json, OAuth credentials
+    "~/.gemini",
+    "~/.qwen",
+    # Codex: config.toml's mcp_servers, auth.json
+    "~/.codex",
+    # opencode: opencode.json's mcp, auth.json and mcp-auth.json
+    "~/.config/opencode",
+    "~/.local/share/opencode",
+    # mcp-remote: the OAuth tokens of every remote server it reaches
+    "~/.mcp-auth",
+)
+
+#: Credential places under ``$HOME`` a jailed server sees as empty by default, and
+#: :data:`HOST_CONFIGS`. ``~`` is every home the harness knows of: ``$HOME``, the
+#: password database's, and the server's own ``HOME`` when ``Spawn.env`` moves it.
 DEFAULT_HIDDEN: Tuple[str, ...] = (
     # keys and key agents' material
     "~/.ssh",
@@ -144,7 +238,11 @@ DEFAULT_HIDDEN: Tuple[str, ...] = (
     "~/.mozilla",
     "~/.config/google-chrome",
     "~/.config/chromium",
-)
+) + HOST_CONFIGS
+
+#: The host uid -- and gid, the same number -- for ``Jail.run_as`` (what a root harness's
+#: program jails run as): the kernel's overflow uid, "nobody", which owns no file of the host's.
+NOBODY = 65534
 
 #: How to get bubblewrap, for the messages that say it is missing.
 INSTALL_HINT = (
@@ -189,14 +287,44 @@ class Jail:
     max_processes: Optional[int] = None
     max_open_files: Optional[int] = None
     file_size_bytes: Optional[int] = None
+    #: The host uid and gid (one number) the jail's processes run as when the harness
+    #: is root (:data:`NOBODY`, say); a harness that is not runs them as itself. ``None``
+    #: keeps a root harness's jail root: uid 0 inside and out, every capability
+    #: dropped, yet the owner of every root-owned file (``/etc/shadow``, mode-0600
+    #: files) -- what a server installed under ``/root``, or working on root's files,
+    #: needs to run at all. A code-mode program's jail is always :data:`NOBODY`'s.
+    run_as: Optional[int] = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.network, bool):
             raise TypeError("Jail.network must be a bool, not %r" % (self.network,))
+        if self.run_as is not None and (
+            isinstance(self.run_as, bool)
+            or not isinstance(self.run_as, int)
+            or not 0 < self.run_as < 0xFFFFFFFF
+        ):
+            raise ValueError(
+                "Jail.run_as must be a uid other than root's (1 to 4294967294) or None, "
+                "not %r" % (self.run_as,)
+            )
         for name in ("readable", "writable", "hidden"):  # frozen: the tuples are made once, here
             object.__setattr__(self, name, _paths(name, getattr(self, name)))
         for name in _LIMIT_FIELDS:
             _check_limit(name, getattr(self, name))
+
+
+def default_entry(path: str, homes: Sequence[str]) -> Optional[str]:
+    """The entry of :data:`DEFAULT_HIDDEN` that ``path`` names -- spelt as the entry is
+    (``~/.cursor``), or absolute under one of ``homes`` (``/home/me/.cursor``) -- or
+    ``None``: what a runner may show deliberately (``--show``), in every home."""
+    path = posixpath.normpath(path) if path.startswith("/") else path
+    if path.startswith("~"):
+        spelt = _path("hidden", path)
+        return spelt if spelt in DEFAULT_HIDDEN else None
+    for entry in DEFAULT_HIDDEN:
+        if path in expand(entry, homes):
+            return entry
+    return None
 
 
 def _paths(name: str, value: Iterable[str]) -> Tuple[str, ...]:
@@ -238,6 +366,10 @@ class Host:
     ``homes``: the server's home first, then the harness's. ``paths``: for each
     path :func:`paths_to_probe` named, its real path and kind (``"dir"``,
     ``"file"`` or ``"missing"``). ``cwd``: the server's working directory, real.
+    ``root``: whether the harness runs as root. ``closed`` and ``unwritable``, for a
+    root harness only (see :func:`paths_to_reach`): the directories the jail's uid
+    cannot search, each the first on the way to a path the jail must show; the real
+    writable paths that uid cannot write.
     """
 
     system: str
@@ -249,6 +381,9 @@ class Host:
     homes: Tuple[str, ...]
     paths: Mapping[str, Tuple[str, str]] = field(default_factory=dict, hash=False)
     cwd: Optional[str] = None
+    root: bool = False
+    closed: Tuple[str, ...] = ()
+    unwritable: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -282,6 +417,34 @@ def expand(path: str, homes: Sequence[str]) -> Tuple[str, ...]:
     return (path,)
 
 
+def runs_as(jail: Jail, root: bool) -> Optional[int]:
+    """The host uid the jail's processes take when it is not the harness's own:
+    ``jail.run_as`` for a root harness (``None`` there keeps root), else ``None``."""
+    return jail.run_as if root else None
+
+
+def paths_to_reach(
+    jail: Jail, spawn: "Spawn", host: Host, named: Sequence[str] = ()
+) -> Tuple[str, ...]:
+    """The real paths a jail that runs as :func:`runs_as` must be able to reach, for
+    :class:`Host`'s ``closed`` and ``unwritable``: the interpreter of the init and its
+    standard library, the working directory, the executable (when absolute), each
+    readable and writable path (as ``host.paths`` knows them), and ``named`` (what the
+    server's argv names)."""
+    found = [host.python, host.python_home]
+    if host.cwd is not None:
+        found.append(host.cwd)
+    if spawn.executable.startswith("/"):
+        found.append(spawn.executable)
+    for path in jail.readable + jail.writable:
+        for probed in expand(path, host.homes[:1]):
+            real, kind = host.paths.get(probed, (probed, MISSING))
+            if kind != MISSING:
+                found.append(real)
+    found += named
+    return tuple(dict.fromkeys(found))
+
+
 def paths_to_probe(jail: Jail, homes: Sequence[str]) -> Tuple[str, ...]:
     """Every path whose real path and kind :func:`invocation` will ask :class:`Host` for."""
     found: List[str] = []
@@ -312,14 +475,18 @@ def invocation(
     """
     bwrap = require_host(host)
     program = seccomp_filter(host.machine, allow_unix=jail.network)
-    mounts = _mounts(jail, host)
+    user = runs_as(jail, host.root)
+    mounts = _mounts(jail, host, spawn.executable)
     _require_visible(mounts, spawn, host)
+    _require_writable(jail, host)
     tmp_size = jail.memory_bytes if jail.tmp_bytes is None else jail.tmp_bytes
-    jail_args = _namespaces(jail) + _mount_args(mounts, jail.memory_bytes, tmp_size)
+    jail_args = _namespaces(jail, user) + _mount_args(
+        mounts, jail.memory_bytes, tmp_size, shared=user is not None
+    )
     if host.cwd is not None:
         jail_args += ["--chdir", host.cwd]
     elif inside_cwd is not None:
-        jail_args += _inside(inside_cwd)
+        jail_args += _inside(inside_cwd, shared=user is not None)
     init = [host.python, "-I", "-S", "-B", "-c"]
     argv = (
         [bwrap, "--seccomp", str(channels.seccomp)]
@@ -327,7 +494,7 @@ def invocation(
         + ["--"]
         + init
         + [host.init_source]
-        + _init_args(jail, channels)
+        + _init_args(jail, channels, user)
         + ["--"]
         + list(spawn.argv())
     )
@@ -354,8 +521,19 @@ def require_host(host: Host) -> str:
     return host.bwrap
 
 
-def _namespaces(jail: Jail) -> List[str]:
-    args = ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
+#: What a root harness's jail keeps for its init alone, which spends them at once on
+#: becoming ``Jail.run_as``: its groups, gid and uid (SETGID, SETUID), and the
+#: bounding set emptied (SETPCAP). Nothing else runs before they are gone.
+_INIT_CAPABILITIES = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
+
+
+def _namespaces(jail: Jail, user: Optional[int] = None) -> List[str]:
+    # A root harness's jail has no user namespace of its own: in one, bubblewrap
+    # maps the jail's uid -- whatever --uid says -- to the host's root, which owns
+    # /etc/shadow and every mode-0600 file of root's (no capability needed to read
+    # what one owns). Built as root, its init becomes `user` instead.
+    args = [] if user is not None else ["--unshare-user"]
+    args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts"]
     if not jail.network:
         args.append("--unshare-net")
     # No --die-with-parent: its PR_SET_PDEATHSIG fires when the *thread* that
@@ -367,16 +545,26 @@ def _namespaces(jail: Jail) -> List[str]:
     # controls, it can setsid + TIOCSCTTY and make it its own -- the seccomp
     # filter refuses TIOCSTI and TIOCLINUX, the ioctls that would then type
     # into that terminal.
-    return args + ["--hostname", _HOSTNAME, "--cap-drop", "ALL", "--as-pid-1"]
+    args += ["--hostname", _HOSTNAME, "--cap-drop", "ALL"]
+    if user is not None:
+        for capability in _INIT_CAPABILITIES:
+            args += ["--cap-add", capability]
+    return args + ["--as-pid-1"]
 
 
 # A mount: (what, target). "host" and "bind" show the host's tree there, read-only
-# and read-write; "remount-ro" changes no content; the rest cover it.
+# and read-write; "remount-ro" and "dir" (a directory made in a tmpfs, for a bind
+# under it) change no content; the rest cover it ("cover": a directory the jail's
+# uid cannot search, made an empty one the paths under it are bound into).
 Mount = Tuple[str, str]
 _SHOWS_HOST = ("host", "bind")
+_NO_CONTENT = ("remount-ro", "dir")
+#: The mounts that make a new, empty tree: what is bound under one needs its directories.
+_FRESH = ("tmpfs", "cover", "empty-dir")
 
 
-def _mounts(jail: Jail, host: Host) -> List[Mount]:
+def _mounts(jail: Jail, host: Host, executable: Optional[str] = None) -> List[Mount]:
+    user = runs_as(jail, host.root)
     mounts: List[Mount] = [
         ("host", "/"),
         ("dev", "/dev"),
@@ -386,10 +574,23 @@ def _mounts(jail: Jail, host: Host) -> List[Mount]:
         ("sysctl", "/proc/sys"),
         ("tmpfs", "/tmp"),
     ]
+    covers: List[str] = []
+    if user is not None:
+        for closed in sorted(set(host.closed)):  # a parent first: its children are then unseen
+            if _visible(closed, mounts):  # not under /tmp or another cover, made anew anyway
+                mounts.append(("cover", closed))
+                covers.append(closed)
     for path in jail.readable:
         mounts += [("host", real) for real in _present(path, host, "readable")]
     for path in jail.writable:
         mounts += [("bind", real) for real in _present(path, host, "writable")]
+    # What the jail runs, bound back into a cover: the init's interpreter and its
+    # library, the working directory, the executable (a readable path does the rest).
+    for needed in (host.python_home, host.python, host.cwd, executable):
+        if needed and needed.startswith("/") and not _visible(needed, mounts):
+            if any(_within(needed, cover) for cover in covers):
+                mounts.append(("host", needed))
+    mounts += [("remount-ro", cover) for cover in covers]
     for path in jail.hidden:  # after the others: hiding wins
         for probed in expand(path, host.homes):
             real, kind = host.paths.get(probed, (probed, MISSING))
@@ -400,7 +601,39 @@ def _mounts(jail: Jail, host: Host) -> List[Mount]:
                 if kind == DIR
                 else [("empty-file", real)]
             )
-    return mounts
+    return mounts if user is None else _with_dirs(mounts)
+
+
+def _with_dirs(mounts: Sequence[Mount]) -> List[Mount]:
+    """``mounts`` with a ``dir`` (mode 0755) before each bind into a new tmpfs, for each
+    directory between the two: bubblewrap makes a bind's missing parents mode 0700 and
+    its own, root's, which a jail that is not root could not pass."""
+    made: List[Mount] = []
+    done = set()
+    for what, target in mounts:
+        if what in _SHOWS_HOST:
+            over = _innermost(target, made)
+            if over is not None and over[0] in _FRESH:
+                for directory in _between(over[1], target):
+                    if directory not in done:
+                        done.add(directory)
+                        made.append(("dir", directory))
+        made.append((what, target))
+    return made
+
+
+def _innermost(path: str, mounts: Sequence[Mount]) -> Optional[Mount]:
+    """The last mount of ``mounts`` over a parent of ``path``, that mount made its content."""
+    for what, target in reversed(mounts):
+        if what not in _NO_CONTENT and target != path and _within(path, target):
+            return what, target
+    return None
+
+
+def _between(top: str, path: str) -> List[str]:
+    """The directories strictly between ``top`` and ``path``, outermost first."""
+    parts = path[len(top.rstrip("/")) :].strip("/").split("/")[:-1]
+    return [posixpath.join(top, *parts[: n + 1]) for n in range(len(parts))]
 
 
 def _present(path: str, host: Host, how: str) -> List[str]:
@@ -418,7 +651,7 @@ def _within(path: str, root: str) -> bool:
 def _visible(path: str, mounts: Sequence[Mount]) -> bool:
     """Whether ``path`` shows the host's file inside the jail (the last mount over it decides)."""
     for what, target in reversed(mounts):
-        if what != "remount-ro" and _within(path, target):
+        if what not in _NO_CONTENT and _within(path, target):
             return what in _SHOWS_HOST
     return False
 
@@ -441,6 +674,17 @@ def _require_visible(mounts: Sequence[Mount], spawn: "Spawn", host: Host) -> Non
             )
 
 
+def _require_writable(jail: Jail, host: Host) -> None:
+    user = runs_as(jail, host.root)
+    if user is not None and host.unwritable:
+        path = host.unwritable[0]
+        raise TransportFailed(
+            "the jail runs as uid %d (the harness is root; a jail is never root), which "
+            "cannot write %s, a path it is to write: make it that uid's (chown %d:%d %s), "
+            "or leave it out" % (user, path, user, user, path)
+        )
+
+
 def unseen(jail: Jail, host: Host, paths: Sequence[str]) -> Tuple[str, ...]:
     """The real ``paths`` (as the harness sees them) that the jail would not show
     the server: under its private ``/tmp``, or hidden. For a pre-check of every
@@ -450,18 +694,29 @@ def unseen(jail: Jail, host: Host, paths: Sequence[str]) -> Tuple[str, ...]:
     return tuple(path for path in paths if not _visible(path, mounts))
 
 
-def _inside(cwd: str) -> List[str]:
+def _inside(cwd: str, shared: bool = False) -> List[str]:
+    """``--chdir`` to ``cwd`` under the jail's ``/tmp``, made there (mode 0777 when the
+    jail's uid is not the one that builds it: ``shared``)."""
     path = posixpath.normpath(cwd)
     if not _within(path, "/tmp"):
         raise TransportFailed(
             "a working directory made inside the jail must be under /tmp: %s" % cwd
         )
-    return (["--dir", path] if path != "/tmp" else []) + ["--chdir", path]
+    made = (["--perms", "0777"] if shared else []) + ["--dir", path]
+    return (made if path != "/tmp" else []) + ["--chdir", path]
 
 
-def _mount_args(mounts: Sequence[Mount], size: Optional[int], tmp_size: Optional[int]) -> List[str]:
+def _mount_args(
+    mounts: Sequence[Mount],
+    size: Optional[int],
+    tmp_size: Optional[int],
+    shared: bool = False,
+) -> List[str]:
+    """bwrap's options for ``mounts``. ``shared``: the jail is built by root for another
+    uid (a root harness's), so its ``/tmp`` and ``/dev/shm`` are mode 1777."""
     sized = [] if size is None else ["--size", str(size)]
     tmp_sized = [] if tmp_size is None else ["--size", str(tmp_size)]
+    open_to_all = ["--perms", "1777"] if shared else []
     args: List[str] = []
     for what, target in mounts:
         if what == "host":
@@ -479,9 +734,11 @@ def _mount_args(mounts: Sequence[Mount], size: Optional[int], tmp_size: Optional
             # sys directory is not, though the files in it are.
             args += ["--ro-bind", target, target]
         elif what == "tmpfs":
-            args += (tmp_sized if target == "/tmp" else sized) + ["--tmpfs", target]
-        elif what == "empty-dir":
+            args += (tmp_sized if target == "/tmp" else sized) + open_to_all + ["--tmpfs", target]
+        elif what in ("empty-dir", "cover"):  # read-only once what goes under it is bound
             args += ["--tmpfs", target]
+        elif what == "dir":
+            args += ["--dir", target]  # 0755, bwrap's own default for a --dir
         elif what == "empty-file":
             # /dev/null itself: it reads empty, and what is written to it vanishes. A
             # read-only bind would be a nodev mount, and opening it EACCES -- which
@@ -492,13 +749,16 @@ def _mount_args(mounts: Sequence[Mount], size: Optional[int], tmp_size: Optional
     return args
 
 
-def _init_args(jail: Jail, channels: Channels) -> List[str]:
-    """``LIFELINE STATUS CGROUPS RLIMIT_X=N...`` for :mod:`mcp_client.jail.init_script`."""
+def _init_args(jail: Jail, channels: Channels, user: Optional[int] = None) -> List[str]:
+    """``LIFELINE STATUS CGROUPS [USER=UID:GID] RLIMIT_X=N...`` for
+    :mod:`mcp_client.jail.init_script` (``USER``: who it becomes, when it starts as root)."""
     args = [
         str(channels.lifeline),
         str(channels.status),
         ",".join(map(str, channels.cgroups)) or "-",
     ]
+    if user is not None:
+        args.append("USER=%d:%d" % (user, user))
     args.append("RLIMIT_CORE=0")  # a core file is a write nobody allowed
     for name, rlimit in _RLIMITS:
         value = getattr(jail, name)

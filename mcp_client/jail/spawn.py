@@ -27,6 +27,7 @@ no lock the client uses; it ends within moments of the server's end.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import itertools
 import logging
@@ -52,9 +53,12 @@ from . import (
     Host,
     Invocation,
     Jail,
+    expand,
     paths_to_probe,
+    paths_to_reach,
     pids_max,
     require_host,
+    runs_as,
 )
 from . import (
     invocation as bwrap_invocation,
@@ -63,7 +67,15 @@ from . import (
 if TYPE_CHECKING:
     from .._os.process import Spawn
 
-__all__ = ["popen", "spawn_command", "look", "Cgroup", "jail_cgroups", "STARTUP_TIMEOUT"]
+__all__ = [
+    "popen",
+    "spawn_command",
+    "preflight",
+    "look",
+    "Cgroup",
+    "jail_cgroups",
+    "STARTUP_TIMEOUT",
+]
 
 log = logging.getLogger("mcp_client.jailer")  # its name before the move: users configure it
 
@@ -128,6 +140,18 @@ def spawn_command(
     )
 
 
+def preflight(jail: Jail) -> None:
+    """Raise now what a start of this interpreter in ``jail`` would raise for this machine
+    and the jail's paths (no bubblewrap, a readable path missing, a writable one the
+    jail's uid cannot write: :class:`TransportFailed`), before anything is started:
+    a runner checks its options once, not at its first run."""
+    from .._os.process import Spawn
+
+    spawn = Spawn(sys.executable)
+    env = dict(os.environ)
+    bwrap_invocation(jail, spawn, env, look(jail, spawn, env), Channels(0, 0, 0))
+
+
 def _jailed(
     jail: Jail,
     spawn: "Spawn",
@@ -187,7 +211,7 @@ def _popen(
 def look(jail: Jail, spawn: "Spawn", env: Mapping[str, str]) -> Host:
     """What :func:`mcp_client.jail.invocation` needs to know of this machine."""
     homes = _homes(env)
-    return Host(
+    host = Host(
         system=platform.system(),
         machine=platform.machine(),
         bwrap=shutil.which("bwrap"),
@@ -197,7 +221,64 @@ def look(jail: Jail, spawn: "Spawn", env: Mapping[str, str]) -> Host:
         homes=homes,
         paths={path: _probe(path) for path in paths_to_probe(jail, homes)},
         cwd=None if spawn.cwd is None else os.path.realpath(spawn.cwd),
+        root=os.geteuid() == 0,
     )
+    user = runs_as(jail, host.root)
+    if user is None:
+        return host
+    reach = paths_to_reach(jail, spawn, host, _named(spawn))
+    closed = (_first_closed(path, user) for path in reach)
+    written = [path for path in jail.writable for path in expand(path, homes[:1])]
+    return dataclasses.replace(
+        host,
+        closed=tuple(dict.fromkeys(path for path in closed if path is not None)),
+        unwritable=tuple(
+            real
+            for real, kind in (host.paths.get(path, (path, MISSING)) for path in written)
+            if kind != MISSING and not _may(real, user, 0o3 if kind == DIR else 0o2)
+        ),
+    )
+
+
+def _named(spawn: "Spawn") -> List[str]:
+    """The existing paths the server's argv names (``--root=/x`` too), real."""
+    base = spawn.cwd or os.getcwd()
+    named = []
+    for arg in spawn.args:
+        piece = arg.partition("=")[2] if arg.startswith("-") else arg
+        path = os.path.join(base, piece)
+        if piece and os.path.lexists(path):
+            named.append(os.path.realpath(path))
+    return named
+
+
+def _first_closed(path: str, uid: int) -> Optional[str]:
+    """The first directory on the way to ``path`` that ``uid`` (with the gid of the same
+    number, no other group) may not search: real, or ``None``. ``path`` itself is not
+    asked (a bind shows it with its own mode)."""
+    for way in dict.fromkeys((path, os.path.realpath(path))):
+        parts = way.split("/")
+        for end in range(2, len(parts)):
+            directory = os.path.realpath("/".join(parts[:end]))
+            if not _may(directory, uid, 0o1):
+                return directory
+    return None
+
+
+def _may(path: str, uid: int, bits: int) -> bool:
+    """Whether ``uid`` (and the gid of that number) has ``bits`` (rwx: 4, 2, 1) on ``path``
+    by its mode; a path that is not there takes no one's leave."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return True
+    if status.st_uid == uid:
+        granted = status.st_mode >> 6
+    elif status.st_gid == uid:
+        granted = status.st_mode >> 3
+    else:
+        granted = status.st_mode
+    return granted & bits == bits
 
 
 def _homes(env: Mapping[str, str]) -> Tuple[str, ...]:
@@ -319,6 +400,8 @@ def _await_server(
             "cannot start %s in the jail: %s (inside, /tmp is private and "
             "hidden paths are empty)" % (spawn.executable, failures[0][-1])
         )
+    if failures and failures[0][0] == "user":
+        raise TransportFailed("the jail's init could not give up root: %s" % failures[0][-1])
     if failures and failures[0][0] == "dumpable":
         raise TransportFailed(
             "the jail's init could not make itself non-dumpable, so the "
@@ -369,7 +452,12 @@ def _diagnose(child: "subprocess.Popen[bytes]", invocation: Invocation, spawn: "
     if probe.returncode == 0 or not said:
         return "bwrap exited with status %d before the jail was up (see the server's stderr)" % code
     hint = ""
-    if "namespace" in said[-1]:
+    if "--unshare-user" not in invocation.argv:  # root's jail for Jail.run_as: none made
+        hint = (
+            " -- as root, a jail that runs as Jail.run_as is built with no user namespace, "
+            "which needs CAP_SYS_ADMIN: give it that, or run as a user that is not root"
+        )
+    elif "namespace" in said[-1]:
         hint = (
             " -- user namespaces must be allowed: see `sysctl user.max_user_namespaces`, "
             "and on Ubuntu 24.04+ kernel.apparmor_restrict_unprivileged_userns"

@@ -131,7 +131,7 @@ def thread(args: Message) -> Result:
 def status(args: Message) -> Result:
     with open("/proc/self/status") as stream:
         fields = dict(line.split(":", 1) for line in stream if ":" in line)
-    wanted = ("CapEff", "Seccomp", "NSpid")
+    wanted = ("CapEff", "CapPrm", "CapInh", "CapBnd", "CapAmb", "Seccomp", "NSpid")
     limits = {
         name: resource.getrlimit(getattr(resource, name))[0]
         for name in ("RLIMIT_AS", "RLIMIT_CPU", "RLIMIT_NOFILE", "RLIMIT_FSIZE", "RLIMIT_CORE")
@@ -139,6 +139,7 @@ def status(args: Message) -> Result:
     return {
         "ok": True,
         "uid": os.getuid(),
+        "ids": [os.getresuid(), os.getresgid(), os.getgroups()],
         "hostname": socket.gethostname(),
         "limits": limits,
         **{key: fields.get(key, "").strip() for key in wanted},
