@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import select
 import subprocess
 import sys
 import time
@@ -67,7 +66,8 @@ def _await_exec(
 ) -> None:
     """EOF on the status pipe: exec'd. Words: why not (the child is then reaped)."""
     try:
-        said = _read_to_eof(status, time.monotonic() + STARTUP_TIMEOUT)
+        read = process.read_to_eof(status, time.monotonic() + STARTUP_TIMEOUT, 4096)
+        said = None if read is None else read.decode("utf-8", "replace")
     finally:
         os.close(status)
     if said is None or said:
@@ -79,22 +79,6 @@ def _await_exec(
                 stream.close()
         why = "not exec'd within %g s" % STARTUP_TIMEOUT if said is None else said
         raise TransportFailed("cannot start %s: %s" % (" ".join(argv), why))
-
-
-def _read_to_eof(fd: int, deadline: float) -> Optional[str]:
-    """What ``fd`` says until EOF, or ``None`` past ``deadline``."""
-    data = b""
-    poller = select.poll()
-    poller.register(fd, select.POLLIN)
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return None
-        if poller.poll(remaining * 1000.0):
-            chunk = os.read(fd, 4096)
-            if not chunk:
-                return data.decode("utf-8", "replace")
-            data += chunk[: 4096 - len(data)]
 
 
 def _pipe() -> Tuple[int, int]:

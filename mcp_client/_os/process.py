@@ -42,6 +42,7 @@ __all__ = [
     "kill_group",
     "end",
     "run_bounded",
+    "read_to_eof",
 ]
 
 
@@ -238,3 +239,20 @@ def run_bounded(
     finally:
         end(child)
     return child.returncode, out
+
+
+def read_to_eof(fd: int, deadline: float, limit: int) -> Optional[bytes]:
+    """What a starting child says on a status pipe, until its EOF (at most ``limit``
+    bytes kept; the rest read and dropped), or ``None`` past ``deadline``."""
+    data = b""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return None
+        if poller.poll(remaining * 1000.0):
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return data
+            data += chunk[: max(limit - len(data), 0)]

@@ -416,19 +416,14 @@ def _await_server(
 
 
 def _read_reports(fd: int, deadline: float) -> List[str]:
-    data = b""
-    poller = select.poll()
-    poller.register(fd, select.POLLIN)
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise TransportFailed("the jail did not start the server within %g s" % STARTUP_TIMEOUT)
-        if poller.poll(remaining * 1000.0):
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
-            data += chunk
+    data = process.read_to_eof(fd, deadline, _MAX_REPORTS)
+    if data is None:
+        raise TransportFailed("the jail did not start the server within %g s" % STARTUP_TIMEOUT)
     return data.decode("utf-8", "replace").splitlines()
+
+
+#: Bytes kept of what the jail's init reports on its status pipe (a few short lines).
+_MAX_REPORTS = 64 * 1024
 
 
 def _diagnose(child: "subprocess.Popen[bytes]", invocation: Invocation, spawn: "Spawn") -> str:
