@@ -179,6 +179,7 @@ def jail_for_tests(**fields: Any) -> Jail:
     return Jail(**fields)
 
 
-def jail_read_flags() -> List[str]:
-    """The CLI's ``--allow-read`` flags for :data:`JAIL_READABLE`."""
-    return [flag for path in JAIL_READABLE for flag in ("--allow-read", path)]
+def jail_read_flags(flag: str = "--allow-read") -> List[str]:
+    """The CLI's ``--allow-read`` flags for :data:`JAIL_READABLE` (or code mode's
+    ``--server-read``, for its jailed servers)."""
+    return [each for path in JAIL_READABLE for each in (flag, path)]

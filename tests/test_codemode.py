@@ -30,7 +30,7 @@ from mcp_client.errors import TransportFailed
 
 import npm_servers
 from procs import process_stats
-from support import LONG, SHORT, jail_for_tests, server_argv, wait_until
+from support import LONG, SHORT, jail_for_tests, jail_read_flags, server_argv, wait_until
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -709,7 +709,12 @@ class SharedFlags(CodeModeCase):
             """.format(target=os.path.join(outside, "pwned"))
         )
         done = self.run_runner(
-            {"notes": self.notes()}, "--jail-servers", "--server-write", self.dir, program
+            {"notes": self.notes()},
+            "--jail-servers",
+            *jail_read_flags("--server-read"),  # the server's script, in a checkout under /tmp
+            "--server-write",
+            self.dir,
+            program,
         )
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual(done.stdout, "could not write: Read-only file system\n")

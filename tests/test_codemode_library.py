@@ -27,7 +27,7 @@ from mcp_client.transport import Spawn
 
 import npm_servers
 from codemode_support import RunnerCase
-from support import SHORT, server
+from support import JAIL_READABLE, SHORT, server
 
 TIME = Spawn(sys.executable, ("-m", "mcp_server_time", "--local-timezone", "UTC"))
 BROKEN = Spawn(
@@ -284,7 +284,11 @@ class CallPolicy(LibraryCase):
         self.assertTrue(os.path.exists(target))
         os.unlink(target)
         jailed = self.open(
-            {"notes": self.notes()}, policy=policy, jail_servers=True, server_writable=(self.dir,)
+            {"notes": self.notes()},
+            policy=policy,
+            jail_servers=True,
+            server_readable=JAIL_READABLE,  # the server's script, in a checkout under /tmp
+            server_writable=(self.dir,),
         )
         result = self.run_program(jailed, program)
         self.assertEqual(result.stdout, "could not write: Read-only file system\n", result.stderr)
