@@ -23,6 +23,14 @@ if HERE not in sys.path:  # tests import `support`, `servers`, and the fake `cap
 from procs import PROC, client_threads, open_fds, process_stats  # noqa: E402
 from support import wait_until  # noqa: E402
 
+# A suite started in the background by a shell without job control (`pytest &` in a
+# script) inherits SIGINT ignored, and so does every child it starts; a Python child
+# then never turns Ctrl-C into KeyboardInterrupt (it installs its handler only over
+# the default), and the tests that interrupt a command would wait out its call
+# instead. The commands the tests start get what a terminal gives them.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 def _group_members(pgid: int) -> List[int]:
     """Pids of live (non-zombie) processes whose process group is ``pgid``."""
