@@ -28,7 +28,7 @@ from typing import Any, List
 from mcp_client import _catalog, _check, _fleet, _serve_tools
 from mcp_client.codemode import CodeMode, Policy
 
-from codemode_support import RunnerCase
+from codemode_support import RunnerCase, compile_message
 from support import LONG, server
 
 PLUGIN = """\
@@ -119,7 +119,7 @@ class TheCheck(AttackCase):
         self.assertEqual(message, "line 0: the program is too large to compile")
 
     def test_compile_messages_are_the_ones_compile_gives(self) -> None:
-        self.assertEqual(_check.compiled("x = (\n", "program.py"), "line 1: '(' was never closed")
+        self.assertEqual(_check.compiled("x = (\n", "program.py"), compile_message("x = (\n"))
         self.assertIsNone(_check.compiled("x = 1\n", "program.py"))
         self.assertIn("null bytes", str(_check.compiled("x = 1\0", "program.py")))
         self.assertIn("surrogates", str(_check.compiled('x = "\ud800"', "program.py")))
