@@ -35,6 +35,8 @@ from mcp_client.schema import (
     plan_output,
 )
 
+from strategies import examples
+
 NULL = {"type": "null"}
 GOLDEN = Path(__file__).with_name("golden")
 TIME_TOOLS = json.loads((GOLDEN / "time.tools.json").read_text("utf-8"))["tools"]
@@ -727,12 +729,12 @@ def expected_names(properties: Dict[str, JsonValue], required: List[str]) -> Lis
 
 
 class PlanProperties(unittest.TestCase):
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=examples(300), deadline=None)
     @given(json_values())
     def test_total_on_any_json(self, schema: JsonValue) -> None:
         self.assertIsInstance(plan(schema), (Typed, WholeValue))
 
-    @settings(max_examples=200, deadline=None)
+    @settings(max_examples=examples(200), deadline=None)
     @given(
         st.dictionaries(st.text(max_size=8), json_values(), max_size=6),
         st.lists(st.text(max_size=8), max_size=6),
@@ -749,12 +751,12 @@ class PlanProperties(unittest.TestCase):
 
 
 class OutputProperties(unittest.TestCase):
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=examples(300), deadline=None)
     @given(json_values())
     def test_total_on_any_json(self, schema: JsonValue) -> None:
         self.assertIsInstance(plan_output(schema), (Record, WholeValue))
 
-    @settings(max_examples=200, deadline=None)
+    @settings(max_examples=examples(200), deadline=None)
     @given(
         st.dictionaries(st.text(max_size=8), json_values(), min_size=1, max_size=6),
         st.lists(st.text(max_size=8), max_size=6),
