@@ -43,7 +43,7 @@ from mcp_client.protocol import SUPPORTED_VERSIONS, Text
 from mcp_client.transport import ChannelPeer, Connection, Transport
 
 import hostile
-from support import INIT_RESULT, LONG, OPTIONS, SHORT, answer, channel, wait_until
+from support import INIT_RESULT, LONG, OPTIONS, SHORT, answer, channel, wait_until, writes_idle
 
 
 def _never(request: Dict[str, Any], peer: ChannelPeer) -> None:
@@ -611,15 +611,6 @@ def _tap_try_send(client: Any) -> List[bool]:
     return results
 
 
-def _writes_idle(client: Any) -> bool:
-    """Nobody holds the writing turn or the writer's lock (each taken and let go)."""
-    for lock in (client._requests._outbox._turn, client._session.conn._writer._lock):
-        if not lock.acquire(False):
-            return False
-        lock.release()
-    return True
-
-
 def _listing_failure(client: Any, failed: List[BaseException]) -> None:
     try:
         client.list_tools()
@@ -654,7 +645,7 @@ class Prefetch(unittest.TestCase):
             # Answered once the writer of this request (the caller, for the first)
             # has let go of the writing turn and the writer's lock: then nobody
             # holds them when the answer comes, and the reader writes each next page.
-            wait_until(lambda: _writes_idle(held[0]))
+            wait_until(lambda: writes_idle(held[0]))
             listed(request, peer)
 
         with start(channel({"tools/list": when_idle}), OPTIONS) as client:
