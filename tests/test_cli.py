@@ -24,6 +24,8 @@ import unittest
 from typing import Dict, List, Optional
 from unittest import mock
 
+import pytest
+
 from mcp_client import Client, cli, demo_server
 from mcp_client.errors import RetirementTimedOut
 from mcp_client.transport import Retirement
@@ -265,6 +267,7 @@ class ExitCodes(CliCase):
         self.assertEqual(report["retirement"]["evidence"], "Exited")
         self.assertNotIn("tools", report)
 
+    @pytest.mark.slow
     def test_usage(self) -> None:
         capture = os.path.join(self.dir, "absent", "wire.jsonl")
         cases = {
@@ -678,6 +681,7 @@ class ConfigFile(CliCase):
         if sys.version_info >= (3, 10) and importlib.util.find_spec("mcp_server_time") is None:
             raise AssertionError("mcp-server-time is not installed; the test extra installs it")
 
+    @pytest.mark.slow
     @unittest.skipIf(sys.version_info < (3, 10), "mcp-server-time needs Python >= 3.10")
     def test_every_server_of_the_file_one_after_another(self) -> None:
         path = self.write_config(

@@ -11,6 +11,8 @@ import time
 import unittest
 from typing import Any, Dict, List, Optional
 
+import pytest
+
 from mcp_client import (
     ChannelClosed,
     ChannelTransport,
@@ -464,6 +466,7 @@ class Deadlines(unittest.TestCase):
             self.assertEqual(caught.exception.method, "tools/call")
             self.assertEqual(client.call_tool("x", {}).content, (Text("on time"),))
 
+    @pytest.mark.slow
     def test_sixty_threads_with_mixed_timeouts_settle_exactly_once(self) -> None:
         def answer_fast_ones(request: Dict[str, Any], peer: ChannelPeer) -> None:
             if request["params"]["arguments"]["answer"]:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 from unittest import mock
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -796,6 +797,7 @@ class SeamContract(unittest.TestCase):
             str(caught.exception), "tool plain reported an error (isError) with no text"
         )
 
+    @pytest.mark.slow
     @settings(max_examples=examples(300), deadline=None)
     @given(
         st.lists(json_values(12, keys=6), max_size=4),
@@ -994,6 +996,7 @@ class Escape(unittest.TestCase):
         self.assertNotIn("@", body)
         self.assertEqual(ast.literal_eval('"' + body + '"'), text)
 
+    @pytest.mark.slow
     @settings(max_examples=examples(400), deadline=None)
     @given(st.lists(st.text(st.sampled_from('ab "\\@\n\x7f\x00é~'))) | st.lists(st.text()))
     @example(["a\nb"])

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Sequence
 from unittest import mock
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -621,6 +622,7 @@ tools = st.builds(
 )
 
 
+@pytest.mark.slow
 class CageProperty(unittest.TestCase):
     @settings(max_examples=examples(150), deadline=None)
     @given(hostile_text, st.lists(tools, max_size=6))
@@ -689,11 +691,13 @@ class HostileResults(CorpusCase):
         for char in BIDI:
             self.assertNotIn(char, generated.surface)
 
+    @pytest.mark.slow
     @settings(max_examples=examples(100), deadline=None)
     @given(st.lists(json_values(25, keys=8), min_size=1, max_size=3))
     def test_any_learned_shape_generates_a_caged_module(self, values: List[Any]) -> None:
         self.learned_listing(values)
 
+    @pytest.mark.slow
     @settings(max_examples=examples(200), deadline=None)
     @given(
         st.recursive(
@@ -711,6 +715,7 @@ class HostileResults(CorpusCase):
         self.assertEqual(again, shape)
         shapes.to_type(shapes.merge(shape, shapes.record({"k": value})))
 
+    @pytest.mark.slow
     @settings(max_examples=examples(200), deadline=None)
     @given(output_schemas, json_values(20, keys=6), st.booleans())
     def test_deliver_and_its_check_are_total(

@@ -25,6 +25,8 @@ import threading
 import unittest
 from typing import Any, List
 
+import pytest
+
 from mcp_client import _catalog, _check, _fleet, _serve_tools
 from mcp_client.codemode import CodeMode, Policy
 
@@ -101,6 +103,7 @@ class TheCheck(AttackCase):
         code.check(program)
         self.assertFalse(os.path.exists(self.path("PWNED")))
 
+    @pytest.mark.slow
     def test_compiling_a_huge_program_costs_the_runner_no_memory(self) -> None:
         # 1 MiB (serve's most) of one tuple: compile() takes ~600 MB building it.
         program = "x = (" + "a, " * (1024 * 1024 // 3 - 4) + ")\n"

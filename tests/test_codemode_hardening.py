@@ -23,6 +23,7 @@ import threading
 from typing import Any, List
 from unittest import mock
 
+import pytest
 from test_codemode import TIME, CodeModeCase
 
 from mcp_client import _fleet, codegen, jailer
@@ -113,6 +114,7 @@ class WhatTheProgramSees(CodeModeCase):
         with open(paths["err.log"]) as stream:
             self.assertTrue(stream.read().startswith("a failed server's tail, earlier\n"))
 
+    @pytest.mark.slow
     def test_scratch_dir_is_the_only_host_directory_and_no_limits_is_a_flag(self) -> None:
         # By default the program writes a tmpfs of its jail's; --scratch DIR binds DIR.
         program = self.program("import os\nopen('made', 'w').write('x')\nprint(os.getcwd())\n")
@@ -203,6 +205,7 @@ class JailLimitsByDefault(LibraryCase):
         said = result.stderr + (result.error or "")
         self.assertTrue("MemoryError" in said or "Limits.memory_bytes" in said, said)
 
+    @pytest.mark.slow
     def test_a_cpu_spinner_is_killed_at_cpu_seconds_not_the_wall_clock(self) -> None:
         code = self.open({"notes": self.notes()}, limits=Limits(cpu_seconds=1, wall_clock=120))
         result = self.run_program(code, "while True:\n    pass\n")

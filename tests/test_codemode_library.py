@@ -20,6 +20,8 @@ import threading
 import unittest
 from typing import Any, Dict, List
 
+import pytest
+
 from mcp_client.codemode import CodeMode, Limits, Policy, RunResult
 from mcp_client.config import ConfiguredServer
 from mcp_client.errors import CodeModeError, NoServerStarted
@@ -154,6 +156,7 @@ class RunLimits(LibraryCase):
         again = self.run_program(code, "print(len(bytearray(16 << 20)))\n")
         self.assertEqual((again.exit_status, again.stdout), (0, "16777216\n"), again.stderr)
 
+    @pytest.mark.slow
     def test_the_wall_clock_kills_a_program_that_never_ends(self) -> None:
         code = self.open({"notes": self.notes()}, limits=Limits(wall_clock=1))
         result = self.run_program(code, "while True:\n    pass\n")

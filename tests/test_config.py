@@ -12,6 +12,7 @@ import tempfile
 import unittest
 from typing import Any, Dict, Mapping, Optional
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -298,6 +299,7 @@ class Totality(ConfigCase):
         max_leaves=20,
     )
 
+    @pytest.mark.slow
     @settings(max_examples=examples(200), deadline=None)
     @given(
         entries=st.dictionaries(st.text(max_size=6), json_values, max_size=4),

@@ -9,6 +9,7 @@ import math
 import unittest
 from typing import Any, Callable, List, Tuple
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -87,6 +88,7 @@ class RoundTrip(unittest.TestCase):
         for convert in BOTH:
             self.assertEqual(convert(nested_lists(MAX_DEPTH)), nested_lists(MAX_DEPTH))
 
+    @pytest.mark.slow
     @settings(max_examples=examples(200), deadline=None)
     @given(shared_values())
     def test_shared_values_round_trip(self, value: Any) -> None:

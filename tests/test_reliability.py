@@ -16,6 +16,8 @@ import time
 import unittest
 from typing import Any, Dict, List
 
+import pytest
+
 from mcp_client import (
     Exited,
     ProcessTransport,
@@ -139,6 +141,7 @@ class InterruptedWrite(SignalCase):
             self.assertEqual(client.shutdown(), Exited(-9))
 
 
+@pytest.mark.slow
 @unittest.skipIf(
     sys.version_info < (3, 11),
     "the storm guarantee holds on CPython 3.11+: 3.9 and 3.10 check for a pending signal at "
@@ -224,6 +227,7 @@ class InterruptStorm(SignalCase):
         return interrupted
 
 
+@pytest.mark.slow
 class ServerPingDuringUpload(unittest.TestCase):
     """Item 5: the reader never blocks on a write while answers wait to be read."""
 

@@ -7,6 +7,7 @@ import unittest
 from pathlib import Path
 from typing import Any, Dict, List
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -728,6 +729,7 @@ def expected_names(properties: Dict[str, JsonValue], required: List[str]) -> Lis
     return list(properties) + [n for n in dict.fromkeys(required) if n not in properties]
 
 
+@pytest.mark.slow
 class PlanProperties(unittest.TestCase):
     @settings(max_examples=examples(300), deadline=None)
     @given(json_values())
@@ -750,6 +752,7 @@ class PlanProperties(unittest.TestCase):
             self.assertTrue(well_formed(param.type), param.type)
 
 
+@pytest.mark.slow
 class OutputProperties(unittest.TestCase):
     @settings(max_examples=examples(300), deadline=None)
     @given(json_values())

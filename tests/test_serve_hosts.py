@@ -18,6 +18,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Set
 
+import pytest
+
 import npm_servers
 from serve_support import (
     RUN_TIMEOUT,
@@ -139,6 +141,7 @@ class OfficialSdk(HostCase):
         return report
 
 
+@pytest.mark.slow
 class FastMcpClient(HostCase):
     """FastMCP's ``Client`` over its ``StdioTransport``."""
 
@@ -173,6 +176,7 @@ class FastMcpClient(HostCase):
         return report
 
 
+@pytest.mark.slow
 class TypeScriptSdk(HostCase):
     """``@modelcontextprotocol/sdk``'s ``Client`` and ``StdioClientTransport``, pinned in
     ``tests/npm``, driven by ``tests/npm/serve_host.mjs``."""

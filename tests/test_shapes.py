@@ -11,6 +11,7 @@ import threading
 import unittest
 from typing import Any, List
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -117,6 +118,7 @@ class Recording(unittest.TestCase):
             return 1 + max([self.depth(v) for v in value] + [0])
         return 0
 
+    @pytest.mark.slow
     @property_settings(300)
     @given(json_values(40, keys=5), json_values(40, keys=5))
     def test_record_merge_dump_and_load_are_total_and_round_trip(self, one: Any, two: Any) -> None:

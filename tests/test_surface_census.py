@@ -19,6 +19,8 @@ import unittest
 from pathlib import Path
 from typing import Any, Dict, List, Sequence
 
+import pytest
+
 from mcp_client import Spawn, codegen, protocol
 from mcp_client.protocol import ToolDescriptor
 
@@ -310,6 +312,7 @@ class DemoCensus(unittest.TestCase):
         )
 
 
+@pytest.mark.slow
 class RealServersCensus(unittest.TestCase):
     """Issue 19's goals hold over every server the tests start, as the census counts them."""
 
