@@ -400,6 +400,7 @@ class Endings(CodeModeCase):
         self.assertIn("interrupted", stderr)
         self.assertAllGone(groups)
 
+    @pytest.mark.slow
     def test_sigterm_retires_every_server_and_the_program(self) -> None:
         runner = self.start_runner(
             {"time": TIME, "memory": self.memory()}, self.program(self.WAITS)

@@ -71,6 +71,7 @@ class WhatTheProgramSees(CodeModeCase):
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual(done.stdout, "'' True\n", "the file is there, and reads empty")
 
+    @pytest.mark.slow
     def test_stdio_of_files_is_pipes_and_nothing_leads_back(self) -> None:
         # Issue 25 items 2, 3: `< input.json >>run.log 2>>err.log`; the program reopens
         # /proc/self/fd/0, 1, 2 and truncates what it gets.
@@ -230,6 +231,7 @@ class JailLimitsByDefault(LibraryCase):
 # ----------------------------------------------------------------------------- 5
 
 
+@pytest.mark.slow
 class CleanupWhateverIsLeft(LibraryCase):
     def test_1500_nested_directories_and_locked_modes_leave_nothing_and_status_0(self) -> None:
         # Issue 25 item 8 of the table: RecursionError, exit 1, /tmp/codemode-* forever.

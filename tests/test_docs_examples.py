@@ -319,10 +319,13 @@ SLOW_DOCUMENTS = {
 def _add_document_tests() -> None:
     for document in documents():
         name = "test_" + re.sub(r"\W", "_", os.path.basename(document)[: -len(".md")].lower())
-        test = lambda self, document=document: self.run_document(document)  # noqa: E731
-        if document in SLOW_DOCUMENTS:
-            test = pytest.mark.slow(test)
-        setattr(Examples, name, test)
+
+        def test(self: Examples, document: str = document) -> None:
+            self.run_document(document)
+
+        test.__name__ = test.__qualname__ = name
+        # A mark applies to a named function (pytest takes a lambda for the mark's argument).
+        setattr(Examples, name, pytest.mark.slow(test) if document in SLOW_DOCUMENTS else test)
 
 
 _add_document_tests()

@@ -14,6 +14,7 @@ import threading
 import unittest
 from typing import Any, Dict, List, Optional, Union
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -298,6 +299,7 @@ MESSAGES = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.slow
 class HostileMessages(ServerCase):
     @settings(max_examples=examples(80), deadline=None)
     @given(st.lists(MESSAGES, max_size=6))

@@ -9,6 +9,7 @@ import re
 import unittest
 from typing import List
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -281,6 +282,7 @@ class FirstCollision(unittest.TestCase):
 
 
 class MangleProperties(unittest.TestCase):
+    @pytest.mark.slow
     @settings(max_examples=examples(300), deadline=None)
     @given(st.text(max_size=60))
     def test_output_is_a_safe_identifier(self, text: str) -> None:
@@ -318,6 +320,7 @@ class MangleProperties(unittest.TestCase):
             if mangled not in (text, swapped):
                 self.assertTrue(mangled.endswith("_" + h(text)))
 
+    @pytest.mark.slow
     @settings(max_examples=examples(300), deadline=None)
     @given(st.lists(st.text(alphabet="ab-._ ", max_size=5), unique=True, max_size=8))
     def test_mangle_all_keeps_distinct_names_distinct(self, names: List[str]) -> None:

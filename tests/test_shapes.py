@@ -131,6 +131,7 @@ class Recording(unittest.TestCase):
         values = set(strings_in(one) + strings_in(two)) - kept
         self.assertTrue(all(v not in kept for v in values))
 
+    @pytest.mark.slow
     @property_settings(300)
     @given(json_values(30, keys=6))
     def test_load_shape_is_total_on_anything(self, raw: Any) -> None:
@@ -138,6 +139,7 @@ class Recording(unittest.TestCase):
         if shape is not None:
             self.assertEqual(shapes.load_shape(shapes.dump_shape(shape)), shape)
 
+    @pytest.mark.slow
     @property_settings(200)
     @given(st.lists(json_values(20, keys=4), min_size=1, max_size=5))
     def test_merge_keeps_every_key_seen_within_the_bounds(self, values: List[Any]) -> None:

@@ -380,6 +380,7 @@ class Pieces(unittest.TestCase):
         )
         self.assertEqual(buffer.pending_bytes, len(stream) - (stream.rfind(b"\n") + 1))
 
+    @pytest.mark.slow
     @PROPERTY
     @given(
         st.lists(
@@ -405,6 +406,7 @@ class Pieces(unittest.TestCase):
         self.assertEqual(buffer.pending_bytes, sum(map(len, chunks)))
         return after - before
 
+    @pytest.mark.slow
     def test_200k_one_byte_chunks_hold_about_200k_bytes(self) -> None:
         # One object (or list slot) a chunk was 8 to 50 bytes a byte; and an
         # object from a large os.read kept a memory mapping of its own.
