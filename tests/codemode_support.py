@@ -16,6 +16,17 @@ from mcp_client.transport import Spawn
 from support import server
 
 
+def compile_message(source: str) -> str:
+    """What this interpreter's ``compile()`` says of ``source`` as a check's line: 3.10
+    words an unclosed bracket ``'(' was never closed``, 3.9 ``unexpected EOF while
+    parsing``, each at its own line."""
+    try:
+        compile(source, "program.py", "exec")
+    except SyntaxError as e:
+        return "line %s: %s" % (e.lineno or 0, e.msg)
+    raise AssertionError("%r compiles" % source)
+
+
 class RunnerCase(unittest.TestCase):
     #: The temporary directory's prefix, so that a leftover names its suite.
     PREFIX = "codemode-"

@@ -13,6 +13,7 @@ import sys
 from typing import Iterator, List
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from mcp_client import transport
 
@@ -22,6 +23,30 @@ if HERE not in sys.path:  # tests import `support`, `servers`, and the fake `cap
 
 from procs import PROC, client_threads, open_fds, process_stats  # noqa: E402
 from support import wait_until  # noqa: E402
+
+# A suite started in the background by a shell without job control (`pytest &` in a
+# script) inherits SIGINT ignored, and so does every child it starts; a Python child
+# then never turns Ctrl-C into KeyboardInterrupt (it installs its handler only over
+# the default), and the tests that interrupt a command would wait out its call
+# instead. The commands the tests start get what a terminal gives them.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+# Hypothesis profiles, by HYPOTHESIS_PROFILE. "ci", the default (the README's test command
+# loads it): hypothesis's own CI profile, spelled out for every version the `test` extra
+# allows -- the same examples on every run, no example database, no per-example deadline
+# (a loaded machine is slow) -- and each property's own count of examples
+# (strategies.examples). "dev": a tenth of those counts, for a quick run while working.
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    database=None,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("dev", settings.get_profile("ci"), max_examples=10)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 def _group_members(pgid: int) -> List[int]:

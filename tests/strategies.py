@@ -8,10 +8,18 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 
-def property_settings(examples: int = 300) -> Any:
-    """Settings for a property: no per-example deadline (shared machines are slow)."""
+def examples(count: int) -> int:
+    """A property's own count of examples under the loaded profile (``HYPOTHESIS_PROFILE``,
+    see ``conftest.py``): ``count`` under ``ci``, whose default is hypothesis's 100, and
+    scaled with the profile's default elsewhere (a tenth under ``dev``); at least one."""
+    return max(1, count * settings.default.max_examples // 100)
+
+
+def property_settings(count: int = 300) -> Any:
+    """Settings for a property: ``examples(count)`` of them, no per-example deadline
+    (shared machines are slow)."""
     return settings(
-        max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+        max_examples=examples(count), deadline=None, suppress_health_check=[HealthCheck.too_slow]
     )
 
 

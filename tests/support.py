@@ -152,6 +152,17 @@ def same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+def writes_idle(client: Any) -> bool:
+    """Nobody holds ``client``'s writing turn or its writer's lock (each taken and let
+    go here): a server that answers only then is sure its answer finds the reader free
+    to write a listing's next page itself (``Outbox.try_send``)."""
+    for lock in (client._requests._outbox._turn, client._session.conn._writer._lock):
+        if not lock.acquire(False):
+            return False
+        lock.release()
+    return True
+
+
 # ----------------------------------------------------------------------------- jails
 
 #: What a jailed test server needs that a jail's private /tmp would cover: the
@@ -179,6 +190,7 @@ def jail_for_tests(**fields: Any) -> Jail:
     return Jail(**fields)
 
 
-def jail_read_flags() -> List[str]:
-    """The CLI's ``--allow-read`` flags for :data:`JAIL_READABLE`."""
-    return [flag for path in JAIL_READABLE for flag in ("--allow-read", path)]
+def jail_read_flags(flag: str = "--allow-read") -> List[str]:
+    """The CLI's ``--allow-read`` flags for :data:`JAIL_READABLE` (or code mode's
+    ``--server-read``, for its jailed servers)."""
+    return [each for path in JAIL_READABLE for each in (flag, path)]

@@ -31,6 +31,7 @@ import time
 import unittest
 from typing import Any, Dict, List, Tuple
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -123,6 +124,7 @@ class Reader(unittest.TestCase):
         else:
             self.assertLessEqual(len(got), len(lines))
 
+    @pytest.mark.slow
     @PROPERTY
     @given(st.lists(_MEMBERS, max_size=5))
     def test_any_objects_are_entries_or_a_log_error(self, objects: List[Dict[str, Any]]) -> None:
@@ -158,6 +160,7 @@ class Reader(unittest.TestCase):
         with self.assertRaises(LogError):
             line_bytes({"dir": "recv"})
 
+    @pytest.mark.slow
     @PROPERTY
     @given(
         st.lists(

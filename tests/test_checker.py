@@ -5,6 +5,7 @@ from __future__ import annotations
 import unittest
 from typing import Any
 
+import pytest
 from hypothesis import given
 
 from mcp_client.codegen import validate as checker
@@ -122,6 +123,7 @@ class Checks(unittest.TestCase):
         self.assertIsNotNone(deferred({"id": 1, "count": 1}))
         self.assertIs(deferred._check, first)
 
+    @pytest.mark.slow
     @property_settings(400)
     @given(json_values(30, keys=4))
     def test_total_on_any_json_value(self, value: Any) -> None:

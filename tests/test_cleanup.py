@@ -9,6 +9,8 @@ import sys
 import tempfile
 import unittest
 
+import pytest
+
 from mcp_client.codemode._cleanup import remove_tree
 
 
@@ -37,6 +39,7 @@ class HostileTrees(unittest.TestCase):
         self.assertIsNone(remove_tree(self.tree))
         self.assertFalse(os.path.lexists(self.tree))
 
+    @pytest.mark.slow
     def test_many_files(self) -> None:
         for n in range(20000):
             os.close(os.open(os.path.join(self.tree, str(n)), os.O_CREAT | os.O_WRONLY, 0o600))

@@ -11,6 +11,8 @@ import time
 import unittest
 from typing import Any, Dict, List, Optional
 
+import pytest
+
 from mcp_client import (
     ChannelClosed,
     ChannelTransport,
@@ -43,7 +45,7 @@ from mcp_client.protocol import SUPPORTED_VERSIONS, Text
 from mcp_client.transport import ChannelPeer, Connection, Transport
 
 import hostile
-from support import INIT_RESULT, LONG, OPTIONS, SHORT, answer, channel, wait_until
+from support import INIT_RESULT, LONG, OPTIONS, SHORT, answer, channel, wait_until, writes_idle
 
 
 def _never(request: Dict[str, Any], peer: ChannelPeer) -> None:
@@ -464,6 +466,7 @@ class Deadlines(unittest.TestCase):
             self.assertEqual(caught.exception.method, "tools/call")
             self.assertEqual(client.call_tool("x", {}).content, (Text("on time"),))
 
+    @pytest.mark.slow
     def test_sixty_threads_with_mixed_timeouts_settle_exactly_once(self) -> None:
         def answer_fast_ones(request: Dict[str, Any], peer: ChannelPeer) -> None:
             if request["params"]["arguments"]["answer"]:
@@ -589,6 +592,35 @@ def page(names: List[str], next_cursor: Optional[str]) -> Dict[str, Any]:
     return body
 
 
+def _lying_page() -> Dict[str, Any]:
+    """A page whose one tool has no ``inputSchema``, pointing on to page ``"2"``."""
+    liar = page(["c"], "2")
+    del liar["tools"][0]["inputSchema"]
+    return liar
+
+
+def _tap_try_send(client: Any) -> List[bool]:
+    """What each of the reader's writes (``Outbox.try_send``) returned, from now on."""
+    outbox = client._requests._outbox
+    original = outbox.try_send
+    results: List[bool] = []
+
+    def tapped(*args: Any) -> bool:
+        written: bool = original(*args)
+        results.append(written)
+        return written
+
+    outbox.try_send = tapped
+    return results
+
+
+def _listing_failure(client: Any, failed: List[BaseException]) -> None:
+    try:
+        client.list_tools()
+    except ResultMalformed as e:
+        failed.append(e)
+
+
 class Prefetch(unittest.TestCase):
     """``list_tools`` asks for the next page before decoding the current one: a bad
     page abandons that request cleanly, and no request goes past ``max_tool_pages``."""
@@ -600,18 +632,70 @@ class Prefetch(unittest.TestCase):
             self.assertEqual([t.name for t in client.list_tools()], ["a", "b", "c", "d"])
             self.assertEqual(seen, [None, "1", "2"])
 
-    def test_a_bad_page_abandons_the_page_asked_for_ahead(self) -> None:
+    # The page after a bad one is asked for by the reader before the bad page is
+    # decoded, and written by it when the writing turn is free at once; when not,
+    # it is left for the caller to write. Either way a bad page fails the walk:
+    # one test for each way, each made certain rather than left to the scheduler.
+
+    def test_a_bad_page_drops_the_late_answer_to_the_page_the_reader_wrote(self) -> None:
         seen: List[Optional[str]] = []
-        liar = page(["c"], "2")
-        del liar["tools"][0]["inputSchema"]
-        pages = [page(["a"], "1"), liar, page(["d"], None)]
-        with start(channel({"tools/list": paged(pages, seen)}), OPTIONS) as client:
-            with self.assertRaises(ResultMalformed) as caught:
-                client.list_tools()
-            self.assertIn("tools[0].inputSchema", caught.exception.fault.reason)
-            self.assertEqual(client.in_flight, 0, "the page asked for ahead is no one's now")
-            client.ping()  # its late answer was dropped; the channel stays open
+        pages = [page(["a"], "1"), _lying_page(), page(["d"], None)]
+        held: List[Any] = []
+
+        listed = paged(pages, seen)
+
+        def when_idle(request: Dict[str, Any], peer: ChannelPeer) -> None:
+            # Answered once the writer of this request (the caller, for the first)
+            # has let go of the writing turn and the writer's lock: then nobody
+            # holds them when the answer comes, and the reader writes each next page.
+            wait_until(lambda: writes_idle(held[0]))
+            listed(request, peer)
+
+        with start(channel({"tools/list": when_idle}), OPTIONS) as client:
+            held.append(client)
+            writes = _tap_try_send(client)
+            with self.assertLogs("mcp_client.client", "DEBUG") as logged:
+                with self.assertRaises(ResultMalformed) as caught:
+                    client.list_tools()
+                self.assertIn("tools[0].inputSchema", caught.exception.fault.reason)
+                self.assertEqual(writes, [True, True], "the reader wrote pages 2 and 3")
+                self.assertEqual(client.in_flight, 0, "the page asked for ahead is no one's now")
+                client.ping()  # the server has answered page 3 (late) before the ping
             self.assertEqual(seen, [None, "1", "2"])
+            late = [r for r in logged.output if "dropped response for unknown or late id" in r]
+            self.assertEqual(len(late), 1, logged.output)
+            self.assertIs(client.state, State.READY)
+
+    def test_a_bad_page_leaves_unsent_the_page_the_reader_could_not_write(self) -> None:
+        seen: List[Optional[str]] = []
+        asked, go = threading.Event(), threading.Event()
+        lying = paged([page(["a"], "1"), _lying_page(), page(["d"], None)], seen)
+
+        def held_back(request: Dict[str, Any], peer: ChannelPeer) -> None:
+            if (request.get("params") or {}).get("cursor") == "1":
+                asked.set()
+                go.wait(LONG)
+            lying(request, peer)
+
+        with start(channel({"tools/list": held_back}), OPTIONS) as client:
+            writes = _tap_try_send(client)
+            failed: List[BaseException] = []
+            lister = threading.Thread(target=_listing_failure, args=(client, failed))
+            lister.start()
+            self.assertTrue(asked.wait(LONG))
+            # The writer's lock is held here while the bad page is answered: the
+            # reader cannot write page 3, and the bad page fails the walk meanwhile.
+            with client._session.conn._writer._lock:
+                go.set()
+                lister.join(LONG)
+                self.assertFalse(lister.is_alive(), "the caller woke with the lock still held")
+            self.assertEqual(writes[-1], False, "the reader could not write page 3")
+            [error] = failed
+            assert isinstance(error, ResultMalformed), error
+            self.assertIn("tools[0].inputSchema", error.fault.reason)
+            self.assertEqual(client.in_flight, 0, "the page asked for ahead is no one's now")
+            client.ping()  # any request written before it has been read by now
+            self.assertEqual(seen, [None, "1"], "page 3 was never sent")
             self.assertIs(client.state, State.READY)
 
     def test_no_request_past_max_tool_pages(self) -> None:

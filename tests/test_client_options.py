@@ -13,6 +13,7 @@ import math
 import unittest
 from typing import Any, Dict
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -102,6 +103,7 @@ class OptionsChecks(unittest.TestCase):
         client = start(server("good"), options)
         self.assertEqual(client.shutdown(), Exited(-9))
 
+    @pytest.mark.slow
     @property_settings(400)
     @given(
         st.dictionaries(

@@ -16,6 +16,8 @@ import time
 import unittest
 from typing import Dict, List
 
+import pytest
+
 from mcp_client import Exited, Options, State, prepare, start
 from mcp_client.errors import (
     CallTimedOut,
@@ -193,6 +195,7 @@ class Deadlines(unittest.TestCase):
         self.assertIs(client.state, State.BROKEN, "the half-written frame poisoned the stream")
         self.assertEqual(client.shutdown(), Exited(-9))
 
+    @pytest.mark.slow
     def test_sixty_threads_with_mixed_timeouts(self) -> None:
         outcomes: Dict[int, List[str]] = {n: [] for n in range(60)}
         with start(server("slow", "0"), OPTIONS) as client:
@@ -263,6 +266,7 @@ class InterpreterExit(unittest.TestCase):
         self.assertFalse(alive(pid), "the server outlived the interpreter that started it")
         self.assertFalse(alive(grandchild), "its process group was not retired")
 
+    @pytest.mark.slow
     def test_a_call_in_a_non_daemon_thread_holds_back_exit_until_its_deadline(self) -> None:
         # Python joins non-daemon threads before it runs atexit hooks (the README,
         # "Threads and interpreter exit"): the hook cannot retire the client under

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 from unittest import mock
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -62,7 +63,7 @@ from cap.internal import mcp as seam  # noqa: E402
 from cap.mcp import load_generated  # noqa: E402
 from codegen_checks import assert_caged, assert_conforms, assert_sends_wire_names  # noqa: E402
 
-from strategies import json_values  # noqa: E402
+from strategies import examples, json_values  # noqa: E402
 
 OBJECT = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
 NULL = {"type": "null"}
@@ -801,7 +802,8 @@ class SeamContract(unittest.TestCase):
             str(caught.exception), "tool plain reported an error (isError) with no text"
         )
 
-    @settings(max_examples=300, deadline=None)
+    @pytest.mark.slow
+    @settings(max_examples=examples(300), deadline=None)
     @given(
         st.lists(json_values(12, keys=6), max_size=4),
         st.booleans(),
@@ -919,7 +921,7 @@ class Sanitize(unittest.TestCase):
             for limit in (0, 2, 3, 10, 200):
                 self.assertEqual(inert(text_in, "\n", limit), truncate(inert(text_in, "\n"), limit))
 
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=examples(300), deadline=None)
     @given(st.text(st.characters(blacklist_categories=())), st.integers(0, 50))
     @example("0\r0", 2)  # once cut to "0 ", which a second pass changed
     def test_output_is_clean_short_and_stable(self, text: str, limit: int) -> None:
@@ -935,7 +937,7 @@ class Sanitize(unittest.TestCase):
 
 class Wrap(unittest.TestCase):
     # What the generator wraps is sanitized or its own: words and single spaces.
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=examples(300), deadline=None)
     @given(
         st.lists(st.text("ab", min_size=1, max_size=8), max_size=8).map(" ".join),
         st.integers(1, 12),
@@ -950,7 +952,7 @@ class Wrap(unittest.TestCase):
         for line, following in zip(lines, lines[1:]):
             self.assertGreater(len(line) + 1 + len(following.split(" ")[0]), width)
 
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=examples(300), deadline=None)
     @given(
         st.lists(st.text("a\n\t", min_size=1, max_size=8), max_size=8),
         st.lists(st.integers(1, 3), min_size=9, max_size=9),
@@ -991,7 +993,7 @@ class Escape(unittest.TestCase):
         for text, escaped in cases.items():
             self.assertEqual(escape(text), escaped, repr(text))
 
-    @settings(max_examples=400, deadline=None)
+    @settings(max_examples=examples(400), deadline=None)
     @given(st.text(st.characters(blacklist_categories=())))
     def test_round_trips_exactly_as_printable_ascii(self, text: str) -> None:
         body = escape(text)
@@ -999,7 +1001,8 @@ class Escape(unittest.TestCase):
         self.assertNotIn("@", body)
         self.assertEqual(ast.literal_eval('"' + body + '"'), text)
 
-    @settings(max_examples=400, deadline=None)
+    @pytest.mark.slow
+    @settings(max_examples=examples(400), deadline=None)
     @given(st.lists(st.text(st.sampled_from('ab "\\@\n\x7f\x00é~'))) | st.lists(st.text()))
     @example(["a\nb"])
     @example([])
@@ -1126,7 +1129,7 @@ class ScanForAt(unittest.TestCase):
         ):
             self.assertTrue(codegen._inert_by_lines(source), source)
 
-    @settings(max_examples=500, deadline=None)
+    @settings(max_examples=examples(500), deadline=None)
     @given(st.lists(st.sampled_from(FRAGMENTS), max_size=8).map("".join))
     def test_the_line_proof_agrees_with_python(self, source: str) -> None:
         # Whenever the fast proof accepts, the tokenizer and Python's own
@@ -1148,7 +1151,7 @@ class ScanForAt(unittest.TestCase):
             self.assertNotIsInstance(node, ast.MatMult)
             self.assertEqual(getattr(node, "decorator_list", []), [])
 
-    @settings(max_examples=500, deadline=None)
+    @settings(max_examples=examples(500), deadline=None)
     @given(
         st.lists(
             st.sampled_from(FRAGMENTS + ['"a"', '"\\""', '"it\'s"', "\x00", '""']), max_size=10

@@ -19,6 +19,7 @@ import unittest
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -139,6 +140,7 @@ class NeverRefusedWhatFittedBefore(unittest.TestCase):
         after = generate("s", new_tools(raw))  # must not raise
         self.assertLessEqual(len(after.surface.encode("utf-8")), MAX_SURFACE_BYTES)
 
+    @pytest.mark.slow
     def test_wide_listings_at_every_size(self) -> None:
         for count in (64, 128, 200, 256):
             for params in range(1, len(WIDE) + 1):
@@ -172,6 +174,7 @@ class NeverRefusedWhatFittedBefore(unittest.TestCase):
             for mine, theirs in zip(last, old.splitlines()):
                 self.assertLessEqual(len(mine), len(theirs), (mine, theirs))
 
+    @pytest.mark.slow
     @property_settings(60)
     @given(st.integers(1, MAX_TOOLS), st.integers(1, len(WIDE)), st.integers(0, 400))
     def test_any_size_and_description(self, count: int, params: int, chars: int) -> None:

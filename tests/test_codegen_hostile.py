@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Sequence
 from unittest import mock
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -49,7 +50,7 @@ from cap.mcp import load_generated  # noqa: E402
 from codegen_checks import assert_caged, assert_sends_wire_names  # noqa: E402
 
 from servers import scripted  # noqa: E402
-from strategies import json_values  # noqa: E402
+from strategies import examples, json_values  # noqa: E402
 
 BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 
@@ -623,8 +624,9 @@ tools = st.builds(
 )
 
 
+@pytest.mark.slow
 class CageProperty(unittest.TestCase):
-    @settings(max_examples=150, deadline=None)
+    @settings(max_examples=examples(150), deadline=None)
     @given(hostile_text, st.lists(tools, max_size=6))
     def test_any_listing_is_refused_for_a_collision_or_caged(
         self, server: str, listing: List[ToolDescriptor]
@@ -691,12 +693,14 @@ class HostileResults(CorpusCase):
         for char in BIDI:
             self.assertNotIn(char, generated.surface)
 
-    @settings(max_examples=100, deadline=None)
+    @pytest.mark.slow
+    @settings(max_examples=examples(100), deadline=None)
     @given(st.lists(json_values(25, keys=8), min_size=1, max_size=3))
     def test_any_learned_shape_generates_a_caged_module(self, values: List[Any]) -> None:
         self.learned_listing(values)
 
-    @settings(max_examples=200, deadline=None)
+    @pytest.mark.slow
+    @settings(max_examples=examples(200), deadline=None)
     @given(
         st.recursive(
             st.one_of(json_values(4), st.builds(object), st.binary(max_size=4), st.just(1j)),
@@ -713,7 +717,8 @@ class HostileResults(CorpusCase):
         self.assertEqual(again, shape)
         shapes.to_type(shapes.merge(shape, shapes.record({"k": value})))
 
-    @settings(max_examples=200, deadline=None)
+    @pytest.mark.slow
+    @settings(max_examples=examples(200), deadline=None)
     @given(output_schemas, json_values(20, keys=6), st.booleans())
     def test_deliver_and_its_check_are_total(
         self, schema: Any, structured: Any, is_error: bool

@@ -25,12 +25,14 @@ import textwrap
 import unittest
 from typing import IO, Any, Dict, List, Optional, Set, cast
 
+import pytest
+
 from mcp_client.errors import TransportFailed
 from mcp_client.jail import spawn as jailer
 
 import npm_servers
 from procs import process_stats
-from support import LONG, SHORT, jail_for_tests, server_argv, wait_until
+from support import LONG, SHORT, jail_for_tests, jail_read_flags, server_argv, wait_until
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -200,6 +202,7 @@ WORK = """
 class RealServers(CodeModeCase):
     """A program against the time, filesystem and memory servers, right on the first run."""
 
+    @pytest.mark.slow
     def test_a_program_converts_a_time_edits_a_file_and_remembers(self) -> None:
         servers = {"time": TIME, "memory": self.memory(), "filesystem": self.filesystem()}
         program = self.program(WORK.format(path=self.path("files/notes.txt")))
@@ -226,6 +229,7 @@ class RealServers(CodeModeCase):
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertRegex(done.stdout, r"^caught cap\.internal\.mcp .*outside allowed directories")
 
+    @pytest.mark.slow
     def test_large_arguments_and_answers_cross_the_pipes_whole(self) -> None:
         program = self.program(
             """
@@ -239,6 +243,7 @@ class RealServers(CodeModeCase):
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual(done.stdout, "True 1088890\n")
 
+    @pytest.mark.slow
     def test_the_surface_names_every_server_by_its_key(self) -> None:
         done = self.run_runner({"time": TIME, "memory": self.memory()}, "--surface")
         self.assertEqual(done.returncode, 0, done.stderr)
@@ -285,6 +290,7 @@ class Seam(CodeModeCase):
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual(done.stdout, "1 call failed\n2 call failed\n")
 
+    @pytest.mark.slow
     def test_only_generated_functions_calls_are_served(self) -> None:
         program = self.program("""
             from cap.internal import mcp
@@ -301,6 +307,7 @@ class Seam(CodeModeCase):
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual(done.stdout, "refused: not a call of a generated function\n" * 3 + "UTC\n")
 
+    @pytest.mark.slow
     def test_a_call_over_the_line_cap_is_call_failed_and_the_next_call_works(self) -> None:
         # Issue 25 item 10: a 17 MiB argument was BrokenPipeError, then every call after.
         program = self.program("""
@@ -317,6 +324,7 @@ class Seam(CodeModeCase):
         refused = "refused: the call is 17825869 bytes, over the 16777216 a call may take\n"
         self.assertEqual(done.stdout, refused * 2 + "UTC\n")
 
+    @pytest.mark.slow
     def test_a_forged_line_over_the_cap_ends_the_serving_and_calls_fail_after(self) -> None:
         # Written past invoke, straight to the pipe: the runner's own bound, then every
         # call is CallFailed saying why, never BrokenPipeError.
@@ -361,6 +369,7 @@ class Endings(CodeModeCase):
         sys.stdin.readline()
     """)
 
+    @pytest.mark.slow
     def test_a_program_that_raises_exits_non_zero_with_its_traceback(self) -> None:
         program = self.program(self.WAITS + "raise ValueError('the model was wrong')\n")
         runner = self.start_runner({"time": TIME, "memory": self.memory()}, program)
@@ -371,6 +380,7 @@ class Endings(CodeModeCase):
         self.assertIn("ValueError: the model was wrong", stderr)
         self.assertAllGone(groups)
 
+    @pytest.mark.slow
     def test_sys_exit_gives_the_runner_its_status(self) -> None:
         program = self.program(self.WAITS + "sys.exit(7)\n")
         runner = self.start_runner({"time": TIME}, program)
@@ -379,6 +389,7 @@ class Endings(CodeModeCase):
         self.assertEqual(runner.returncode, 7)
         self.assertAllGone(groups)
 
+    @pytest.mark.slow
     def test_ctrl_c_retires_every_server_and_the_program(self) -> None:
         program = self.program(self.WAITS)
         runner = self.start_runner({"time": TIME, "memory": self.memory()}, program)
@@ -389,6 +400,7 @@ class Endings(CodeModeCase):
         self.assertIn("interrupted", stderr)
         self.assertAllGone(groups)
 
+    @pytest.mark.slow
     def test_sigterm_retires_every_server_and_the_program(self) -> None:
         runner = self.start_runner(
             {"time": TIME, "memory": self.memory()}, self.program(self.WAITS)
@@ -399,6 +411,7 @@ class Endings(CodeModeCase):
         self.assertEqual(runner.returncode, 128 + signal.SIGTERM, stderr)
         self.assertAllGone(groups)
 
+    @pytest.mark.slow
     def test_a_jailed_program_dies_with_the_runner_even_by_sigkill(self) -> None:
         runner = self.start_runner({"time": TIME}, self.program(self.WAITS))
         groups = self.ready(runner)
@@ -423,6 +436,7 @@ class Endings(CodeModeCase):
             "left running: %s" % live_in_groups(jails),
         )
 
+    @pytest.mark.slow
     def test_the_wall_clock_limit_kills_the_program(self) -> None:
         program = self.program(
             self.WAITS.replace("sys.stdin.readline()", "import time as clock; clock.sleep(3600)")
@@ -436,6 +450,7 @@ class Endings(CodeModeCase):
 
 
 class FailedServer(CodeModeCase):
+    @pytest.mark.slow
     def test_a_server_that_exits_at_start_is_named_and_the_rest_serve(self) -> None:
         program = self.program("""
             import cap.mcp
@@ -524,6 +539,7 @@ class ProgramJail(CodeModeCase):
     def outcomes(self, stdout: str) -> Dict[str, str]:
         return {what: how for what, how in (line.split(" ") for line in stdout.splitlines())}
 
+    @pytest.mark.slow
     def test_the_program_calls_tools_and_reaches_nothing_else(self) -> None:
         done = self.run_runner({"time": TIME}, self.program(self.probes))
         self.assertEqual(done.returncode, 0, done.stderr)
@@ -570,6 +586,7 @@ class ProgramJail(CodeModeCase):
             },
         )
 
+    @pytest.mark.slow
     def test_without_bubblewrap_it_refuses_unless_told_no_jail(self) -> None:
         self.env["PATH"] = self.path("empty-path")  # no bwrap on it; the servers are absolute
         program = self.program("print('ran')\n")
@@ -582,6 +599,7 @@ class ProgramJail(CodeModeCase):
         self.assertEqual((unjailed.returncode, unjailed.stdout), (0, "ran\n"), unjailed.stderr)
 
 
+@pytest.mark.slow
 class TypeChecking(CodeModeCase):
     """The README's advice holds: the package kept by ``--keep-cap`` passes ``mypy --strict``
     with the program, and a wrong argument or a misread result is caught before any call."""
@@ -645,6 +663,7 @@ class TypeChecking(CodeModeCase):
         self.assertEqual(self.run_runner({"time": TIME}, "--check", good).returncode, 0)
 
 
+@pytest.mark.slow
 class Discovery(CodeModeCase):
     """``--search`` and ``--describe``: what a model reads before it writes its program."""
 
@@ -709,7 +728,12 @@ class SharedFlags(CodeModeCase):
             """.format(target=os.path.join(outside, "pwned"))
         )
         done = self.run_runner(
-            {"notes": self.notes()}, "--jail-servers", "--server-write", self.dir, program
+            {"notes": self.notes()},
+            "--jail-servers",
+            *jail_read_flags("--server-read"),  # the server's script, in a checkout under /tmp
+            "--server-write",
+            self.dir,
+            program,
         )
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertEqual(done.stdout, "could not write: Read-only file system\n")

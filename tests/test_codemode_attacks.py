@@ -25,10 +25,12 @@ import threading
 import unittest
 from typing import Any, List
 
+import pytest
+
 from mcp_client.codemode import CodeMode, Policy, _catalog, _fleet, _serve_tools
 from mcp_client.codemode import _typecheck as _check
 
-from codemode_support import RunnerCase
+from codemode_support import RunnerCase, compile_message
 from support import LONG, server
 
 PLUGIN = """\
@@ -101,6 +103,7 @@ class TheCheck(AttackCase):
         code.check(program)
         self.assertFalse(os.path.exists(self.path("PWNED")))
 
+    @pytest.mark.slow
     def test_compiling_a_huge_program_costs_the_runner_no_memory(self) -> None:
         # 1 MiB (serve's most) of one tuple: compile() takes ~600 MB building it.
         program = "x = (" + "a, " * (1024 * 1024 // 3 - 4) + ")\n"
@@ -119,7 +122,7 @@ class TheCheck(AttackCase):
         self.assertEqual(message, "line 0: the program is too large to compile")
 
     def test_compile_messages_are_the_ones_compile_gives(self) -> None:
-        self.assertEqual(_check.compiled("x = (\n", "program.py"), "line 1: '(' was never closed")
+        self.assertEqual(_check.compiled("x = (\n", "program.py"), compile_message("x = (\n"))
         self.assertIsNone(_check.compiled("x = 1\n", "program.py"))
         self.assertIn("null bytes", str(_check.compiled("x = 1\0", "program.py")))
         self.assertIn("surrogates", str(_check.compiled('x = "\ud800"', "program.py")))

@@ -23,6 +23,7 @@ import threading
 from typing import Any, List
 from unittest import mock
 
+import pytest
 from test_codemode import TIME, CodeModeCase
 
 from mcp_client import codegen
@@ -76,6 +77,7 @@ class WhatTheProgramSees(CodeModeCase):
         else:
             self.assertEqual(done.stdout, "'' True\n", "the file is there, and reads empty")
 
+    @pytest.mark.slow
     def test_stdio_of_files_is_pipes_and_nothing_leads_back(self) -> None:
         # Issue 25 items 2, 3: `< input.json >>run.log 2>>err.log`; the program reopens
         # /proc/self/fd/0, 1, 2 and truncates what it gets.
@@ -119,6 +121,7 @@ class WhatTheProgramSees(CodeModeCase):
         with open(paths["err.log"]) as stream:
             self.assertTrue(stream.read().startswith("a failed server's tail, earlier\n"))
 
+    @pytest.mark.slow
     def test_scratch_dir_is_the_only_host_directory_and_no_limits_is_a_flag(self) -> None:
         # By default the program writes a tmpfs of its jail's; --scratch DIR binds DIR.
         program = self.program("import os\nopen('made', 'w').write('x')\nprint(os.getcwd())\n")
@@ -211,6 +214,7 @@ class JailLimitsByDefault(LibraryCase):
         said = result.stderr + (result.error or "")
         self.assertTrue("MemoryError" in said or "Limits.memory_bytes" in said, said)
 
+    @pytest.mark.slow
     def test_a_cpu_spinner_is_killed_at_cpu_seconds_not_the_wall_clock(self) -> None:
         code = self.open({"notes": self.notes()}, limits=Limits(cpu_seconds=1, wall_clock=120))
         result = self.run_program(code, "while True:\n    pass\n")
@@ -235,6 +239,7 @@ class JailLimitsByDefault(LibraryCase):
 # ----------------------------------------------------------------------------- 5
 
 
+@pytest.mark.slow
 class CleanupWhateverIsLeft(LibraryCase):
     def test_1500_nested_directories_and_locked_modes_leave_nothing_and_status_0(self) -> None:
         # Issue 25 item 8 of the table: RecursionError, exit 1, /tmp/codemode-* forever.

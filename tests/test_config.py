@@ -12,6 +12,7 @@ import tempfile
 import unittest
 from typing import Any, Dict, Mapping, Optional
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +20,8 @@ from mcp_client import config
 from mcp_client.config import ConfiguredServer, LoadedConfig
 from mcp_client.errors import ConfigError, McpClientError
 from mcp_client.transport import Spawn, child_environment
+
+from strategies import examples
 
 
 class ConfigCase(unittest.TestCase):
@@ -296,7 +299,8 @@ class Totality(ConfigCase):
         max_leaves=20,
     )
 
-    @settings(max_examples=200, deadline=None)
+    @pytest.mark.slow
+    @settings(max_examples=examples(200), deadline=None)
     @given(
         entries=st.dictionaries(st.text(max_size=6), json_values, max_size=4),
         key=st.sampled_from(["mcpServers", "servers"]),
@@ -314,7 +318,7 @@ class Totality(ConfigCase):
             self.assertIn(server.name, entries)
             self.assertTrue(server.spawn.executable)
 
-    @settings(max_examples=200, deadline=None)
+    @settings(max_examples=examples(200), deadline=None)
     @given(data=st.binary(max_size=64))
     def test_any_bytes_load_or_are_one_config_error(self, data: bytes) -> None:
         with open(self.path, "wb") as stream:

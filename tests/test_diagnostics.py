@@ -16,6 +16,7 @@ import time
 import tracemalloc
 import unittest
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -105,6 +106,7 @@ class TailRing(unittest.TestCase):
             tail.push(chunk + b"\n")
         self.assertEqual(tail.text().split("\n")[0], "the line the trim cuts")
 
+    @pytest.mark.slow
     @property_settings(200)
     @given(
         st.lists(
@@ -188,6 +190,7 @@ class StderrInErrors(unittest.TestCase):
         self.assertTrue(all(getattr(r, "server", None) == "scripted" for r in logs.records))
 
 
+@pytest.mark.slow
 class StderrFlood(unittest.TestCase):
     """100 MB of stderr while calls run: the calls work, memory stays bounded,
     and the tail is the true end of what was written."""
@@ -234,6 +237,7 @@ class _Counting(logging.Handler):
             self.last = record.getMessage()
 
 
+@pytest.mark.slow
 class LoggedStderrFlood(unittest.TestCase):
     """Issue 17 item 7: a server writing stderr faster than the reader can log it
     (``mcp_client.server`` at INFO) starved stdout, so pings timed out and

@@ -33,6 +33,8 @@ import unittest
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
+import pytest
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLE_TIMEOUT = 300
 MARK = re.compile(r"^\s*<!-- example: (run|output|file|skip)\b(.*?)-->\s*$")
@@ -303,10 +305,27 @@ class Examples(MarkingCase):
         self.assertTrue(matches(expected, done.stdout), "$ %s\ngot:\n%s" % (command, done.stdout))
 
 
+#: The documents whose examples take seconds (servers started, jails, mypy): the slow tier.
+SLOW_DOCUMENTS = {
+    "README.md",
+    "docs/api.md",
+    "docs/codemode.md",
+    "docs/jail.md",
+    "docs/reliability.md",
+    "docs/surface.md",
+}
+
+
 def _add_document_tests() -> None:
     for document in documents():
         name = "test_" + re.sub(r"\W", "_", os.path.basename(document)[: -len(".md")].lower())
-        setattr(Examples, name, lambda self, document=document: self.run_document(document))
+
+        def test(self: Examples, document: str = document) -> None:
+            self.run_document(document)
+
+        test.__name__ = test.__qualname__ = name
+        # A mark applies to a named function (pytest takes a lambda for the mark's argument).
+        setattr(Examples, name, pytest.mark.slow(test) if document in SLOW_DOCUMENTS else test)
 
 
 _add_document_tests()

@@ -41,6 +41,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
+import pytest
+
 from mcp_client import Client, Exited, ProcessTransport, Spawn, codegen, start
 from mcp_client.codegen import content
 from mcp_client.errors import ToolFailed
@@ -523,6 +525,7 @@ WRONG: Dict[str, Tuple[str, str]] = {
 }
 
 
+@pytest.mark.slow
 class TypeCheckedPrograms(SurfaceCase):
     """The modules of the live servers, a right program and the wrong guesses, under mypy."""
 

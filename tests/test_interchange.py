@@ -9,6 +9,7 @@ import math
 import unittest
 from typing import Any, Callable, List, Tuple
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,6 +23,8 @@ from mcp_client.codegen.interchange import (
 )
 from mcp_client.errors import InterchangeFault
 from mcp_client.jsonvalue import MAX_DEPTH
+
+from strategies import examples
 
 BOTH: Tuple[Callable[[object], object], ...] = (to_json, to_msgpack)
 
@@ -85,7 +88,8 @@ class RoundTrip(unittest.TestCase):
         for convert in BOTH:
             self.assertEqual(convert(nested_lists(MAX_DEPTH)), nested_lists(MAX_DEPTH))
 
-    @settings(max_examples=200, deadline=None)
+    @pytest.mark.slow
+    @settings(max_examples=examples(200), deadline=None)
     @given(shared_values())
     def test_shared_values_round_trip(self, value: Any) -> None:
         self.assertEqual(to_msgpack(value), value)
@@ -227,7 +231,7 @@ def plant(path: List[Any], leaf: object) -> object:
 
 
 class Properties(unittest.TestCase):
-    @settings(max_examples=200, deadline=None)
+    @settings(max_examples=examples(200), deadline=None)
     @given(steps(), st.sampled_from([b"", math.nan, 2**64, (1,), "\ud800", {3: 1}]))
     def test_one_bad_leaf_refuses_the_whole_value_and_names_its_path(
         self, path: List[Any], leaf: object
@@ -238,7 +242,7 @@ class Properties(unittest.TestCase):
                 convert(value)
             self.assertEqual(caught.exception.path, render(path))
 
-    @settings(max_examples=200, deadline=None)
+    @settings(max_examples=examples(200), deadline=None)
     @given(
         st.recursive(
             st.one_of(

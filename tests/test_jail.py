@@ -33,6 +33,8 @@ import unittest
 from typing import Any, Dict, List, Optional
 from unittest import mock
 
+import pytest
+
 from mcp_client import DEFAULT_HIDDEN, Client, Exited, Jail, ProcessTransport, Spawn, cli, start
 from mcp_client.cli import demo_server
 from mcp_client.errors import CallTimedOut, TransportFailed, Unavailable
@@ -970,6 +972,7 @@ def require(module: str) -> None:
         raise AssertionError("%s is not installed; `pip install -e '.[test]'` installs it" % module)
 
 
+@pytest.mark.slow
 @skip_without_jail
 @unittest.skipIf(TOO_OLD, "mcp-server-time and mcp-server-git need Python >= 3.10")
 class RealServers(JailCase):

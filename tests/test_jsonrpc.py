@@ -17,6 +17,7 @@ from __future__ import annotations
 import unittest
 from typing import Any, Dict, Optional
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -206,6 +207,7 @@ class Encoders(unittest.TestCase):
 
 
 class Properties(unittest.TestCase):
+    @pytest.mark.slow
     @PROPERTY
     @given(ENVELOPES)
     def test_every_envelope_is_classified_as_the_model_says(self, message: Dict[str, Any]) -> None:
@@ -219,6 +221,7 @@ class Properties(unittest.TestCase):
         else:
             self.assertTrue(same_inbound(decode(line), expected), (message, decode(line)))
 
+    @pytest.mark.slow
     @PROPERTY
     @given(JSON_VALUES)
     def test_any_json_that_is_not_an_object_is_bad(self, value: Any) -> None:

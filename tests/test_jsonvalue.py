@@ -30,6 +30,7 @@ import sys
 import unittest
 from typing import Any, Iterator, List
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -385,6 +386,7 @@ class DumpRefuses(unittest.TestCase):
 
 
 class Properties(unittest.TestCase):
+    @pytest.mark.slow
     @PROPERTY
     @given(JSON_VALUES)
     def test_a_checked_value_encodes_as_encode_does(self, value: Any) -> None:
@@ -407,6 +409,7 @@ class Properties(unittest.TestCase):
                 verdicts.append(e.reason)
         self.assertEqual(verdicts[0], verdicts[1])
 
+    @pytest.mark.slow
     @PROPERTY
     @given(JSON_VALUES)
     def test_round_trip_is_exact(self, value: Any) -> None:
@@ -496,6 +499,7 @@ class Depth(unittest.TestCase):
             {"tools": [{"name": str(i), "schema": {"p": {"type": "x"}}} for i in range(1000)]}
         )
 
+    @pytest.mark.slow
     @PROPERTY
     @given(FAST_PATH_VALUES, st.integers(0, MAX_DEPTH + 2), st.sampled_from(["l", "d", "ld"]))
     def test_any_value_at_any_depth(self, value: Any, levels: int, kinds: str) -> None:
@@ -525,6 +529,7 @@ class Parsing(unittest.TestCase):
     def test_the_fast_path_says_what_the_strict_one_says(self, text: str) -> None:
         self.assertEqual(repr(fast(text)), repr(strict(text)))
 
+    @pytest.mark.slow
     @PROPERTY
     @given(FAST_PATH_VALUES, st.sampled_from(["", " ", "\n", " \t\r\n "]))
     def test_values_with_whitespace_around(self, value: Any, space: str) -> None:
@@ -532,6 +537,7 @@ class Parsing(unittest.TestCase):
         self.assertEqual(repr(fast(text)), repr(strict(text)))
 
 
+@pytest.mark.slow
 class Encoding(unittest.TestCase):
     @PROPERTY
     @given(FAST_PATH_VALUES)

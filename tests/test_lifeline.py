@@ -9,6 +9,8 @@ import subprocess
 import unittest
 from typing import Any, Dict, List
 
+import pytest
+
 from mcp_client import ProcessTransport, prepare, start
 from mcp_client.errors import HandshakeFailed, TransportFailed, Unavailable
 from mcp_client.transport import Exited, Spawn
@@ -73,6 +75,7 @@ class HarnessKilled(unittest.TestCase):
             )
         self.assertFalse(alive(report["grandchild"]))
 
+    @pytest.mark.slow
     def test_without_one_a_server_that_ignores_eof_lives_on(self) -> None:
         # The item 13, as it was: what the lifeline is for.
         report = self.kill_a_harness("bare")

@@ -14,6 +14,7 @@ import threading
 import unittest
 from typing import Any, Dict, List, Optional, Union
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -29,6 +30,7 @@ from mcp_client.codemode._mcp_server import (
 from mcp_client.jsonvalue import JsonValue
 from mcp_client.stdio import MAX_LINE_BYTES
 
+from strategies import examples
 from support import LONG, SHORT
 
 SCHEMA: Dict[str, JsonValue] = {"type": "object"}
@@ -264,7 +266,7 @@ class HostileLines(ServerCase):
         peer.send(b"y" * 1000 + b"\n")  # its end: nothing more is said about it
         self.assertEqual(peer.answer(7, "ping")["id"], 7)
 
-    @settings(max_examples=60, deadline=None)
+    @settings(max_examples=examples(60), deadline=None)
     @given(st.lists(st.binary(max_size=200).map(lambda b: b.replace(b"\n", b"")), max_size=8))
     def test_any_bytes_get_at_most_one_answer_a_line_and_the_server_goes_on(
         self, lines: List[bytes]
@@ -305,8 +307,9 @@ MESSAGES = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.slow
 class HostileMessages(ServerCase):
-    @settings(max_examples=80, deadline=None)
+    @settings(max_examples=examples(80), deadline=None)
     @given(st.lists(MESSAGES, max_size=6))
     def test_any_json_gets_at_most_one_answer_each_and_the_server_goes_on(
         self, messages: List[Dict[str, Any]]

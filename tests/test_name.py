@@ -9,6 +9,7 @@ import re
 import unittest
 from typing import List
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,6 +24,8 @@ from mcp_client.codegen.name import (
     mangle_label,
     sha256_digest,
 )
+
+from strategies import examples
 
 # An ASCII identifier: what mangle_label leaves alone unless it is reserved.
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -279,7 +282,8 @@ class FirstCollision(unittest.TestCase):
 
 
 class MangleProperties(unittest.TestCase):
-    @settings(max_examples=300, deadline=None)
+    @pytest.mark.slow
+    @settings(max_examples=examples(300), deadline=None)
     @given(st.text(max_size=60))
     def test_output_is_a_safe_identifier(self, text: str) -> None:
         mangled = mangle(text, sha256_digest)
@@ -294,7 +298,7 @@ class MangleProperties(unittest.TestCase):
         self.assertNotIn(label, LABEL_RESERVED)
         compile("def f(%s): pass" % label, "<label>", "exec")
 
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=examples(300), deadline=None)
     @given(st.one_of(st.text(max_size=40), st.from_regex(IDENTIFIER, fullmatch=True)))
     def test_unchanged_exactly_when_legal_short_and_free(self, text: str) -> None:
         keep = (
@@ -308,7 +312,7 @@ class MangleProperties(unittest.TestCase):
         )
         self.assertEqual(mangle_label(text, sha256_digest) == text, keep_label)
 
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=examples(300), deadline=None)
     @given(st.text(max_size=40))
     def test_altered_names_carry_their_own_digest(self, text: str) -> None:
         swapped = text.replace("-", "_").replace(".", "_")
@@ -316,7 +320,8 @@ class MangleProperties(unittest.TestCase):
             if mangled not in (text, swapped):
                 self.assertTrue(mangled.endswith("_" + h(text)))
 
-    @settings(max_examples=300, deadline=None)
+    @pytest.mark.slow
+    @settings(max_examples=examples(300), deadline=None)
     @given(st.lists(st.text(alphabet="ab-._ ", max_size=5), unique=True, max_size=8))
     def test_mangle_all_keeps_distinct_names_distinct(self, names: List[str]) -> None:
         for mangler in (mangle, mangle_label):

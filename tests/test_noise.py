@@ -21,6 +21,7 @@ import unittest
 from types import ModuleType
 from typing import Any, Dict, List
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -113,6 +114,7 @@ class Show(unittest.TestCase):
         self.assertLessEqual(len(shown), limit)
         self.assertTrue(shown.isprintable(), shown)
 
+    @pytest.mark.slow
     @PROPERTY
     @given(
         st.text(

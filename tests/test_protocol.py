@@ -21,6 +21,7 @@ import copy
 import unittest
 from typing import Any, Callable, Dict, Iterator, List, Sequence, Tuple
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -464,6 +465,7 @@ class TotalOverArbitraryJson(unittest.TestCase):
         except ProtocolFault as fault:
             self.assertTrue(fault.reason)
 
+    @pytest.mark.slow
     @PROPERTY
     @given(st.data(), st.sampled_from(sorted(DECODERS)))
     def test_any_value_in_any_member(self, data: st.DataObject, kind: str) -> None:

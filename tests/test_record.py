@@ -255,7 +255,10 @@ class LikeTheDataclasses(unittest.TestCase):
 
     def test_match_args(self) -> None:
         for cls, reference, _ in self.each():
-            self.assertEqual(getattr(cls, "__match_args__"), getattr(reference, "__match_args__"))
+            # A dataclass has them from 3.10 on: its fields taken by __init__, in order.
+            init = tuple(f.name for f in dataclasses.fields(reference) if f.init)
+            expected = getattr(reference, "__match_args__", init)
+            self.assertEqual(getattr(cls, "__match_args__"), expected)
 
     def test_frozen(self) -> None:
         for cls, reference, args in self.each():

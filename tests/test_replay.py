@@ -26,6 +26,8 @@ import unittest
 from typing import Any, Callable, Dict, List, Optional, Sequence
 from unittest import mock
 
+import pytest
+
 from mcp_client import Exited, Spawn, cli, start
 from mcp_client import replay as replay_module
 from mcp_client.errors import CallTimedOut, ClientBroken, LogError, ServerError, Unavailable
@@ -290,6 +292,7 @@ class FreshCaptures(unittest.TestCase):
         outcomes, _ = drive(parse_log(old), LONG, unanswered=SHORT)
         self.assertRegex(outcomes[1], r"\Atools/call echo failed ClientBroken: ")
 
+    @pytest.mark.slow
     def test_a_late_answer_is_held_until_the_next_line(self) -> None:
         def impatient(client: Any) -> None:
             with self.assertRaises(CallTimedOut):

@@ -24,6 +24,8 @@ import textwrap
 import unittest
 from typing import List
 
+import pytest
+
 from mcp_client import config
 from mcp_client.codemode import CodeMode
 
@@ -94,6 +96,7 @@ class ResultsCase(unittest.TestCase):
 
 
 class CalendarCase(ResultsCase):
+    @pytest.mark.slow
     def test_a_second_program_is_right_the_first_time_after_one_run(self) -> None:
         before = self.codemode("--surface", "--shapes", self.shapes).stdout
         self.assertIn(
@@ -143,6 +146,7 @@ class CalendarCase(ResultsCase):
 
 
 class Programs(ResultsCase):
+    @pytest.mark.slow
     def test_a_program_narrows_a_block_and_reads_data(self) -> None:
         checked = self.codemode("--check", program=BLOCKS)
         self.assertEqual(checked.returncode, 0, checked.stdout + checked.stderr)

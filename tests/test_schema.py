@@ -7,6 +7,7 @@ import unittest
 from pathlib import Path
 from typing import Any, Dict, List
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -34,6 +35,8 @@ from mcp_client.codegen.schema import (
     plan_output,
 )
 from mcp_client.jsonvalue import JsonValue
+
+from strategies import examples
 
 NULL = {"type": "null"}
 GOLDEN = Path(__file__).with_name("golden")
@@ -726,13 +729,14 @@ def expected_names(properties: Dict[str, JsonValue], required: List[str]) -> Lis
     return list(properties) + [n for n in dict.fromkeys(required) if n not in properties]
 
 
+@pytest.mark.slow
 class PlanProperties(unittest.TestCase):
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=examples(300), deadline=None)
     @given(json_values())
     def test_total_on_any_json(self, schema: JsonValue) -> None:
         self.assertIsInstance(plan(schema), (Typed, WholeValue))
 
-    @settings(max_examples=200, deadline=None)
+    @settings(max_examples=examples(200), deadline=None)
     @given(
         st.dictionaries(st.text(max_size=8), json_values(), max_size=6),
         st.lists(st.text(max_size=8), max_size=6),
@@ -748,13 +752,14 @@ class PlanProperties(unittest.TestCase):
             self.assertTrue(well_formed(param.type), param.type)
 
 
+@pytest.mark.slow
 class OutputProperties(unittest.TestCase):
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=examples(300), deadline=None)
     @given(json_values())
     def test_total_on_any_json(self, schema: JsonValue) -> None:
         self.assertIsInstance(plan_output(schema), (Record, WholeValue))
 
-    @settings(max_examples=200, deadline=None)
+    @settings(max_examples=examples(200), deadline=None)
     @given(
         st.dictionaries(st.text(max_size=8), json_values(), min_size=1, max_size=6),
         st.lists(st.text(max_size=8), max_size=6),

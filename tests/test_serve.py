@@ -17,6 +17,8 @@ import sys
 import textwrap
 from typing import IO, Any, Dict, List, Optional, Set, Tuple, cast
 
+import pytest
+
 from serve_support import RUN_TIMEOUT, SCRIPTED, ServeCase, descendants
 from support import LONG, wait_until
 
@@ -122,6 +124,7 @@ class HostilePrograms(HostCase):
         self.assertIn("exit status 1", result["content"][0]["text"])
         self.assertFine(host)
 
+    @pytest.mark.slow
     def test_a_hang_ends_at_its_timeout(self) -> None:
         host = self.host()
         result = host.run("import time\ntime.sleep(3600)", timeout_s=1)
@@ -163,6 +166,7 @@ class HostilePrograms(HostCase):
         self.assertIn("5", value["stderr"])
         self.assertFine(host)
 
+    @pytest.mark.slow
     def test_a_fork_bomb_ends_and_takes_its_processes_with_it(self) -> None:
         host = self.host()
         # Bounded (2**7 processes), so that a machine shared with others survives it
@@ -240,6 +244,7 @@ class Endings(HostCase):
         self.assertEqual(host.process.wait(LONG * 2), 0, self.serve_stderr())
         self.assertAllGone(made)
 
+    @pytest.mark.slow
     def test_sigterm_ends_everything(self) -> None:
         host, made = self.running()
         host.process.send_signal(signal.SIGTERM)

@@ -11,6 +11,7 @@ import threading
 import unittest
 from typing import Any, List
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -117,6 +118,7 @@ class Recording(unittest.TestCase):
             return 1 + max([self.depth(v) for v in value] + [0])
         return 0
 
+    @pytest.mark.slow
     @property_settings(300)
     @given(json_values(40, keys=5), json_values(40, keys=5))
     def test_record_merge_dump_and_load_are_total_and_round_trip(self, one: Any, two: Any) -> None:
@@ -129,6 +131,7 @@ class Recording(unittest.TestCase):
         values = set(strings_in(one) + strings_in(two)) - kept
         self.assertTrue(all(v not in kept for v in values))
 
+    @pytest.mark.slow
     @property_settings(300)
     @given(json_values(30, keys=6))
     def test_load_shape_is_total_on_anything(self, raw: Any) -> None:
@@ -136,6 +139,7 @@ class Recording(unittest.TestCase):
         if shape is not None:
             self.assertEqual(shapes.load_shape(shapes.dump_shape(shape)), shape)
 
+    @pytest.mark.slow
     @property_settings(200)
     @given(st.lists(json_values(20, keys=4), min_size=1, max_size=5))
     def test_merge_keeps_every_key_seen_within_the_bounds(self, values: List[Any]) -> None:

@@ -29,6 +29,7 @@ import tracemalloc
 import unittest
 from typing import Any, Iterable, List, Sequence
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -132,6 +133,7 @@ class Frame(unittest.TestCase):
             with self.subTest(value=repr(value)), self.assertRaises(EncodeRefused):
                 frame(value)  # type: ignore[arg-type]
 
+    @pytest.mark.slow
     @PROPERTY
     @given(JSON_VALUES)
     def test_any_value_is_one_line(self, value: Any) -> None:
@@ -171,6 +173,7 @@ class FrameRequest(unittest.TestCase):
             return
         self.assertEqual(frame_request(ident, method, params), built)
 
+    @pytest.mark.slow
     @PROPERTY
     @given(
         st.integers(min_value=0, max_value=2**63),
@@ -246,6 +249,7 @@ class Reassembly(unittest.TestCase):
         )
         self.assertEqual(buffer.pending_bytes, len(stream) - (stream.rfind(b"\n") + 1))
 
+    @pytest.mark.slow
     @PROPERTY
     @given(
         st.lists(
@@ -376,6 +380,7 @@ class Pieces(unittest.TestCase):
         )
         self.assertEqual(buffer.pending_bytes, len(stream) - (stream.rfind(b"\n") + 1))
 
+    @pytest.mark.slow
     @PROPERTY
     @given(
         st.lists(
@@ -401,6 +406,7 @@ class Pieces(unittest.TestCase):
         self.assertEqual(buffer.pending_bytes, sum(map(len, chunks)))
         return after - before
 
+    @pytest.mark.slow
     def test_200k_one_byte_chunks_hold_about_200k_bytes(self) -> None:
         # One object (or list slot) a chunk was 8 to 50 bytes a byte; and an
         # object from a large os.read kept a memory mapping of its own.

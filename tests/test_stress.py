@@ -19,6 +19,8 @@ import time
 import unittest
 from typing import Any, Dict, List, Optional, Set, Tuple
 
+import pytest
+
 from mcp_client import (
     Client,
     Exited,
@@ -67,6 +69,7 @@ def join_all(threads: List[threading.Thread], deadline: float) -> List[str]:
     return [thread.name for thread in threads if thread.is_alive()]
 
 
+@pytest.mark.slow
 class ConcurrentCalls(unittest.TestCase):
     """16 callers share one client; each call has its own latency and timeout."""
 
@@ -215,6 +218,7 @@ class DeathWithCallsInFlight(unittest.TestCase):
         self.assertEqual(evidence, Exited(-9))
 
 
+@pytest.mark.slow
 @unittest.skipUnless(PROC, NO_PROC)
 class ManyCycles(unittest.TestCase):
     """150 start/list/call/shutdown cycles leave nothing behind."""
@@ -252,6 +256,7 @@ class ManyCycles(unittest.TestCase):
         self.assertLess(grown, self.RSS_BOUND, "RSS grew %.1f MiB" % (grown / MIB))
 
 
+@pytest.mark.slow
 class ManyClientsAtOnce(unittest.TestCase):
     """40 clients alive at once, each with its own server and reader."""
 

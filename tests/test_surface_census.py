@@ -19,6 +19,8 @@ import unittest
 from pathlib import Path
 from typing import Any, Dict, List, Sequence
 
+import pytest
+
 from mcp_client import Spawn, codegen, protocol
 from mcp_client.protocol import ToolDescriptor
 
@@ -37,6 +39,8 @@ from surface_census import (  # noqa: E402
     targets,
     total,
 )
+
+import npm_servers  # noqa: E402
 
 GOLDEN = Path(__file__).with_name("golden")
 
@@ -310,10 +314,12 @@ class DemoCensus(unittest.TestCase):
         )
 
 
+@pytest.mark.slow
 class RealServersCensus(unittest.TestCase):
     """Issue 19's goals hold over every server the tests start, as the census counts them."""
 
     def test_the_goals_and_nothing_listed(self) -> None:
+        npm_servers.require()  # the census counts the npm servers too
         with tempfile.TemporaryDirectory() as scratch:
             chosen = [
                 target

@@ -23,7 +23,7 @@ from mcp_client.errors import (
 from mcp_client.protocol import TOOLS_LISTING, Listing
 from mcp_client.transport import ChannelPeer
 
-from support import LONG, OPTIONS, SHORT, answer, channel, wait_until
+from support import LONG, OPTIONS, SHORT, answer, channel, wait_until, writes_idle
 
 Handler = Callable[[Dict[str, Any], ChannelPeer], None]
 
@@ -75,12 +75,25 @@ class HandedBack(unittest.TestCase):
         # The writer's lock is held here while the first page is answered: the
         # reader must not wait for it, so the second page goes back to the caller,
         # who writes it once the lock is free; the listing comes out whole.
+        # Pages 2 and 3 are answered only once nobody holds the writing turn or the
+        # writer's lock (the caller writing page 2 may still hold them when its answer
+        # comes): then the reader writes pages 3 and 4 itself, for certain.
         seen: List[Optional[str]] = []
         go = threading.Event()
-        first = {
-            None: lambda request, peer: (go.wait(LONG), answer(peer, request, body(["t0"], "1")))
+        held: List[Any] = []
+
+        def when_idle(request: Dict[str, Any], peer: ChannelPeer) -> None:
+            wait_until(lambda: writes_idle(held[0]))
+            index = int(request["params"]["cursor"])
+            answer(peer, request, body(["t%d" % index], str(index + 1)))
+
+        special: Dict[Optional[str], Handler] = {
+            None: lambda request, peer: (go.wait(LONG), answer(peer, request, body(["t0"], "1"))),
+            "1": when_idle,
+            "2": when_idle,
         }
-        with start(channel({"tools/list": pages_of(seen, first)}), OPTIONS) as client:
+        with start(channel({"tools/list": pages_of(seen, special)}), OPTIONS) as client:
+            held.append(client)
             outbox = client._requests._outbox
             tap = _Tap(outbox, "try_send")
             writer_lock = client._session.conn._writer._lock
