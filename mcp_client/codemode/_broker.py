@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
 
-from ..errors import McpClientError, ResultMismatch, ToolFailed, Unavailable
+from ..errors import McpClientError, ResultMismatch, StderrTail, ToolFailed, Unavailable
 from ..jsonvalue import parse
 from ._values import CallRecord, Limits, Policy
 
@@ -139,7 +139,7 @@ class Broker:
         except McpClientError as e:
             if isinstance(e, Unavailable):
                 slot.saw_death(self.book.number)
-            return "call_failed", _failure("call_failed", "%s: %s" % (name, e))
+            return "call_failed", _failure("call_failed", "%s: %s" % (name, _own_words(e)))
 
     def _learn(
         self,
@@ -171,6 +171,13 @@ def _policy_names(slot: "Slot", tool: "GeneratedTool") -> Tuple[str, ...]:
             "%s.%s" % (key, name) for key in keys for name in (tool.function, tool.wire_name)
         )
     )
+
+
+def _own_words(error: McpClientError) -> str:
+    """The error's text for the program: without the server's stderr tail, which
+    ``str()`` carries (what a server prints of itself -- its config, its keys -- is for
+    the operator's log, where ``mcp_client.server`` records it)."""
+    return error.headline() if isinstance(error, StderrTail) else str(error)
 
 
 def _failure(kind: str, message: str) -> Dict[str, Any]:

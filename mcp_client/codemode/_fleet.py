@@ -17,6 +17,7 @@ handshake would hold the end for :data:`START_TIMEOUT`): it stops that client.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
@@ -33,6 +34,8 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only: the jail and codegen l
     from ..codegen import Generated, GeneratedTool
     from ..codegen.shapes import Store
     from ..jail import Jail
+
+LOGGER = logging.getLogger("mcp_client.codemode")  # the face's name: users configure it
 
 #: Seconds a server may take to shake hands, and then to list its tools.
 START_TIMEOUT = 30.0
@@ -178,10 +181,11 @@ class Slot:
             if failure is not None:
                 self._failed()
                 self.broken_in = run  # this run has heard of it: counted once
-            note = "server %s was dead and was started again%s%s" % (
+            if said:  # what a server says of itself is the operator's, never the run's
+                LOGGER.warning("server %s died; the last of its stderr:%s", self.name, said)
+            note = "server %s was dead and was started again%s" % (
                 self.name,
                 "" if failure is None else " but failed: " + failure,
-                said,
             )
             return self.client, note
 
