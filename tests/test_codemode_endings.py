@@ -84,3 +84,32 @@ class WhatAServerSaysOfItself(EndingsCase):
         for result in (first, second):
             self.assertNotIn(SECRET, result.stdout + result.stderr + str(result.error))
         self.assertIn(SECRET, "\n".join(logged.lines), "the operator's log keeps it")
+
+
+class ANextLifesClaims(EndingsCase):
+    """The policy judges a call by the claims of the life it is sent to: a server started
+    again by this call lists anew before anything is decided."""
+
+    def test_a_restart_that_now_says_destructive_is_refused_under_read_only(self) -> None:
+        code = self.open({"confess": self.hostile("confesses_later")},
+                         policy=Policy(allow="read-only"))  # fmt: skip
+        first = self.run_program(code, """
+            from cap.mcp import CallFailed, confess
+            print(confess.wipe()["text"])  # its first life says read-only
+            try:
+                confess.die()
+            except CallFailed:
+                print("died")
+        """)  # fmt: skip
+        self.assertEqual(first.stdout, "wiped\ndied\n", first.stderr)
+        second = self.run_program(code, """
+            from cap.mcp import CallRefused, confess
+            try:
+                confess.wipe()
+            except CallRefused as e:
+                print("refused:", e)
+        """)  # fmt: skip
+        self.assertEqual(second.restarted, ("confess",), second.stderr)
+        self.assertIn("refused: confess.wipe", second.stdout, second.stderr)
+        self.assertEqual([c.outcome for c in second.calls], ["refused"])
+        self.assertEqual(self.logged_calls(), ["wipe"], "the second wipe was never sent")

@@ -4,10 +4,10 @@ A :class:`Broker` is made for each run, around the run's :class:`Book`; its
 :meth:`Broker.answer` is what :class:`~mcp_client.codemode._pipe.Serving` calls, on the
 run's serving thread, with every complete call line. The program is untrusted: only a
 call of a generated function of a server that started is served. Each call is counted
-against ``Limits.max_calls`` (past it, refused and never sent) and judged by the
-:class:`Policy` (a refused call is never sent either), then sent on the server's
+against ``Limits.max_calls`` (past it, refused and never sent), given the server's
 current client, started again when it died before this run saw it die
-(``_fleet.Slot.client_for``); its result is delivered as the generated function
+(``_fleet.Slot.client_for``), and judged by the :class:`Policy` on that life's claims
+(a refused call is never sent either); its result is delivered as the generated function
 returns it (``codegen.deliver``), and its shape, never a value, goes to the store of
 learned shapes when there is one. The book records every call, boundedly.
 """
@@ -106,14 +106,15 @@ class Broker:
             book.refused_by_limit += over
         if over:
             return "call_failed", _failure("call_failed", _call_limit(names[0], self.limits))
-        refused = self.policy.refusal(names, slot.annotations.get(tool.wire_name, {}))
-        if refused is not None:
-            return "refused", _failure("refused", refused)
         client, note = slot.client_for(book.number)
         if note is not None:
             with book.lock:
                 book.restarted.append(slot.name)
                 book.notes.append(note)
+        # Judged by the claims of the life the call goes to: a start again lists anew.
+        refused = self.policy.refusal(names, slot.annotations.get(tool.wire_name, {}))
+        if refused is not None:
+            return "refused", _failure("refused", refused)
         return self._send(slot, client, tool, arguments, names[0])
 
     def _send(
