@@ -11,21 +11,28 @@ take an hour): nothing here times how fast anything is.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import signal
+import subprocess
+import sys
 import textwrap
 import threading
-from typing import Any, List
+import unittest
+from typing import Any, Callable, List, TypeVar
 
-from mcp_client.codemode import CodeMode, Limits, Policy, RunResult
+from mcp_client.codemode import WALL_CLOCK, CodeMode, Limits, Policy, RunResult
 
 from codemode_support import RunnerCase
-from support import LONG, server, wait_until
+from serve_support import REPO, descendants, live
+from support import LONG, server, server_argv, wait_until
 
 #: The secret ``codemode_hostile.py leaky`` writes to its stderr as it dies.
 SECRET = "sk-codemode-test-0123456789"
 #: A call's timeout no test waits for: an hour.
-HOUR = 3600.0
+HOUR = 3600
+T = TypeVar("T")
 
 
 class Recorded(logging.Handler):
@@ -91,25 +98,143 @@ class ANextLifesClaims(EndingsCase):
     again by this call lists anew before anything is decided."""
 
     def test_a_restart_that_now_says_destructive_is_refused_under_read_only(self) -> None:
-        code = self.open({"confess": self.hostile("confesses_later")},
-                         policy=Policy(allow="read-only"))  # fmt: skip
-        first = self.run_program(code, """
+        code = self.open(
+            {"confess": self.hostile("confesses_later")}, policy=Policy(allow="read-only")
+        )
+        first = self.run_program(
+            code,
+            """
             from cap.mcp import CallFailed, confess
             print(confess.wipe()["text"])  # its first life says read-only
             try:
                 confess.die()
             except CallFailed:
                 print("died")
-        """)  # fmt: skip
+        """,
+        )
         self.assertEqual(first.stdout, "wiped\ndied\n", first.stderr)
-        second = self.run_program(code, """
+        second = self.run_program(
+            code,
+            """
             from cap.mcp import CallRefused, confess
             try:
                 confess.wipe()
             except CallRefused as e:
                 print("refused:", e)
-        """)  # fmt: skip
+        """,
+        )
         self.assertEqual(second.restarted, ("confess",), second.stderr)
         self.assertIn("refused: confess.wipe", second.stdout, second.stderr)
         self.assertEqual([c.outcome for c in second.calls], ["refused"])
         self.assertEqual(self.logged_calls(), ["wipe"], "the second wipe was never sent")
+
+
+def finished(test: unittest.TestCase, work: Callable[[], T]) -> T:
+    """``work()``'s value, from a thread the test waits ``LONG`` for: a run that would
+    wait for an hour's call fails the test instead of holding it."""
+    done: List[T] = []
+    thread = threading.Thread(target=lambda: done.append(work()), daemon=True)
+    thread.start()
+    thread.join(LONG)
+    test.assertFalse(thread.is_alive(), "still waiting, as for the call's hour")
+    return done[0]
+
+
+class ACallGivenUp(EndingsCase):
+    """A call in flight when its run ends is given up at once, and its server retired:
+    nothing waits for the call's timeout, and the next run does not wait behind it."""
+
+    SLEEP = "from cap.mcp import slow\nslow.sleep(seconds=%d)\n" % HOUR
+    OK = "from cap.mcp import slow\nprint(slow.ok()['text'])\n"
+
+    def test_the_wall_clock_ends_a_run_waiting_in_a_call(self) -> None:
+        code = self.open(
+            {"slow": self.hostile("slow")}, limits=Limits(wall_clock=5, call_timeout=HOUR)
+        )
+        result = finished(self, lambda: self.run_program(code, self.SLEEP))
+        self.assertEqual(self.logged_calls(), ["sleep"], "the call was in flight")
+        self.assertEqual(result.exit_status, WALL_CLOCK, result.stderr)
+        self.assertEqual([call.outcome for call in result.calls], ["abandoned"], "never ok")
+        after = finished(self, lambda: self.run_program(code, self.OK))
+        self.assertEqual((after.stdout, after.restarted), ("ok\n", ("slow",)), after.stderr)
+        self.assertIn(
+            "server slow was retired after a run ended with a call in flight", after.stderr
+        )
+
+    def test_a_call_past_its_timeout_costs_the_next_run_nothing(self) -> None:
+        # The server answers one call at a time: the call given up held it for an hour.
+        code = self.open({"slow": self.hostile("slow")}, limits=Limits(call_timeout=2))
+        first = self.run_program(
+            code,
+            """
+            from cap.mcp import CallFailed, slow
+            try:
+                slow.sleep(seconds=%d)
+            except CallFailed as e:
+                print("failed:", e)
+        """
+            % HOUR,
+        )
+        self.assertIn("failed: slow.sleep: ", first.stdout, first.stderr)
+        after = self.run_program(code, self.OK)
+        self.assertEqual((after.stdout, after.restarted), ("ok\n", ("slow",)), after.stderr)
+        self.assertIn("server slow was retired, and its next call starts it again", first.stdout)
+
+
+class TheCommandStoppedMidCall(EndingsCase):
+    """``mcp-client codemode`` stopped by SIGTERM or SIGINT while its program waits in a
+    call ends at once, 143 or 130, its servers with it: the call is given up."""
+
+    def command(self) -> "subprocess.Popen[bytes]":
+        argv = server_argv("codemode_hostile", "slow", self.dir)
+        with open(self.path("servers.json"), "w") as out:
+            json.dump({"mcpServers": {"slow": {"command": argv[0], "args": argv[1:]}}}, out)
+        with open(self.path("program.py"), "w") as out:
+            out.write("from cap.mcp import slow\nslow.sleep(seconds=%d)\n" % HOUR)
+        env = dict(os.environ, PYTHONPATH=REPO)
+        command = [
+            sys.executable,
+            "-m",
+            "mcp_client",
+            "codemode",
+            "--no-jail",
+            "--timeout",
+            "%ds" % HOUR,
+            "--config",
+            self.path("servers.json"),
+            self.path("program.py"),
+        ]
+        child = subprocess.Popen(
+            command,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        self.addCleanup(_reap, child)
+        return child
+
+    def test_sigterm_and_sigint_end_it_at_once(self) -> None:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            with self.subTest(signal=signum.name):
+                os.makedirs(self.path(signum.name))
+                self.dir = self.path(signum.name)
+                child = self.command()
+                self.assertTrue(wait_until(lambda: self.logged_calls() == ["sleep"]))
+                made = descendants(child.pid)
+                child.send_signal(signum)
+                try:
+                    status = child.wait(LONG)
+                except subprocess.TimeoutExpired:
+                    self.fail("still waiting for its call, as for an hour")
+                self.assertEqual(status, 128 + signum, child.communicate()[1])
+                gone = wait_until(lambda: not live(made))  # noqa: B023  (called here)
+                self.assertTrue(gone, "left: %s" % live(made))
+
+
+def _reap(child: "subprocess.Popen[bytes]") -> None:
+    if child.poll() is None:
+        child.kill()
+    child.wait()
+    if child.stderr is not None and not child.stderr.closed:
+        child.stderr.close()

@@ -181,7 +181,11 @@ class RunLimits(LibraryCase):
                 print(e)
             """,
         )
-        self.assertRegex(result.stdout, r"^slow\.echo: tools/call got no answer within 0\.3 ?s\n$")
+        self.assertRegex(
+            result.stdout,
+            r"^slow\.echo: tools/call got no answer within 0\.3 ?s; server slow was retired, "
+            r"and its next call starts it again\n$",
+        )
         self.assertEqual(self.outcomes(result), ["echo:call_failed"])
 
     def test_limits_are_checked(self) -> None:

@@ -389,7 +389,14 @@ class CodeMode:
         feed.start()
         broker = Broker(book, self._live, self.policy, self.limits, self._shapes)
         serving = _pipe.Serving(
-            calls_in, answers_out, out_in, err_in, broker.answer, self.limits.max_output_bytes, tee
+            calls_in,
+            answers_out,
+            out_in,
+            err_in,
+            broker.answer,
+            self.limits.max_output_bytes,
+            tee,
+            abandon=broker.abandon,
         )
         try:
             return self._watch(child, serving, book, wall)
@@ -448,9 +455,10 @@ class CodeMode:
             process.end(child)  # the jail, or whatever the program left in its group
             with self._lock:
                 self._children.discard(child)
-            if not serving.join(LINGER):
+            # The call in flight, if any, is given up now: nobody is left to read its
+            # answer, and a wait for it would hold this run (and a SIGTERM) to its timeout.
+            if not serving.finish(LINGER):
                 book.notes.append("the program's pipes outlived it; they were closed")
-            serving.stop()
         status = WALL_CLOCK if error is not None else _status(child.returncode)
         if error is None and status > 128 and self._closed:  # close()'s kill, not a limit's
             error = CLOSED

@@ -113,7 +113,7 @@ class CallRecord:
     server: str
     tool: str  # the function's name in cap.mcp.<server>
     ms: float
-    outcome: str  # "ok" | "tool_failed" | "call_failed" | "refused" | "mismatch"
+    outcome: str  # "ok" | "tool_failed" | "call_failed" | "refused" | "mismatch" | "abandoned"
 
 
 @dataclass(frozen=True)
