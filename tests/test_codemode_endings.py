@@ -22,7 +22,7 @@ import threading
 import unittest
 from typing import Any, Callable, List, TypeVar
 
-from mcp_client.codemode import WALL_CLOCK, CodeMode, Limits, Policy, RunResult
+from mcp_client.codemode import CANCELLED, WALL_CLOCK, CodeMode, Limits, Policy, RunResult
 
 from codemode_support import RunnerCase
 from serve_support import REPO, descendants, live
@@ -238,3 +238,37 @@ def _reap(child: "subprocess.Popen[bytes]") -> None:
     child.wait()
     if child.stderr is not None and not child.stderr.closed:
         child.stderr.close()
+
+
+class ACancelledRun(EndingsCase):
+    """``run(cancelled=event)``: the caller's cancellation kills the program at once."""
+
+    LOOP = """
+        import time as clock
+        from cap.mcp import CallFailed, notes
+        count = 0
+        while True:  # a note every 0.2 s, past its cap (50 calls): an hour
+            try:
+                notes.write_note(name="n%d" % (count % 3), text="x")
+            except CallFailed:
+                clock.sleep(3600)
+            count += 1
+            clock.sleep(0.2)
+    """
+
+    def test_the_program_is_killed_and_the_run_says_it_was_cancelled(self) -> None:
+        code = self.open({"notes": self.notes()})
+        cancelled = threading.Event()
+        results: List[RunResult] = []
+        running = threading.Thread(
+            target=lambda: results.append(self.run_program(code, self.LOOP, cancelled=cancelled)),
+        )
+        running.start()
+        self.addCleanup(running.join, LONG)
+        self.assertTrue(wait_until(lambda: len(self.logged_calls()) >= 2), "it is calling")
+        cancelled.set()
+        running.join(LONG)
+        self.assertFalse(running.is_alive(), "the program was not killed")
+        [result] = results
+        self.assertEqual(result.error, CANCELLED, result.stderr)
+        self.assertEqual(result.exit_status, 128 + signal.SIGKILL)

@@ -52,9 +52,11 @@ Outcome = Tuple[str, Dict[str, Any]]
 
 @dataclass
 class Book:
-    """One run's book: its number, its calls, what it restarted, its notes for stderr."""
+    """One run's book: its number, its calls, what it restarted, its notes for stderr;
+    ``cancelled``, set by the run's caller to end it (the program is killed)."""
 
     number: int
+    cancelled: Optional[threading.Event] = None
     calls: List[CallRecord] = field(default_factory=list)
     count: int = 0
     refused_by_limit: int = 0

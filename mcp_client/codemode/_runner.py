@@ -25,9 +25,11 @@ import signal
 import subprocess
 import tempfile
 import threading
+import time
 from typing import TYPE_CHECKING, List, Optional, Sequence, Set, Tuple
 
 from .._os import process
+from .._os import threads as _threads
 from ..client import Options
 from ..config import ConfiguredServer
 from ..errors import CodeModeError, JailUnavailable, NoServerStarted, TransportFailed
@@ -35,7 +37,17 @@ from . import _catalog, _feed, _fleet, _imports, _pipe, _program, _typecheck
 from ._broker import Book, Broker
 from ._cleanup import remove_tree
 from ._program import TAKEN_NAMES
-from ._values import CLOSED, WALL_CLOCK, CheckResult, Limits, Match, Policy, RunResult, SearchResult
+from ._values import (
+    CANCELLED,
+    CLOSED,
+    WALL_CLOCK,
+    CheckResult,
+    Limits,
+    Match,
+    Policy,
+    RunResult,
+    SearchResult,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only: the jail and the store load on use
     from ..codegen.shapes import Store
@@ -307,6 +319,7 @@ class CodeMode:
         timeout: Optional[float] = None,
         stdin: Optional[int] = None,
         tee: Optional[_pipe.Tee] = None,
+        cancelled: Optional[threading.Event] = None,
     ) -> RunResult:
         """Run ``program`` (Python source) and return how it ended. Thread-safe.
 
@@ -314,10 +327,12 @@ class CodeMode:
         a descriptor whose content is the program's stdin, copied into a pipe (the
         program never holds the descriptor itself; ``None``: EOF at once). ``tee``: called
         with ``("stdout" | "stderr", bytes)`` as the kept output arrives (the command
-        streams it). Raises :class:`JailUnavailable` when the jail cannot be had: a
+        streams it). ``cancelled``: an event the caller sets to end the run; the program
+        is killed at once, its call in flight given up, and ``RunResult.error`` is
+        :data:`CANCELLED`. Raises :class:`JailUnavailable` when the jail cannot be had: a
         program is never run unjailed unless ``jail_program=False``.
         """
-        book = Book(self._begin())
+        book = Book(self._begin(), cancelled)
         try:
             return self._run_counted(book, program, timeout, stdin, tee)
         finally:
@@ -447,10 +462,16 @@ class CodeMode:
             self._children.add(child)
             closed = self._closed  # close() began after this run did: it is not to run
         error: Optional[str] = None
+        ended = _EXITED
         try:
             serving.start()
-            if not closed and not process.wait_unreaped(child, wall):
+            if not closed:
+                ended = _wait(child, wall, book.cancelled)
+            if ended == _WALL:
                 error = "the program ran past its wall-clock limit (%g s) and was killed" % wall
+            elif ended == _CANCELLED:
+                error = CANCELLED
+                LOGGER.info("run %d was cancelled by its caller: its program killed", book.number)
         finally:
             process.end(child)  # the jail, or whatever the program left in its group
             with self._lock:
@@ -459,7 +480,7 @@ class CodeMode:
             # answer, and a wait for it would hold this run (and a SIGTERM) to its timeout.
             if not serving.finish(LINGER):
                 book.notes.append("the program's pipes outlived it; they were closed")
-        status = WALL_CLOCK if error is not None else _status(child.returncode)
+        status = WALL_CLOCK if ended == _WALL else _status(child.returncode)
         if error is None and status > 128 and self._closed:  # close()'s kill, not a limit's
             error = CLOSED
         return self._result(status, serving, book, error or _why(status, book, self.limits))
@@ -485,6 +506,29 @@ class CodeMode:
 
 
 # ----------------------------------------------------------------------------- helpers
+
+
+#: How a program's wait ended (:func:`_wait`).
+_EXITED, _WALL, _CANCELLED = "exited", "wall clock", "cancelled"
+#: Seconds between looks at a run's ``cancelled`` event while its program runs.
+CANCEL_TURN = 0.05
+
+
+def _wait(
+    child: "subprocess.Popen[bytes]", wall: float, cancelled: Optional[threading.Event]
+) -> str:
+    """Wait for ``child`` to exit, at most ``wall`` seconds, or until ``cancelled`` is
+    set (looked at every :data:`CANCEL_TURN` s); which ended the wait. The child is left
+    unreaped: its group is still ours to kill."""
+    if cancelled is None:
+        return _EXITED if process.wait_unreaped(child, wall) else _WALL
+    deadline = time.monotonic() + wall
+    while not process.wait_unreaped(child, min(CANCEL_TURN, _threads.until(deadline))):
+        if cancelled.is_set():
+            return _CANCELLED
+        if time.monotonic() >= deadline:
+            return _WALL
+    return _EXITED
 
 
 def _store(shapes: Optional[str]) -> Optional["Store"]:

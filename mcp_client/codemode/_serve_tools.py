@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Union
 from ..errors import CodeModeError
 from ..jsonvalue import JsonValue
 from . import _catalog
-from ._mcp_server import Refused, Result, Tool
+from ._mcp_server import CallContext, Refused, Result, Tool
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only: the runner loads in main
     from . import CodeMode, Limits, Policy, RunResult, SearchResult
@@ -134,7 +134,8 @@ def tools(mode: "CodeMode", terms: Terms) -> List[Tool]:
         Tool(_check_descriptor(), lambda arguments: _check(mode, arguments)),
         Tool(
             _run_descriptor(_small_surface(mode), terms),
-            lambda arguments: _run(mode, terms.limits, arguments),
+            lambda arguments, context: _run(mode, terms.limits, arguments, context),
+            context=True,  # the host's cancellation (or its going away) kills the run
         ),
     ]
 
@@ -389,7 +390,7 @@ def _check(mode: "CodeMode", arguments: Dict[str, JsonValue]) -> Union[Result, R
 
 
 def _run(
-    mode: "CodeMode", limits: "Limits", arguments: Dict[str, JsonValue]
+    mode: "CodeMode", limits: "Limits", arguments: Dict[str, JsonValue], context: CallContext
 ) -> Union[Result, Refused]:
     code = _unexpected(arguments, ("code", "timeout_s")) or _program(arguments)
     if isinstance(code, Refused):
@@ -399,7 +400,11 @@ def _run(
         return Refused("timeout_s must be a number of seconds above 0, at most %g"
                        % limits.wall_clock)  # fmt: skip
     try:
-        ran = mode.run(code, timeout=None if timeout is None else float(timeout))  # type: ignore[arg-type]
+        ran = mode.run(
+            code,
+            timeout=None if timeout is None else float(timeout),  # type: ignore[arg-type]
+            cancelled=context.cancelled,
+        )
     except CodeModeError as e:  # closed under us (the end), or no jail: said, not raised
         return {"content": [{"type": "text", "text": "not run: %s" % e}], "isError": True}
     failed = ran.exit_status != 0 or ran.error is not None
