@@ -22,7 +22,16 @@ import threading
 import unittest
 from typing import Any, Callable, List, TypeVar
 
-from mcp_client.codemode import CANCELLED, WALL_CLOCK, CodeMode, Limits, Policy, RunResult
+from mcp_client.codemode import (
+    CANCELLED,
+    WALL_CLOCK,
+    CodeMode,
+    Limits,
+    Policy,
+    RunResult,
+    _typecheck,
+)
+from mcp_client.errors import CodeModeError
 
 from codemode_support import RunnerCase
 from serve_support import REPO, descendants, live
@@ -272,3 +281,71 @@ class ACancelledRun(EndingsCase):
         [result] = results
         self.assertEqual(result.error, CANCELLED, result.stderr)
         self.assertEqual(result.exit_status, 128 + signal.SIGKILL)
+
+
+#: A stand-in for the check's compile() child that never ends (its command line is marked).
+HELD_COMPILE = "import time; time.sleep(3600)  # held-compile"
+
+
+class ChecksHeld(EndingsCase):
+    """A check's children are the runner's: close ends them at once (and the check has
+    no verdict), and at most ``MAX_CHECKS`` checks run at once."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        real = _typecheck._COMPILE
+        _typecheck._COMPILE = HELD_COMPILE  # a compile() that would take an hour
+        self.addCleanup(setattr, _typecheck, "_COMPILE", real)
+
+    def held(self) -> List[int]:
+        """Our children's children whose command line is the held compile()."""
+        return [
+            pid for pid in descendants(os.getpid()) if HELD_COMPILE.encode() in _command_line(pid)
+        ]
+
+    def test_close_ends_a_check_under_way_at_once(self) -> None:
+        code = self.open({"notes": self.notes()})
+        results: List[Any] = []
+        checking = threading.Thread(target=_checked, args=(code, "x = 1\n", results))
+        checking.start()
+        self.addCleanup(checking.join, LONG)
+        self.assertTrue(wait_until(lambda: len(self.held()) == 1), "compile() runs")
+        child = self.held()
+        finished(self, code.close)  # it waited for compile()'s hour, its timeout's minute
+        checking.join(LONG)
+        [result] = results
+        self.assertIsInstance(result, CodeModeError, "a check cut short has no verdict")
+        self.assertTrue(wait_until(lambda: not live(set(child))), "compile() was not killed")
+        self.assertFalse(os.path.exists(code.cap_dir))
+
+    def test_checks_past_max_checks_are_refused_busy(self) -> None:
+        code = self.open({"notes": self.notes()})
+        results: List[Any] = []
+        threads = [
+            threading.Thread(target=_checked, args=(code, "x = 1\n", results))
+            for _ in range(_typecheck.MAX_CHECKS)
+        ]
+        for thread in threads:
+            thread.start()
+            self.addCleanup(thread.join, LONG)
+        self.assertTrue(wait_until(lambda: len(self.held()) == _typecheck.MAX_CHECKS))
+        with self.assertRaisesRegex(CodeModeError, "busy: %d checks" % _typecheck.MAX_CHECKS):
+            code.check("x = 1\n")
+        self.assertEqual(len(self.held()), _typecheck.MAX_CHECKS, "no more children")
+        code.close()
+
+
+def _checked(code: CodeMode, program: str, results: List[Any]) -> None:
+    """The check's result, or the CodeModeError it raised, appended to ``results``."""
+    try:
+        results.append(code.check(program))
+    except CodeModeError as e:
+        results.append(e)
+
+
+def _command_line(pid: int) -> bytes:
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as cmdline:
+            return cmdline.read()
+    except OSError:
+        return b""

@@ -9,12 +9,15 @@ JSON-RPC); the servers are the suite's own (``tests/servers``).
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Set
+import signal
+import subprocess
+import sys
+from typing import Any, Dict, List, Set, Tuple
 
-from test_serve import HostCase
+from test_serve import Host, HostCase
 
 from serve_support import RUN_TIMEOUT, descendants, live
-from support import server_argv, wait_until
+from support import LONG, server_argv, wait_until
 
 #: A program that writes a note every 0.2 s (for longer than any test waits: its 50th
 #: call, the cap, comes after 10 s; then it sleeps).
@@ -86,3 +89,64 @@ if __name__ == "__main__":
     import unittest
 
     unittest.main()
+
+
+#: ``serve`` whose check's compile() child never ends (its command line is marked): the
+#: real command, its compile() made an hour long.
+HELD_COMPILE = "import time; time.sleep(3600)  # held-compile"
+SERVE_HELD = (
+    "import sys; from mcp_client.codemode import _typecheck; "
+    "_typecheck._COMPILE = %r; from mcp_client.cli import serve; "
+    "sys.exit(serve.main())" % HELD_COMPILE
+)
+
+
+class ACheckUnderWay(EndingsCase):
+    """However ``serve`` ends during a ``check_program``, the check's children end with
+    it: EOF and SIGTERM end it at once (the check answered as not checked, never an
+    internal error), and its SIGKILL takes them too (their lifeline)."""
+
+    def checking(self) -> Tuple[Host, List[int]]:
+        self.stderr = open(self.path("serve.err"), "w+b")
+        self.addCleanup(self.stderr.close)
+        argv = [sys.executable, "-c", SERVE_HELD, *self.serve_args(self.notes())[3:]]
+        host = Host(argv, self.env, self.stderr)
+        self.addCleanup(self.reap, host)
+        host.start()
+        self.ident = host.send("tools/call", {"name": "check_program",
+                                              "arguments": {"code": "x = 1\n"}})  # fmt: skip
+        held = lambda: running(descendants(host.process.pid), HELD_COMPILE.encode())  # noqa: E731
+        self.assertTrue(wait_until(lambda: len(held()) == 1, RUN_TIMEOUT), "compile() runs")
+        return host, held()
+
+    def test_eof_ends_serve_and_the_check_is_answered_not_checked(self) -> None:
+        host, held = self.checking()
+        host.stdin.close()
+        answer = host.receive(LONG)
+        self.assertEqual(answer["id"], self.ident)
+        result = answer.get("result", {})
+        self.assertTrue(result.get("isError"), answer)  # not -32603, an internal error
+        self.assertIn("not checked: ", result["content"][0]["text"])
+        try:
+            status = host.process.wait(LONG)
+        except subprocess.TimeoutExpired:
+            self.fail("serve waited for the check's compile()")
+        self.assertEqual(status, 0, self.serve_stderr())
+        self.assertNotIn("Traceback", self.serve_stderr())
+        self.assertTrue(wait_until(lambda: not live(set(held))), "compile() left running")
+
+    def test_sigterm_ends_serve_and_the_checks_children(self) -> None:
+        host, held = self.checking()
+        host.process.send_signal(signal.SIGTERM)
+        try:
+            status = host.process.wait(LONG)
+        except subprocess.TimeoutExpired:
+            self.fail("serve waited for the check's compile()")
+        self.assertEqual(status, 128 + signal.SIGTERM, self.serve_stderr())
+        self.assertTrue(wait_until(lambda: not live(set(held))), "compile() left running")
+
+    def test_sigkill_of_serve_takes_the_checks_children(self) -> None:
+        host, held = self.checking()
+        host.process.kill()
+        host.process.wait()
+        self.assertTrue(wait_until(lambda: not live(set(held))), "compile() outlived serve")

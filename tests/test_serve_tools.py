@@ -306,6 +306,16 @@ class Closed(ToolsCase):
                                                "text": "not run: this CodeMode is closed"}],
                                   "isError": True})  # fmt: skip
 
+    def test_a_check_cut_short_by_the_end_is_a_failed_call_not_an_internal_error(self) -> None:
+        def closed(program: str) -> Checked:
+            raise CodeModeError("this CodeMode is closed")
+
+        self.mode.check = closed  # type: ignore[method-assign]
+        answer = answered(self.tools["check_program"], {"code": "x = 1\n"})
+        self.assertEqual(answer, {"content": [{"type": "text",
+                                               "text": "not checked: this CodeMode is closed"}],
+                                  "isError": True})  # fmt: skip
+
 
 class Refusals(ToolsCase):
     def test_wrong_arguments_never_reach_the_runner(self) -> None:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, List, Optional, Sequence, Set, Tuple
 
 from .._os import process
 from .._os import threads as _threads
+from .._os.bounded import Brood
 from ..client import Options
 from ..config import ConfiguredServer
 from ..errors import CodeModeError, JailUnavailable, NoServerStarted, TransportFailed
@@ -108,6 +109,8 @@ class CodeMode:
         self._active = 0
         self._idle = threading.Condition(self._lock)
         self._closing = threading.Event()  # set once close() has begun (a test's hook)
+        self._brood = Brood()  # the helpers' children (compile, mypy, a parse): close ends them
+        self._checking = 0  # checks under way (at most _typecheck.MAX_CHECKS)
         self._root_left_to_runs = False  # close() came from a run's own thread
 
     # ----------------------------------------------------------------- opening, closing
@@ -194,6 +197,7 @@ class CodeMode:
                 return
             self._closed = True
             children = list(self._children)
+        self._brood.end_all()  # a check's compile() or mypy, a run's parse: killed now
         self._closing.set()
         for child in children:
             process.end(child)
@@ -269,15 +273,33 @@ class CodeMode:
 
     def check(self, program: str) -> CheckResult:
         """``compile()``; then, where mypy is importable, ``mypy --strict`` against ``cap``
-        (all of ``cap_dir``: every server's module, whatever the program imports)."""
-        self._enter()  # counted as under way: close() kills its mypy and waits for it
+        (all of ``cap_dir``: every server's module, whatever the program imports).
+
+        At most ``_typecheck.MAX_CHECKS`` run at once: one more raises
+        :class:`CodeModeError` (busy) at once. A check that close() cuts short raises it
+        too (it has no verdict)."""
+        with self._lock:
+            busy = self._checking >= _typecheck.MAX_CHECKS
+            if not busy:
+                self._checking += 1
+        if busy:
+            raise CodeModeError(
+                "busy: %d checks are running, the most at once; check again when one "
+                "has ended" % _typecheck.MAX_CHECKS
+            )
         try:
-            return self._check_counted(program)
+            self._enter()  # counted as under way: close() kills its children, waits for it
+            try:
+                return self._check_counted(program)
+            finally:
+                self._end()
         finally:
-            self._end()
+            with self._lock:
+                self._checking -= 1
 
     def _check_counted(self, program: str) -> CheckResult:
-        failed = _typecheck.compiled(program, _program.PROGRAM_FILE)
+        failed = _typecheck.compiled(program, _program.PROGRAM_FILE, self._brood)
+        self._check_open()  # a check that close() cut short has no verdict
         if failed is not None:
             return CheckResult(False, (failed,))
         if not _typecheck.have_mypy():
@@ -287,28 +309,11 @@ class CodeMode:
             path = os.path.join(where, _program.PROGRAM_FILE)
             _program.write_text(path, program, "the program to check")
             cache = os.path.join(self._root, "mypy-cache")
-            adopted: List["subprocess.Popen[bytes]"] = []
-            ok, messages = _typecheck.mypy(
-                path, self.cap_dir, cache, started=lambda child: self._adopt(child, adopted)
-            )
+            ok, messages = _typecheck.mypy(path, self.cap_dir, cache, self._brood)
         finally:
             shutil.rmtree(where, ignore_errors=True)
-            with self._lock:
-                self._children.difference_update(adopted)
-        self._check_open()  # a check that close() cut short has no verdict
+        self._check_open()
         return CheckResult(ok, tuple(messages), True)
-
-    def _adopt(
-        self, child: "subprocess.Popen[bytes]", adopted: List["subprocess.Popen[bytes]"]
-    ) -> None:
-        """A check's mypy, killed by close(): at once if close() has begun already."""
-        adopted.append(child)
-        with self._lock:
-            closing = self._closed
-            if not closing:
-                self._children.add(child)
-        if closing:
-            process.end(child)
 
     # ----------------------------------------------------------------- running
 
@@ -380,7 +385,7 @@ class CodeMode:
         """The server modules ``program`` is shown: those it imports by name, every one for
         ``from cap.mcp import *``. A name that is no server's fails as it would; the run's
         stderr (not the program: it learns no other server's name) names the closest."""
-        named = _imports.imported(program)
+        named = _imports.imported(program, self._brood)
         if _imports.STAR in named:
             return sorted(self._modules)
         unknown = sorted(

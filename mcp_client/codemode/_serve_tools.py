@@ -381,7 +381,10 @@ def _check(mode: "CodeMode", arguments: Dict[str, JsonValue]) -> Union[Result, R
     code = _unexpected(arguments, ("code",)) or _program(arguments)
     if isinstance(code, Refused):
         return code
-    checked = mode.check(code)
+    try:
+        checked = mode.check(code)
+    except CodeModeError as e:  # busy, or cut short by the end: said, not raised
+        return {"content": [{"type": "text", "text": "not checked: %s" % e}], "isError": True}
     text = "ok" if checked.ok else "\n".join(checked.messages)
     if checked.ok and checked.messages:
         text = "ok, with notes:\n" + "\n".join(checked.messages)
