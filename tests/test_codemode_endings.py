@@ -349,3 +349,29 @@ def _command_line(pid: int) -> bytes:
             return cmdline.read()
     except OSError:
         return b""
+
+
+class ThreadsInAJailedProgram(EndingsCase):
+    """The program's jail bounds the memory it uses (its cgroup), not the address space
+    its threads reserve: each reserves a stack and a malloc arena, and 16 of them met a
+    512 MiB ``RLIMIT_AS`` in a program using 14 MB ("can't start new thread")."""
+
+    JAIL_PROGRAM = True
+
+    def test_sixteen_threads_start_under_the_default_limits(self) -> None:
+        code = self.open({"notes": self.notes()})
+        result = self.run_program(
+            code,
+            """
+            import threading, time
+            from cap.mcp import notes
+            threads = [threading.Thread(target=time.sleep, args=(0.2,)) for _ in range(16)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            print(len(threads), "threads", notes.pid()["text"].isdigit())
+            """,
+        )
+        self.assertEqual((result.exit_status, result.stdout), (0, "16 threads True\n"),
+                         result.stderr)  # fmt: skip
