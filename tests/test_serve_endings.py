@@ -9,15 +9,20 @@ JSON-RPC); the servers are the suite's own (``tests/servers``).
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
+import tempfile
 from typing import Any, Dict, List, Set, Tuple
 
 from test_serve import Host, HostCase
 
+from mcp_client.codemode import CodeMode
+from mcp_client.config import ConfiguredServer
+
 from serve_support import RUN_TIMEOUT, descendants, live
-from support import LONG, server_argv, wait_until
+from support import LONG, server, server_argv, wait_until
 
 #: A program that writes a note every 0.2 s (for longer than any test waits: its 50th
 #: call, the cap, comes after 10 s; then it sleeps).
@@ -150,3 +155,29 @@ class ACheckUnderWay(EndingsCase):
         host.process.kill()
         host.process.wait()
         self.assertTrue(wait_until(lambda: not live(set(held))), "compile() outlived serve")
+
+
+class ARootLeftBehind(EndingsCase):
+    """A ``serve`` killed by SIGKILL cannot remove its ``mcp-codemode-*`` directory (the
+    README's own example left one on every run): the next start, of ``serve`` or of any
+    runner, sweeps those whose owner is gone, and never one whose owner lives."""
+
+    def test_the_next_start_sweeps_what_a_killed_serve_left(self) -> None:
+        tmp = self.path("tmp")
+        os.makedirs(tmp)
+        self.env["TMPDIR"] = tmp  # unjailed, the runner's root goes there
+        host = self.host(self.notes(), "--no-jail")
+        [left] = [name for name in os.listdir(tmp) if name.startswith("mcp-codemode-")]
+        host.process.kill()
+        host.process.wait()
+        self.assertTrue(os.path.isdir(os.path.join(tmp, left)), "SIGKILL left it")
+        saved = tempfile.tempdir
+        tempfile.tempdir = tmp
+        self.addCleanup(setattr, tempfile, "tempdir", saved)
+        notes = [ConfiguredServer("notes", server("codemode_tools", self.dir))]
+        with CodeMode.open(notes, jail_program=False) as first:
+            self.assertFalse(os.path.exists(os.path.join(tmp, left)), "not swept")
+            ours = os.path.dirname(first.cap_dir)
+            with CodeMode.open(notes, jail_program=False):
+                self.assertTrue(os.path.isdir(ours), "a live runner's root was swept")
+        self.assertEqual(os.listdir(tmp), [])

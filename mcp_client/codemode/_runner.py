@@ -34,7 +34,7 @@ from .._os.bounded import Brood
 from ..client import Options
 from ..config import ConfiguredServer
 from ..errors import CodeModeError, JailUnavailable, NoServerStarted, TransportFailed
-from . import _catalog, _feed, _fleet, _imports, _pipe, _program, _typecheck
+from . import _catalog, _feed, _fleet, _imports, _pipe, _program, _roots, _typecheck
 from ._broker import Book, Broker
 from ._cleanup import remove_tree
 from ._program import TAKEN_NAMES
@@ -176,7 +176,8 @@ class CodeMode:
             return made
         except BaseException:
             _fleet.retire_all(slots)
-            shutil.rmtree(root, ignore_errors=True)
+            _remove(root)
+            _roots.release(root)
             raise
 
     def __enter__(self) -> "CodeMode":
@@ -211,6 +212,7 @@ class CodeMode:
                 self._idle.wait()
         if not self._root_left_to_runs:
             _remove(self._root)
+            _roots.release(self._root)
 
     def _begin(self) -> int:
         """A run's number, counted as under way; raises once closed."""
@@ -232,6 +234,7 @@ class CodeMode:
             last = self._active == 0 and self._root_left_to_runs
         if last:
             _remove(self._root)
+            _roots.release(self._root)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -560,7 +563,9 @@ def _start(
                 + "".join("\n" + slot.left_out() for slot in slots)
             )
         # Jailed, under /tmp: the jail covers it, so only what it is given to see shows.
-        root = tempfile.mkdtemp(prefix="mcp-codemode-", dir="/tmp" if jail_program else None)
+        parent = "/tmp" if jail_program else None
+        _roots.sweep(parent)  # what runners killed by SIGKILL left there
+        root = _roots.make(parent)  # claimed while this process lives
     except BaseException:
         _fleet.retire_all(slots)
         raise
