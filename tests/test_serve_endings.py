@@ -181,3 +181,42 @@ class ARootLeftBehind(EndingsCase):
             with CodeMode.open(notes, jail_program=False):
                 self.assertTrue(os.path.isdir(ours), "a live runner's root was swept")
         self.assertEqual(os.listdir(tmp), [])
+
+
+class NothingToServe(EndingsCase):
+    """A host that starts ``serve`` when no server can start used to see only "Connection
+    closed" (``serve`` exited 3, the reason on its stderr): now ``initialize`` is answered
+    and its instructions, and every tool's answer, say why; EOF then ends it, 3."""
+
+    def test_the_host_reads_why_no_server_started(self) -> None:
+        broken = {"command": self.path("no-such-server")}
+        host = self.host({"broken": broken})
+        listed = host.request("tools/list", {})["result"]["tools"]
+        names = [tool["name"] for tool in listed]
+        self.assertEqual(names, ["search_tools", "describe_tool", "check_program",
+                                 "run_program"])  # fmt: skip
+        result = host.run("print(1)")
+        self.assertTrue(result["isError"])
+        text = result["content"][0]["text"]
+        self.assertIn("code mode is not available: no server started", text)
+        self.assertIn("server broken left out: cannot start", text)
+        host.stdin.close()
+        self.assertEqual(host.process.wait(LONG), 3, self.serve_stderr())
+        self.assertIn("no server started", self.serve_stderr())
+
+    def test_the_instructions_say_why_without_the_servers_stderr(self) -> None:
+        dies = "import sys; sys.exit('ERROR: token sk-secret rejected')"
+        said = {"command": sys.executable, "args": ["-c", dies]}
+        self.stderr = open(self.path("serve.err"), "w+b")
+        self.addCleanup(self.stderr.close)
+        host = Host([sys.executable, *self.serve_args({"said": said})], self.env, self.stderr)
+        self.addCleanup(self.reap, host)
+        version = {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "test", "version": "1"}}  # fmt: skip
+        instructions = host.request("initialize", version)["result"]["instructions"]
+        self.assertIn("Code mode is not available: no server started", instructions)
+        self.assertIn("server said left out:", instructions)
+        self.assertNotIn("sk-secret", instructions, "a server's stderr is the operator's")
+        host.stdin.close()
+        self.assertEqual(host.process.wait(LONG), 3)
+        self.assertIn("sk-secret", self.serve_stderr(), "the operator reads it")

@@ -150,10 +150,12 @@ class Slot:
         self.descriptors = {tool.name: tool for tool in listing}
         self.generated = generated
 
-    def left_out(self) -> str:
+    def left_out(self, tail: bool = True) -> str:
+        """The line that says why the server was left out; ``tail``: with the last
+        lines of its stderr (for the operator, never a program or a host's model)."""
         hint = _PATH_HINT if _not_found(self.failure) else ""
         return "server %s left out: %s%s%s" % (
-            self.name, self.failure, hint, stderr_tail(self.client)
+            self.name, self.failure, hint, stderr_tail(self.client) if tail else ""
         )  # fmt: skip
 
     def client_for(self, run: int) -> Tuple[Client, Optional[str]]:

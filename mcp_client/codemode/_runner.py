@@ -557,11 +557,15 @@ def _start(
     try:
         live = _fleet.start_all(slots)
         if not live:
-            raise NoServerStarted(
+            error = NoServerStarted(
                 "no server started"
                 + "".join("\n" + line for line in refused)
                 + "".join("\n" + slot.left_out() for slot in slots)
             )
+            error.brief = "no server started" + "".join(
+                "\n" + line for line in refused + tuple(s.left_out(False) for s in slots)
+            )
+            raise error
         # Jailed, under /tmp: the jail covers it, so only what it is given to see shows.
         parent = "/tmp" if jail_program else None
         _roots.sweep(parent)  # what runners killed by SIGKILL left there

@@ -32,6 +32,8 @@ __all__ = [
     "instructions",
     "run_description",
     "functions_by_server",
+    "unavailable",
+    "unavailable_instructions",
     "run_value",
     "run_text",
     "SURFACE_IN_DESCRIPTION",
@@ -270,6 +272,30 @@ def instructions(mode: "CodeMode", terms: Terms) -> str:
             "Do the whole task in one program; print what you need.",
             _limits_line(terms),
         ]
+    )
+
+
+def unavailable(reason: str, terms: Terms) -> List[Tool]:
+    """The four tools when no runner could be opened (no server started, a config or
+    a jail that cannot be had): each answers ``reason``, as a failed call, so that a
+    host's model and its user read why (a host shows a server that exits at start
+    only as a closed connection)."""
+
+    def answer(arguments: Dict[str, JsonValue]) -> Result:
+        text = "code mode is not available: %s" % reason
+        return {"content": [{"type": "text", "text": text}], "isError": True}
+
+    descriptors = (_search_descriptor(), _describe_descriptor(), _check_descriptor(),
+                   _run_descriptor("", terms))  # fmt: skip
+    return [Tool(descriptor, answer) for descriptor in descriptors]
+
+
+def unavailable_instructions(reason: str) -> str:
+    """The ``instructions`` of a ``serve`` that cannot run programs: why, and what to do."""
+    return (
+        "Code mode is not available: %s\nEvery tool answers with this reason. The user "
+        "should fix the configuration (the server's stderr has the details) and restart "
+        "this server." % reason
     )
 
 
