@@ -375,3 +375,30 @@ class ThreadsInAJailedProgram(EndingsCase):
         )
         self.assertEqual((result.exit_status, result.stdout), (0, "16 threads True\n"),
                          result.stderr)  # fmt: skip
+
+
+class KeepCapOverALink(EndingsCase):
+    """``codemode --keep-cap DIR`` where ``DIR/cap`` is a link: one line, exit 2, and the
+    link never followed (it ended in a ``FileExistsError`` traceback)."""
+
+    def keep(self, directory: str) -> "subprocess.CompletedProcess[str]":
+        argv = server_argv("codemode_tools", self.dir)
+        with open(self.path("servers.json"), "w") as out:
+            json.dump({"mcpServers": {"notes": {"command": argv[0], "args": argv[1:]}}}, out)
+        command = [sys.executable, "-m", "mcp_client", "codemode", "--config",
+                   self.path("servers.json"), "--keep-cap", directory]  # fmt: skip
+        env = dict(os.environ, PYTHONPATH=REPO)
+        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=LONG * 4)
+
+    def test_a_link_at_dir_cap_is_one_line_and_not_followed(self) -> None:
+        elsewhere = self.path("elsewhere")
+        self.assertEqual(self.keep(elsewhere).returncode, 0)  # a real cap package there
+        before = sorted(os.listdir(os.path.join(elsewhere, "cap")))
+        os.makedirs(self.path("kept"))
+        os.symlink(os.path.join(elsewhere, "cap"), self.path("kept", "cap"))
+        done = self.keep(self.path("kept"))
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertNotIn("Traceback", done.stderr)
+        self.assertIn("is a link; not followed, not replaced", done.stderr)
+        self.assertTrue(os.path.islink(self.path("kept", "cap")))
+        self.assertEqual(sorted(os.listdir(os.path.join(elsewhere, "cap"))), before)
