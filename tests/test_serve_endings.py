@@ -220,3 +220,18 @@ class NothingToServe(EndingsCase):
         host.stdin.close()
         self.assertEqual(host.process.wait(LONG), 3)
         self.assertIn("sk-secret", self.serve_stderr(), "the operator reads it")
+
+
+class OutputForAPerson(EndingsCase):
+    """A host shows ``run_program``'s answer to a person: the program's controls (ANSI
+    escapes, a carriage return, a bidi override) arrive spelt, never raw -- in the text
+    and in ``structuredContent`` -- as ``codemode`` gives a terminal; ``\\n`` and ``\\t``
+    stay."""
+
+    def test_the_programs_controls_reach_the_host_escaped(self) -> None:
+        host = self.host(self.notes(), "--no-jail")
+        result = host.run(r"print('\x1b[2J\x1b[31mred\rback\u202eRLO\tend')")
+        shown = "\\x1b[2J\\x1b[31mred\\x0dback\\u202eRLO\tend\n"
+        self.assertEqual(result["structuredContent"]["stdout"], shown)
+        self.assertIn(shown.rstrip("\n"), result["content"][0]["text"])
+        self.assertNotIn("\x1b", json.dumps(result, ensure_ascii=False))

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Union
 
 from ..errors import CodeModeError
 from ..jsonvalue import JsonValue
+from ..text import inert
 from . import _catalog
 from ._mcp_server import CallContext, Refused, Result, Tool
 
@@ -462,16 +463,24 @@ def _program(arguments: Dict[str, JsonValue]) -> Union[str, Refused]:
     return code
 
 
+def _shown(output: str) -> str:
+    r"""A program's output as a host may show it to a person: every control character but
+    ``\n`` and ``\t`` (ANSI escapes, ``\r``, C1, bidi overrides) spelt ``\xNN``/``\uNNNN``,
+    as ``codemode`` does for a terminal."""
+    return inert(output, keep="\n\t")
+
+
 def run_value(ran: "RunResult") -> Dict[str, JsonValue]:
-    """A run's ``structuredContent`` (``RUN_OUTPUT``)."""
+    """A run's ``structuredContent`` (``RUN_OUTPUT``); the program's output escaped
+    (:func:`_shown`)."""
     calls: List[JsonValue] = [
         {"server": c.server, "tool": c.tool, "ms": round(c.ms, 3), "outcome": c.outcome}
         for c in ran.calls
     ]
     return {
         "exit_status": ran.exit_status,
-        "stdout": ran.stdout,
-        "stderr": ran.stderr,
+        "stdout": _shown(ran.stdout),
+        "stderr": _shown(ran.stderr),
         "calls": calls,
         "error": ran.error,
         "truncated": ran.truncated,
@@ -480,12 +489,13 @@ def run_value(ran: "RunResult") -> Dict[str, JsonValue]:
 
 
 def run_text(ran: "RunResult") -> str:
-    """A run for hosts that read only text: status and error, the streams, the calls."""
+    """A run for hosts that read only text: status and error, the streams (escaped, as
+    :func:`run_value`'s), the calls."""
     parts = ["exit status %d" % ran.exit_status + ("; " + ran.error if ran.error else "")]
     if ran.stdout:
-        parts.append("stdout:\n" + ran.stdout.rstrip("\n"))
+        parts.append("stdout:\n" + _shown(ran.stdout).rstrip("\n"))
     if ran.stderr:
-        parts.append("stderr:\n" + ran.stderr.rstrip("\n"))
+        parts.append("stderr:\n" + _shown(ran.stderr).rstrip("\n"))
     if ran.calls:
         parts.append("calls:\n" + "\n".join(
             "%s.%s %s %.0f ms" % (c.server, c.tool, c.outcome, c.ms) for c in ran.calls
