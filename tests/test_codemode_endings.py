@@ -402,3 +402,34 @@ class KeepCapOverALink(EndingsCase):
         self.assertIn("is a link; not followed, not replaced", done.stderr)
         self.assertTrue(os.path.islink(self.path("kept", "cap")))
         self.assertEqual(sorted(os.listdir(os.path.join(elsewhere, "cap"))), before)
+
+
+class OneScratchOneRun(EndingsCase):
+    """``scratch`` (``--scratch DIR``) is one working directory for every run: two
+    programs in it at once would read and clobber each other's files. Runs with it are
+    one at a time: a second is refused busy at once, and runs once the first has ended."""
+
+    WAIT = """
+        import os, time
+        open("started", "w").close()
+        while not os.path.exists("go"):
+            time.sleep(0.02)
+        print("done")
+    """
+
+    def test_a_second_run_in_the_shared_scratch_is_refused_busy(self) -> None:
+        scratch = self.path("scratch")
+        os.makedirs(scratch)
+        code = self.open({"notes": self.notes()}, scratch=scratch)
+        results: List[RunResult] = []
+        first = threading.Thread(target=lambda: results.append(self.run_program(code, self.WAIT)))
+        first.start()
+        self.addCleanup(first.join, LONG)
+        self.addCleanup(lambda: open(os.path.join(scratch, "go"), "a").close())  # if it fails
+        self.assertTrue(wait_until(lambda: os.path.exists(os.path.join(scratch, "started"))))
+        with self.assertRaisesRegex(CodeModeError, "busy: a program is running in the shared"):
+            self.run_program(code, "print('second')\n")
+        open(os.path.join(scratch, "go"), "w").close()
+        first.join(LONG)
+        self.assertEqual(results[0].stdout, "done\n", results[0].stderr)
+        self.assertEqual(self.run_program(code, "print('second')\n").stdout, "second\n")

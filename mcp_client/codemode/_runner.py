@@ -111,6 +111,7 @@ class CodeMode:
         self._closing = threading.Event()  # set once close() has begun (a test's hook)
         self._brood = Brood()  # the helpers' children (compile, mypy, a parse): close ends them
         self._checking = 0  # checks under way (at most _typecheck.MAX_CHECKS)
+        self._scratch_taken = False  # a run has the shared scratch directory
         self._root_left_to_runs = False  # close() came from a run's own thread
 
     # ----------------------------------------------------------------- opening, closing
@@ -338,13 +339,39 @@ class CodeMode:
         streams it). ``cancelled``: an event the caller sets to end the run; the program
         is killed at once, its call in flight given up, and ``RunResult.error`` is
         :data:`CANCELLED`. Raises :class:`JailUnavailable` when the jail cannot be had: a
-        program is never run unjailed unless ``jail_program=False``.
+        program is never run unjailed unless ``jail_program=False``. With a ``scratch``
+        directory (one for every run), runs are one at a time: a run while another is
+        under way raises :class:`CodeModeError` (busy) at once.
         """
-        book = Book(self._begin(), cancelled)
+        self._take_scratch()
         try:
-            return self._run_counted(book, program, timeout, stdin, tee)
+            book = Book(self._begin(), cancelled)
+            try:
+                return self._run_counted(book, program, timeout, stdin, tee)
+            finally:
+                self._end()
         finally:
-            self._end()
+            self._free_scratch()
+
+    def _take_scratch(self) -> None:
+        """The shared scratch directory, for this run alone; busy when another has it
+        (two programs in one working directory would read and clobber each other's
+        files, mid-write)."""
+        if self._scratch is None:
+            return
+        with self._lock:
+            busy = self._scratch_taken
+            self._scratch_taken = True
+        if busy:
+            raise CodeModeError(
+                "busy: a program is running in the shared scratch directory %s; runs with "
+                "--scratch are one at a time, so run again when it has ended" % self._scratch
+            )
+
+    def _free_scratch(self) -> None:
+        if self._scratch is not None:
+            with self._lock:
+                self._scratch_taken = False
 
     def _run_counted(
         self,
