@@ -463,7 +463,11 @@ class CodeModeError(_Reason, McpClientError):
 
 
 class NoServerStarted(CodeModeError):
-    """``CodeMode.open``: no server started; the reason names each one's failure."""
+    """``CodeMode.open``: no server started; the reason names each one's failure, with
+    the last lines of its stderr (the operator's to read). ``brief``: the same without
+    them (what a host may show its model and its user)."""
+
+    brief: str = ""
 
 
 class JailUnavailable(CodeModeError):

@@ -274,7 +274,8 @@ class Seam(CodeModeCase):
         self.assertRegex(
             done.stdout,
             r"^call failed: scripted\.echo: tools/call got no answer "
-            r"within 0\.3 ?s\n$",
+            r"within 0\.3 ?s; server scripted was retired, and its next call starts it "
+            r"again\n$",
         )
 
     def test_a_server_that_dies_mid_call_fails_that_call_and_the_next(self) -> None:

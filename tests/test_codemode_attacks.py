@@ -23,6 +23,7 @@ import tempfile
 import textwrap
 import threading
 import unittest
+from types import SimpleNamespace
 from typing import Any, List
 
 import pytest
@@ -268,7 +269,10 @@ class ServeArguments(AttackCase):
         code = self.open({"notes": self.notes()})
         terms = _serve_tools.Terms(code.limits, code.policy)
         [found] = [t for t in _serve_tools.tools(code, terms) if t.name == name]
-        return found
+        if not found.context:
+            return found
+        context = SimpleNamespace(cancelled=threading.Event())  # never cancelled
+        return SimpleNamespace(call=lambda arguments: found.call(arguments, context))
 
     def test_a_timeout_too_large_for_a_float_is_refused(self) -> None:
         run = self.tool("run_program")

@@ -22,6 +22,7 @@ import textwrap
 import threading
 from typing import Any, Dict, List, Tuple
 
+from mcp_client._os.bounded import Brood
 from mcp_client.codemode import CLOSED, CodeMode, Policy, _fleet, _program
 from mcp_client.codemode import _typecheck as _check
 from mcp_client.errors import CodeModeError
@@ -202,19 +203,21 @@ class RunAndClose(GapCase):
         # removed the root used to make the cache again, a directory left forever.
         self.assertTrue(_check.have_mypy(), "the test extra brings mypy")
         code = self.open({"notes": server("codemode_tools", self.dir)})
-        adopted = threading.Event()
-        real = code._adopt
+        starting = threading.Event()
+        test = self
 
-        def held(child: Any, into: List[Any]) -> None:
-            real(child, into)  # mypy is running, and close() will see it
-            adopted.set()
-            self.assertTrue(code._closing.wait(LONG), "close() never began")
+        class Held(Brood):
+            def run(self, argv: Any, data: bytes, **options: Any) -> Any:
+                if "mypy" in argv:  # mypy starts as close() begins: close() must see it
+                    starting.set()
+                    test.assertTrue(code._closing.wait(LONG), "close() never began")
+                return super().run(argv, data, **options)
 
-        code._adopt = held  # type: ignore[method-assign]
+        code._brood = Held()
         results: List[Any] = []
         checking = threading.Thread(target=_checked, args=(code, "x: int = 1\n", results))
         checking.start()
-        self.assertTrue(adopted.wait(LONG))
+        self.assertTrue(starting.wait(LONG))
         code.close()  # kills the check's mypy, and returns once the check has ended
         checking.join(LONG)
         self.assertFalse(checking.is_alive())

@@ -508,6 +508,13 @@ class TheInit(unittest.TestCase):
         _, _, config, _ = split(make().argv)
         self.assertEqual(config[3:], ["RLIMIT_CORE=0"])
 
+    def test_the_memory_cgroup_alone_without_an_address_space_limit(self) -> None:
+        jail = Jail(memory_bytes=1 << 28, cpu_seconds=5, address_space_limit=False)
+        _, _, config, _ = split(make(jail).argv)
+        self.assertEqual(config[3:], ["RLIMIT_CORE=0", "RLIMIT_CPU=5"])
+        with self.assertRaises(TypeError):
+            Jail(address_space_limit=1)  # type: ignore[arg-type]
+
     def test_the_server_gets_its_environment_and_a_private_tmpdir(self) -> None:
         self.assertEqual(dict(make().env), dict(ENV, TMPDIR="/tmp"))
         told = Spawn("/usr/bin/server", env={"TMPDIR": "/srv/scratch"})

@@ -8,8 +8,10 @@ real servers and real hosts are ``tests/test_serve.py``'s.
 
 from __future__ import annotations
 
+import threading
 import unittest
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any, Dict, List, Optional, Tuple
 
 import jsonschema
@@ -100,9 +102,22 @@ class StandIn:
             return Checked(False, ('line 1: error: "str" has no attribute "wrong"',))
         return Checked(True, ())
 
-    def run(self, program: str, *, timeout: Optional[float] = None) -> Ran:
+    def run(
+        self,
+        program: str,
+        *,
+        timeout: Optional[float] = None,
+        cancelled: Optional[threading.Event] = None,
+    ) -> Ran:
         self.asked.append(("run", (program, timeout)))
         return self.ran
+
+
+def answered(tool: Tool, arguments: Dict[str, JsonValue]) -> Any:
+    """The tool's answer, given a call's context when it takes one (never cancelled)."""
+    if tool.context:
+        return tool.call(arguments, SimpleNamespace(cancelled=threading.Event()))
+    return tool.call(arguments)
 
 
 class ToolsCase(unittest.TestCase):
@@ -118,7 +133,7 @@ class ToolsCase(unittest.TestCase):
     def call(self, tool_name: str, **arguments: JsonValue) -> Dict[str, Any]:
         """A successful answer, checked against the tool's own output schema."""
         tool = self.tools[tool_name]
-        answer = tool.call(arguments)
+        answer = answered(tool, arguments)
         assert not isinstance(answer, Refused), answer
         jsonschema.validate(answer["structuredContent"], tool.descriptor["outputSchema"])
         [block] = answer["content"]  # type: ignore[misc]
@@ -126,7 +141,7 @@ class ToolsCase(unittest.TestCase):
         return answer
 
     def refused(self, tool_name: str, **arguments: JsonValue) -> str:
-        answer = self.tools[tool_name].call(arguments)
+        answer = answered(self.tools[tool_name], arguments)
         assert isinstance(answer, Refused), answer
         self.assertEqual(self.mode.asked, [], "nothing reached the runner")
         return answer.message
@@ -282,13 +297,23 @@ class Answers(ToolsCase):
 
 class Closed(ToolsCase):
     def test_a_runner_that_cannot_run_is_a_failed_call_not_a_crash(self) -> None:
-        def closed(program: str, *, timeout: Optional[float] = None) -> Ran:
+        def closed(program: str, **options: Any) -> Ran:
             raise CodeModeError("this CodeMode is closed")
 
         self.mode.run = closed  # type: ignore[method-assign]
-        answer = self.tools["run_program"].call({"code": "print(1)"})
+        answer = answered(self.tools["run_program"], {"code": "print(1)"})
         self.assertEqual(answer, {"content": [{"type": "text",
                                                "text": "not run: this CodeMode is closed"}],
+                                  "isError": True})  # fmt: skip
+
+    def test_a_check_cut_short_by_the_end_is_a_failed_call_not_an_internal_error(self) -> None:
+        def closed(program: str) -> Checked:
+            raise CodeModeError("this CodeMode is closed")
+
+        self.mode.check = closed  # type: ignore[method-assign]
+        answer = answered(self.tools["check_program"], {"code": "x = 1\n"})
+        self.assertEqual(answer, {"content": [{"type": "text",
+                                               "text": "not checked: this CodeMode is closed"}],
                                   "isError": True})  # fmt: skip
 
 

@@ -9,7 +9,8 @@ recycled id (``Popen.send_signal`` polls first for the same reason; a poll reaps
 where ``waitid`` can, this looks without reaping).
 
 The callers: the transport (a server, plain or through its lifeline), the jail (bwrap),
-code mode (a program unjailed, ``compile()`` and mypy).
+code mode (a program unjailed), :mod:`.bounded` (code mode's helpers: ``compile()``,
+mypy, a parse, each through its lifeline).
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ __all__ = [
     "wait_unreaped",
     "kill_group",
     "end",
-    "run_bounded",
     "read_to_eof",
 ]
 
@@ -222,23 +222,6 @@ def end(child: "subprocess.Popen[bytes]") -> None:
     for stream in (child.stdin, child.stdout, child.stderr):
         if stream is not None:
             stream.close()
-
-
-def run_bounded(
-    argv: Sequence[str], data: bytes, memory: int, timeout: float
-) -> Optional[Tuple[int, bytes]]:
-    """Run ``argv`` in a session of its own, ``data`` on its stdin, its address space
-    capped at ``memory`` before it has read a byte: (exit status, stdout), or ``None``
-    when it ran past ``timeout`` (then killed, with its group). Stderr is dropped."""
-    child = start(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    cap(child.pid, address_space=memory)
-    try:
-        out, _ = child.communicate(data, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return None
-    finally:
-        end(child)
-    return child.returncode, out
 
 
 def read_to_eof(fd: int, deadline: float, limit: int) -> Optional[bytes]:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import stat
 import sys
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence, Tuple
@@ -454,13 +455,37 @@ def _act(runner: CodeMode, args: argparse.Namespace, program: Optional[str]) -> 
 
 
 def _keep_cap(runner: CodeMode, directory: str) -> bool:
+    """``DIR/cap`` written (one written here before is replaced); one line and ``False``
+    when it cannot be: a link there is never followed, anything else never replaced."""
     target = os.path.join(directory, "cap")
-    if os.path.lexists(target) and not os.path.isfile(os.path.join(target, "internal", "mcp.py")):
+    if os.path.islink(target):
+        _say("--keep-cap: %s is a link; not followed, not replaced" % target)
+        return False
+    if os.path.lexists(target) and not _written_here(target):
         _say("--keep-cap: %s exists and is not a cap package written here; not replaced" % target)
         return False
-    shutil.rmtree(target, ignore_errors=True)
-    shutil.copytree(os.path.join(runner.cap_dir, "cap"), target)
+    try:
+        if os.path.lexists(target):
+            shutil.rmtree(target)  # by descriptors: a link inside is removed, not followed
+        shutil.copytree(os.path.join(runner.cap_dir, "cap"), target, symlinks=True)
+    except OSError as e:
+        _say("--keep-cap: cannot write %s: %s" % (target, e))
+        return False
     _say("the cap package is in %s (MYPYPATH=%s)" % (target, os.path.abspath(directory)))
+    return True
+
+
+def _written_here(target: str) -> bool:
+    """Whether ``target`` is a cap package as written here: a directory (not a link)
+    holding ``internal/mcp.py``, none of them a link."""
+    path = target
+    for part, kind in (("", stat.S_ISDIR), ("internal", stat.S_ISDIR), ("mcp.py", stat.S_ISREG)):
+        path = os.path.join(path, part) if part else path
+        try:
+            if not kind(os.lstat(path).st_mode):
+                return False
+        except OSError:
+            return False
     return True
 
 

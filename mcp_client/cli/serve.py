@@ -38,7 +38,10 @@ there (fd 0 is ``/dev/null``: no child reads the host's lines). Logs go to stder
 
 Exit status (:mod:`mcp_client.cli.exits`): 0 after EOF; 2 usage, a config that cannot
 be used, an unknown ``--server``, or a jail that cannot be had; 3 no server started; 70
-an internal error; 130 after SIGINT; 143 after SIGTERM.
+an internal error; 130 after SIGINT; 143 after SIGTERM. Past its flags, a ``serve`` that
+cannot run programs (2 or 3) still serves until EOF: its ``instructions`` and every
+tool's answer say why, so that a host's model and its user can read it; then it exits
+with that status.
 """
 
 from __future__ import annotations
@@ -89,14 +92,19 @@ def _main(arguments: argparse.Namespace) -> int:
 def _serve(arguments: argparse.Namespace, protocol_in: int, protocol_out: int) -> int:
     try:
         mode = _open(arguments)
-    except NoServerStarted as e:
-        LOGGER.error("%s", e)
-        return EXIT_NO_SERVER
-    except (ConfigError, CodeModeError, TypeError, ValueError) as e:
-        # A config or flag that cannot be used, an unknown --server, or a jail that
-        # cannot be had (never an unjailed run instead): the codemode command's 2.
+    except (TypeError, ValueError) as e:  # a flag's value that cannot be used
         LOGGER.error("%s", e)
         return EXIT_USAGE
+    except (ConfigError, CodeModeError) as e:
+        # No server started (3); a config that cannot be used, an unknown --server, or a
+        # jail that cannot be had (never an unjailed run instead): the codemode
+        # command's 2. Said on stderr, and to the host until it goes (it would show a
+        # server that exits at start as a closed connection, and the reason nowhere).
+        LOGGER.error("%s", e)
+        status = EXIT_NO_SERVER if isinstance(e, NoServerStarted) else EXIT_USAGE
+        brief = e.brief if isinstance(e, NoServerStarted) and e.brief else str(e)
+        _unavailable(arguments, brief, protocol_in, protocol_out).serve()
+        return status
     server = None
     try:
         server = _server(mode, arguments, protocol_in, protocol_out)
@@ -120,6 +128,26 @@ def _server(
     return _mcp_server.Server(
         identity,
         _serve_tools.tools(mode, terms),
+        read_fd=protocol_in,
+        write_fd=protocol_out,
+        max_running=arguments.max_runs,
+    )
+
+
+def _unavailable(
+    arguments: argparse.Namespace, reason: str, protocol_in: int, protocol_out: int
+) -> _mcp_server.Server:
+    """A server whose instructions and every tool say ``reason``."""
+    from . import codemode as codemode_cli
+
+    options = codemode_cli.runner_options(arguments)  # read once already: they hold
+    terms = _serve_tools.Terms(options.limits, options.policy, not arguments.no_jail)
+    identity = _mcp_server.Identity(
+        NAME, __version__, "Code mode", _serve_tools.unavailable_instructions(reason)
+    )
+    return _mcp_server.Server(
+        identity,
+        _serve_tools.unavailable(reason, terms),
         read_fd=protocol_in,
         write_fd=protocol_out,
         max_running=arguments.max_runs,

@@ -80,6 +80,7 @@ from ._runner import MAX_UNKNOWN_NOTES as MAX_UNKNOWN_NOTES
 from ._runner import CodeMode
 from ._values import (
     ALLOW,
+    CANCELLED,
     CLOSED,
     WALL_CLOCK,
     CallRecord,
@@ -103,6 +104,7 @@ __all__ = [
     "SearchResult",
     "WALL_CLOCK",
     "CLOSED",
+    "CANCELLED",
     "ALLOW",
     "TAKEN_NAMES",
 ]

@@ -4,10 +4,10 @@ A :class:`Broker` is made for each run, around the run's :class:`Book`; its
 :meth:`Broker.answer` is what :class:`~mcp_client.codemode._pipe.Serving` calls, on the
 run's serving thread, with every complete call line. The program is untrusted: only a
 call of a generated function of a server that started is served. Each call is counted
-against ``Limits.max_calls`` (past it, refused and never sent) and judged by the
-:class:`Policy` (a refused call is never sent either), then sent on the server's
+against ``Limits.max_calls`` (past it, refused and never sent), given the server's
 current client, started again when it died before this run saw it die
-(``_fleet.Slot.client_for``); its result is delivered as the generated function
+(``_fleet.Slot.client_for``), and judged by the :class:`Policy` on that life's claims
+(a refused call is never sent either); its result is delivered as the generated function
 returns it (``codegen.deliver``), and its shape, never a value, goes to the store of
 learned shapes when there is one. The book records every call, boundedly.
 """
@@ -19,7 +19,14 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
 
-from ..errors import McpClientError, ResultMismatch, ToolFailed, Unavailable
+from ..errors import (
+    CallTimedOut,
+    McpClientError,
+    ResultMismatch,
+    StderrTail,
+    ToolFailed,
+    Unavailable,
+)
 from ..jsonvalue import parse
 from ._values import CallRecord, Limits, Policy
 
@@ -34,6 +41,10 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only: codegen and the store 
 #: ``RunResult.error``): a program looping past its cap cannot grow the result.
 EXTRA_RECORDS = 16
 
+#: Why a server was retired with a call of ours in flight (its start again's note says it).
+TIMED_OUT = "after a call ran past its timeout"
+RUN_ENDED = "after a run ended with a call in flight"
+
 #: A call's outcome (``CallRecord.outcome``) and the answer the program gets: ``{"value":
 #: ...}`` or ``{"failure": KIND, "message": TEXT}``, KIND one of ``_program.FAILURE_KINDS``.
 Outcome = Tuple[str, Dict[str, Any]]
@@ -41,9 +52,11 @@ Outcome = Tuple[str, Dict[str, Any]]
 
 @dataclass
 class Book:
-    """One run's book: its number, its calls, what it restarted, its notes for stderr."""
+    """One run's book: its number, its calls, what it restarted, its notes for stderr;
+    ``cancelled``, set by the run's caller to end it (the program is killed)."""
 
     number: int
+    cancelled: Optional[threading.Event] = None
     calls: List[CallRecord] = field(default_factory=list)
     count: int = 0
     refused_by_limit: int = 0
@@ -68,6 +81,26 @@ class Broker:
         self.policy = policy
         self.limits = limits
         self.shapes = shapes  # the store of learned shapes, fed by every delivered call
+        # The call being made (its slot, and its client once known), and whether the
+        # run has ended: both under the book's lock.
+        self._in_flight: Optional[Tuple["Slot", Optional["Client"]]] = None
+        self._ended = False
+
+    def abandon(self) -> None:
+        """The run has ended (its program is gone, or it is being killed): the call in
+        flight, if any, is given up now rather than awaited to its timeout. Its server
+        is retired (``Slot.drop``): it may still be at work on the call, and the next
+        run must not wait behind it. No call is sent after this."""
+        with self.book.lock:
+            self._ended = True
+            in_flight, self._in_flight = self._in_flight, None
+        if in_flight is None:
+            return
+        slot, client = in_flight
+        if client is None:  # still getting its client: a start again for this run ends
+            slot.give_up_start(self.book.number)
+        else:
+            slot.drop(client, RUN_ENDED)
 
     def answer(self, line: bytes) -> Dict[str, Any]:
         """The answer to one call line of the program (``_pipe`` writes it back)."""
@@ -106,15 +139,28 @@ class Broker:
             book.refused_by_limit += over
         if over:
             return "call_failed", _failure("call_failed", _call_limit(names[0], self.limits))
-        refused = self.policy.refusal(names, slot.annotations.get(tool.wire_name, {}))
-        if refused is not None:
-            return "refused", _failure("refused", refused)
-        client, note = slot.client_for(book.number)
-        if note is not None:
+        with book.lock:
+            if self._ended:
+                return "abandoned", _failure("call_failed", _ended(names[0]))
+            self._in_flight = (slot, None)
+        try:
+            client, note = slot.client_for(book.number)
+            if note is not None:
+                with book.lock:
+                    book.restarted.append(slot.name)
+                    book.notes.append(note)
+            # Judged by the claims of the life the call goes to: a start again lists anew.
+            refused = self.policy.refusal(names, slot.annotations.get(tool.wire_name, {}))
+            if refused is not None:
+                return "refused", _failure("refused", refused)
             with book.lock:
-                book.restarted.append(slot.name)
-                book.notes.append(note)
-        return self._send(slot, client, tool, arguments, names[0])
+                if self._ended:
+                    return "abandoned", _failure("call_failed", _ended(names[0]))
+                self._in_flight = (slot, client)
+            return self._send(slot, client, tool, arguments, names[0])
+        finally:
+            with book.lock:
+                self._in_flight = None
 
     def _send(
         self,
@@ -137,9 +183,26 @@ class Broker:
         except ToolFailed as e:  # deliver's: the call was answered (slot.answered above)
             return "tool_failed", _failure("tool_failed", str(e))
         except McpClientError as e:
-            if isinstance(e, Unavailable):
-                slot.saw_death(self.book.number)
-            return "call_failed", _failure("call_failed", "%s: %s" % (name, e))
+            return self._failed(slot, client, name, e)
+
+    def _failed(self, slot: "Slot", client: "Client", name: str, error: McpClientError) -> Outcome:
+        """A call that got no answer: timed out (its server retired: it may be at work on
+        it still), its run ended (given up), or its server died or was retired."""
+        said = "%s: %s" % (name, _own_words(error))
+        if isinstance(error, CallTimedOut):
+            slot.drop(client, TIMED_OUT)
+            said += "; server %s was retired, and its next call starts it again" % slot.name
+        elif isinstance(error, Unavailable):
+            with self.book.lock:
+                ended = self._ended
+            if ended:
+                return "abandoned", _failure("call_failed", _ended(name))
+            if client is slot.dropped:  # another run's call was given up: not a death
+                said = "%s: server %s was retired %s, and its next call starts it again" % (
+                    name, slot.name, slot.dropped_why
+                )  # fmt: skip
+            slot.saw_death(self.book.number, client)
+        return "call_failed", _failure("call_failed", said)
 
     def _learn(
         self,
@@ -171,6 +234,17 @@ def _policy_names(slot: "Slot", tool: "GeneratedTool") -> Tuple[str, ...]:
             "%s.%s" % (key, name) for key in keys for name in (tool.function, tool.wire_name)
         )
     )
+
+
+def _own_words(error: McpClientError) -> str:
+    """The error's text for the program: without the server's stderr tail, which
+    ``str()`` carries (what a server prints of itself -- its config, its keys -- is for
+    the operator's log, where ``mcp_client.server`` records it)."""
+    return error.headline() if isinstance(error, StderrTail) else str(error)
+
+
+def _ended(name: str) -> str:
+    return "%s: given up: the run ended while it was in flight" % name
 
 
 def _failure(kind: str, message: str) -> Dict[str, Any]:

@@ -17,6 +17,7 @@ handshake would hold the end for :data:`START_TIMEOUT`): it stops that client.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
@@ -33,6 +34,8 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only: the jail and codegen l
     from ..codegen import Generated, GeneratedTool
     from ..codegen.shapes import Store
     from ..jail import Jail
+
+LOGGER = logging.getLogger("mcp_client.codemode")  # the face's name: users configure it
 
 #: Seconds a server may take to shake hands, and then to list its tools.
 START_TIMEOUT = 30.0
@@ -94,6 +97,9 @@ class Slot:
         self.served = False  # the current client has answered a call
         self.listed_at: Optional[float] = None  # when generating began (monotonic)
         self.abandoned = False  # past GENERATE_TIMEOUT: what it makes is thrown away
+        self.dropped: Optional[Client] = None  # the client we retired for a call given up
+        self.dropped_why = ""  # ... and why (the note of its start again says it)
+        self.starting_for: Optional[int] = None  # the run whose call is starting it again
 
     def _prepare(self) -> Client:
         # Unjailed, a lifeline of its own: the server dies with the runner, even by SIGKILL.
@@ -144,10 +150,12 @@ class Slot:
         self.descriptors = {tool.name: tool for tool in listing}
         self.generated = generated
 
-    def left_out(self) -> str:
+    def left_out(self, tail: bool = True) -> str:
+        """The line that says why the server was left out; ``tail``: with the last
+        lines of its stderr (for the operator, never a program or a host's model)."""
         hint = _PATH_HINT if _not_found(self.failure) else ""
         return "server %s left out: %s%s%s" % (
-            self.name, self.failure, hint, stderr_tail(self.client)
+            self.name, self.failure, hint, stderr_tail(self.client) if tail else ""
         )  # fmt: skip
 
     def client_for(self, run: int) -> Tuple[Client, Optional[str]]:
@@ -162,7 +170,8 @@ class Slot:
             if self.retired or not self._dead() or self.broken_in == run or self._pausing():
                 return self.client, None
             old = self.client
-            said = stderr_tail(old)
+            said = "" if old is self.dropped else stderr_tail(old)
+            why = "was dead" if old is not self.dropped else "was retired " + self.dropped_why
             old.stop()
             try:
                 old.shutdown()
@@ -174,16 +183,40 @@ class Slot:
                 self.client = self._prepare()
             self.broken_in = None
             self.served = False
-            failure = self._restart()
+            self.starting_for = run
+            try:
+                failure = self._restart()
+            finally:
+                self.starting_for = None
             if failure is not None:
                 self._failed()
                 self.broken_in = run  # this run has heard of it: counted once
-            note = "server %s was dead and was started again%s%s" % (
+            if said:  # what a server says of itself is the operator's, never the run's
+                LOGGER.warning("server %s died; the last of its stderr:%s", self.name, said)
+            note = "server %s %s and was started again%s" % (
                 self.name,
+                why,
                 "" if failure is None else " but failed: " + failure,
-                said,
             )
             return self.client, note
+
+    def drop(self, client: Client, why: str) -> None:
+        """Retire ``client``, whose call was given up (it ran past its timeout, or its
+        run ended): the server may still be at work on it, and one call at a time
+        would make every later call of every run wait behind it. Its next call starts
+        it again, whichever run makes it, without a pause (no failure: a slow call is
+        not a crash); calls of other runs in flight on it fail."""
+        with self._guard:
+            if client is not self.client or self.retired:
+                return
+            self.dropped, self.dropped_why = client, why
+            client.stop()  # never blocks: its calls in flight are settled at once
+
+    def give_up_start(self, run: int) -> None:
+        """Stop a start again that run ``run``'s call is waiting on (the run has ended)."""
+        with self._guard:
+            if self.starting_for == run and not self.retired:
+                self.client.stop()
 
     def _pausing(self) -> bool:
         return time.monotonic() - self.failed_at < restart_pause(self.failures)
@@ -221,8 +254,10 @@ class Slot:
 
         return self.client.state in (State.CLOSED, State.BROKEN)
 
-    def saw_death(self, run: int) -> None:
+    def saw_death(self, run: int, client: Optional[Client] = None) -> None:
         with self.lock:
+            if client is not None and client is self.dropped:
+                return  # retired on purpose: no death, and the run may start it again
             if self._dead():
                 if self.broken_in is None and not self.served:
                     self._failed()  # it died before it answered anything: a failure

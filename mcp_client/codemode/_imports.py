@@ -14,7 +14,8 @@ audits). A name that is no server is the caller's to drop.
 The tree is built here for a program of at most :data:`INLINE_BYTES`, with warnings
 off (a program's invalid escapes are its own stderr's business, not the runner's);
 a larger one is parsed by this file run as a script in a child Python (``-I -S``,
-its address space capped, within :data:`PARSE_TIMEOUT`): ``ast.parse`` of a 1 MiB
+its address space capped, within :data:`PARSE_TIMEOUT`, a child of the runner's
+:class:`~mcp_client._os.bounded.Brood`: its close kills it): ``ast.parse`` of a 1 MiB
 program can take half a gigabyte and seconds, which the runner must not pay. A
 program that does not parse names nothing (it will not run either).
 """
@@ -26,7 +27,10 @@ import json
 import sys
 import threading
 import warnings
-from typing import FrozenSet, Iterable, List, Set
+from typing import TYPE_CHECKING, FrozenSet, Iterable, List, Optional, Set
+
+if TYPE_CHECKING:  # pragma: no cover - this file also runs as a script, with no package
+    from .._os.bounded import Brood
 
 #: The name :func:`named` gives for ``from cap.mcp import *``: every module is shown.
 STAR = "*"
@@ -76,19 +80,26 @@ def parsed(source: str) -> FrozenSet[str]:
     return named(tree)
 
 
-def imported(source: str) -> FrozenSet[str]:
-    """What ``source`` imports from ``cap.mcp``: parsed here when small, else in a child."""
+def imported(source: str, brood: Optional["Brood"] = None) -> FrozenSet[str]:
+    """What ``source`` imports from ``cap.mcp``: parsed here when small, else in a child
+    of ``brood`` (the runner's: its close kills it; one of its own when none is given)."""
     data = source.encode("utf-8", "surrogatepass")
     if len(data) <= INLINE_BYTES:
         return parsed(source)
-    return _in_child(data)
+    return _in_child(data, brood)
 
 
-def _in_child(data: bytes) -> FrozenSet[str]:
-    from .._os.process import run_bounded
+def _in_child(data: bytes, brood: Optional["Brood"]) -> FrozenSet[str]:
+    from .._os.bounded import Brood
+    from ..errors import TransportFailed
 
-    argv = [sys.executable, "-I", "-S", __file__]
-    ended = run_bounded(argv, data, PARSE_MEMORY, PARSE_TIMEOUT)
+    brood = Brood() if brood is None else brood
+
+    argv = (sys.executable, "-I", "-S", __file__)
+    try:
+        ended = brood.run(argv, data, memory=PARSE_MEMORY, timeout=PARSE_TIMEOUT)
+    except TransportFailed:  # no child to be had: the program is shown nothing
+        return frozenset()
     if ended is None:
         return frozenset()
     try:

@@ -7,8 +7,12 @@ each complete call line to ``answer`` (the runner's routing, policy and limits;
 it may block for the call's timeout) and writes the answer back. Output is kept
 up to a byte budget per stream (:class:`Kept`), the rest counted and dropped,
 never blocking the program. A call line past ``MAX_LINE_BYTES`` ends the serving
-of calls (the wire's own bound). :meth:`Serving.stop` ends the loop from outside,
-for a program whose pipes outlive it (something unjailed that escaped its group).
+of calls (the wire's own bound). :meth:`Serving.finish` ends it once the program is
+gone: the call in flight, if any, is given up (``abandon``: the broker's), the pipes
+get ``linger`` seconds to close, and :meth:`Serving.stop` ends the loop from outside
+(for a program whose pipes outlive it: something unjailed that escaped its group).
+No wait of these is unbounded: a thread still busy past :data:`STOP_GRACE` is left
+to close the descriptors itself as it ends, never closed under it.
 
 The protocol, one JSON line each way: ``{"server", "tool", "arguments"}`` in;
 ``{"value": ...}`` or ``{"failure": KIND, "message": TEXT}`` out, KIND one of
@@ -21,6 +25,7 @@ import json
 import os
 import select
 import selectors
+import threading
 from typing import Any, Callable, Dict, List, Optional
 
 from .._os import threads as _threads
@@ -30,6 +35,9 @@ from ..stdio import MAX_LINE_BYTES
 Answer = Callable[[bytes], Dict[str, Any]]
 #: Called with ("stdout" | "stderr", bytes kept) as they arrive.
 Tee = Callable[[str, bytes], None]
+
+#: Seconds :meth:`Serving.stop` waits for the loop to end once woken.
+STOP_GRACE = 5.0
 
 _CHUNK = 65536
 _CALLS, _STDOUT, _STDERR, _WAKE = "calls", "stdout", "stderr", "wake"
@@ -78,8 +86,10 @@ class Serving:
         answer: Answer,
         output_limit: int,
         tee: Optional[Tee] = None,
+        abandon: Optional[Callable[[], None]] = None,
     ) -> None:
         self.answer = answer
+        self.abandon = abandon  # gives up the call in flight (the program is gone)
         self.stdout = Kept(_STDOUT, output_limit, tee)
         self.stderr = Kept(_STDERR, output_limit, tee)
         self.notes: List[str] = []
@@ -88,25 +98,63 @@ class Serving:
         self._wake_read, self._wake_write = os.pipe()
         self._fds = {_CALLS: calls, _STDOUT: stdout, _STDERR: stderr}
         self._pending = bytearray()
-        self._thread = _threads.named(self._serve, "mcp-codemode-run")
+        self._thread = _threads.named(self._run, "mcp-codemode-run")
+        # Who closes the descriptors: stop(), or the loop itself when stop() could not
+        # wait for it to end (``_left``). ``_done``: the loop has ended.
+        self._closing = threading.Lock()
+        self._started = self._done = self._left = False
 
     def start(self) -> None:
         _threads.start(self._thread)
+        self._started = True
 
     def join(self, timeout: float) -> bool:
         """Wait up to ``timeout`` s for the program's pipes to close; whether they did."""
+        if not self._started:
+            return True
         self._thread.join(timeout)
         return not self._thread.is_alive()
 
-    def stop(self) -> None:
-        """End the loop now (once the program is gone), then close every descriptor."""
-        if self._thread.is_alive():
-            os.write(self._wake_write, b"x")
-            self._thread.join()
+    def finish(self, linger: float) -> bool:
+        """The program is gone: give up the call in flight, give its pipes ``linger``
+        seconds to close, then stop; whether they closed by themselves."""
+        if self.abandon is not None:
+            self.abandon()
+        closed = self.join(linger)
+        self.stop()
+        return closed
+
+    def stop(self, grace: float = STOP_GRACE) -> None:
+        """End the loop now (once the program is gone), then close every descriptor --
+        or, when the loop is still busy after ``grace`` seconds (an answer being made),
+        leave them for it to close as it ends."""
+        if self._started and self._thread.is_alive():
+            try:
+                os.write(self._wake_write, b"x")
+            except OSError:  # woken already (the pipe is full)
+                pass
+            self._thread.join(grace)
+        with self._closing:
+            if self._started and not self._done:
+                self._left = True
+                return
+        self._close_all()
+
+    def _run(self) -> None:
+        try:
+            self._serve()
+        finally:
+            with self._closing:
+                self._done = True
+                left = self._left
+            if left:
+                self._close_all()
+
+    def _close_all(self) -> None:
         for fd in [self._answers, self._wake_read, self._wake_write, *self._fds.values()]:
             _close(fd)
         self._fds.clear()
-        self._answers = -1
+        self._answers = self._wake_read = self._wake_write = -1
 
     def _serve(self) -> None:
         with selectors.DefaultSelector() as selector:

@@ -25,17 +25,30 @@ import signal
 import subprocess
 import tempfile
 import threading
+import time
 from typing import TYPE_CHECKING, List, Optional, Sequence, Set, Tuple
 
 from .._os import process
+from .._os import threads as _threads
+from .._os.bounded import Brood
 from ..client import Options
 from ..config import ConfiguredServer
 from ..errors import CodeModeError, JailUnavailable, NoServerStarted, TransportFailed
-from . import _catalog, _feed, _fleet, _imports, _pipe, _program, _typecheck
+from . import _catalog, _feed, _fleet, _imports, _pipe, _program, _roots, _typecheck
 from ._broker import Book, Broker
 from ._cleanup import remove_tree
 from ._program import TAKEN_NAMES
-from ._values import CLOSED, WALL_CLOCK, CheckResult, Limits, Match, Policy, RunResult, SearchResult
+from ._values import (
+    CANCELLED,
+    CLOSED,
+    WALL_CLOCK,
+    CheckResult,
+    Limits,
+    Match,
+    Policy,
+    RunResult,
+    SearchResult,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only: the jail and the store load on use
     from ..codegen.shapes import Store
@@ -98,6 +111,9 @@ class CodeMode:
         self._active = 0
         self._idle = threading.Condition(self._lock)
         self._closing = threading.Event()  # set once close() has begun (a test's hook)
+        self._brood = Brood()  # the helpers' children (compile, mypy, a parse): close ends them
+        self._checking = 0  # checks under way (at most _typecheck.MAX_CHECKS)
+        self._scratch_taken = False  # a run has the shared scratch directory
         self._root_left_to_runs = False  # close() came from a run's own thread
 
     # ----------------------------------------------------------------- opening, closing
@@ -166,7 +182,8 @@ class CodeMode:
             return made
         except BaseException:
             _fleet.retire_all(slots)
-            shutil.rmtree(root, ignore_errors=True)
+            _remove(root)
+            _roots.release(root)
             raise
 
     def __enter__(self) -> "CodeMode":
@@ -187,6 +204,7 @@ class CodeMode:
                 return
             self._closed = True
             children = list(self._children)
+        self._brood.end_all()  # a check's compile() or mypy, a run's parse: killed now
         self._closing.set()
         for child in children:
             process.end(child)
@@ -200,6 +218,7 @@ class CodeMode:
                 self._idle.wait()
         if not self._root_left_to_runs:
             _remove(self._root)
+            _roots.release(self._root)
 
     def _begin(self) -> int:
         """A run's number, counted as under way; raises once closed."""
@@ -221,6 +240,7 @@ class CodeMode:
             last = self._active == 0 and self._root_left_to_runs
         if last:
             _remove(self._root)
+            _roots.release(self._root)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -262,15 +282,33 @@ class CodeMode:
 
     def check(self, program: str) -> CheckResult:
         """``compile()``; then, where mypy is importable, ``mypy --strict`` against ``cap``
-        (all of ``cap_dir``: every server's module, whatever the program imports)."""
-        self._enter()  # counted as under way: close() kills its mypy and waits for it
+        (all of ``cap_dir``: every server's module, whatever the program imports).
+
+        At most ``_typecheck.MAX_CHECKS`` run at once: one more raises
+        :class:`CodeModeError` (busy) at once. A check that close() cuts short raises it
+        too (it has no verdict)."""
+        with self._lock:
+            busy = self._checking >= _typecheck.MAX_CHECKS
+            if not busy:
+                self._checking += 1
+        if busy:
+            raise CodeModeError(
+                "busy: %d checks are running, the most at once; check again when one "
+                "has ended" % _typecheck.MAX_CHECKS
+            )
         try:
-            return self._check_counted(program)
+            self._enter()  # counted as under way: close() kills its children, waits for it
+            try:
+                return self._check_counted(program)
+            finally:
+                self._end()
         finally:
-            self._end()
+            with self._lock:
+                self._checking -= 1
 
     def _check_counted(self, program: str) -> CheckResult:
-        failed = _typecheck.compiled(program, _program.PROGRAM_FILE)
+        failed = _typecheck.compiled(program, _program.PROGRAM_FILE, self._brood)
+        self._check_open()  # a check that close() cut short has no verdict
         if failed is not None:
             return CheckResult(False, (failed,))
         if not _typecheck.have_mypy():
@@ -280,28 +318,11 @@ class CodeMode:
             path = os.path.join(where, _program.PROGRAM_FILE)
             _program.write_text(path, program, "the program to check")
             cache = os.path.join(self._root, "mypy-cache")
-            adopted: List["subprocess.Popen[bytes]"] = []
-            ok, messages = _typecheck.mypy(
-                path, self.cap_dir, cache, started=lambda child: self._adopt(child, adopted)
-            )
+            ok, messages = _typecheck.mypy(path, self.cap_dir, cache, self._brood)
         finally:
             shutil.rmtree(where, ignore_errors=True)
-            with self._lock:
-                self._children.difference_update(adopted)
-        self._check_open()  # a check that close() cut short has no verdict
+        self._check_open()
         return CheckResult(ok, tuple(messages), True)
-
-    def _adopt(
-        self, child: "subprocess.Popen[bytes]", adopted: List["subprocess.Popen[bytes]"]
-    ) -> None:
-        """A check's mypy, killed by close(): at once if close() has begun already."""
-        adopted.append(child)
-        with self._lock:
-            closing = self._closed
-            if not closing:
-                self._children.add(child)
-        if closing:
-            process.end(child)
 
     # ----------------------------------------------------------------- running
 
@@ -312,6 +333,7 @@ class CodeMode:
         timeout: Optional[float] = None,
         stdin: Optional[int] = None,
         tee: Optional[_pipe.Tee] = None,
+        cancelled: Optional[threading.Event] = None,
     ) -> RunResult:
         """Run ``program`` (Python source) and return how it ended. Thread-safe.
 
@@ -319,14 +341,42 @@ class CodeMode:
         a descriptor whose content is the program's stdin, copied into a pipe (the
         program never holds the descriptor itself; ``None``: EOF at once). ``tee``: called
         with ``("stdout" | "stderr", bytes)`` as the kept output arrives (the command
-        streams it). Raises :class:`JailUnavailable` when the jail cannot be had: a
-        program is never run unjailed unless ``jail_program=False``.
+        streams it). ``cancelled``: an event the caller sets to end the run; the program
+        is killed at once, its call in flight given up, and ``RunResult.error`` is
+        :data:`CANCELLED`. Raises :class:`JailUnavailable` when the jail cannot be had: a
+        program is never run unjailed unless ``jail_program=False``. With a ``scratch``
+        directory (one for every run), runs are one at a time: a run while another is
+        under way raises :class:`CodeModeError` (busy) at once.
         """
-        book = Book(self._begin())
+        self._take_scratch()
         try:
-            return self._run_counted(book, program, timeout, stdin, tee)
+            book = Book(self._begin(), cancelled)
+            try:
+                return self._run_counted(book, program, timeout, stdin, tee)
+            finally:
+                self._end()
         finally:
-            self._end()
+            self._free_scratch()
+
+    def _take_scratch(self) -> None:
+        """The shared scratch directory, for this run alone; busy when another has it
+        (two programs in one working directory would read and clobber each other's
+        files, mid-write)."""
+        if self._scratch is None:
+            return
+        with self._lock:
+            busy = self._scratch_taken
+            self._scratch_taken = True
+        if busy:
+            raise CodeModeError(
+                "busy: a program is running in the shared scratch directory %s; runs with "
+                "--scratch are one at a time, so run again when it has ended" % self._scratch
+            )
+
+    def _free_scratch(self) -> None:
+        if self._scratch is not None:
+            with self._lock:
+                self._scratch_taken = False
 
     def _run_counted(
         self,
@@ -370,7 +420,7 @@ class CodeMode:
         """The server modules ``program`` is shown: those it imports by name, every one for
         ``from cap.mcp import *``. A name that is no server's fails as it would; the run's
         stderr (not the program: it learns no other server's name) names the closest."""
-        named = _imports.imported(program)
+        named = _imports.imported(program, self._brood)
         if _imports.STAR in named:
             return sorted(self._modules)
         unknown = sorted(
@@ -394,7 +444,14 @@ class CodeMode:
         feed.start()
         broker = Broker(book, self._live, self.policy, self.limits, self._shapes)
         serving = _pipe.Serving(
-            calls_in, answers_out, out_in, err_in, broker.answer, self.limits.max_output_bytes, tee
+            calls_in,
+            answers_out,
+            out_in,
+            err_in,
+            broker.answer,
+            self.limits.max_output_bytes,
+            tee,
+            abandon=broker.abandon,
         )
         try:
             return self._watch(child, serving, book, wall)
@@ -446,18 +503,25 @@ class CodeMode:
             self._children.add(child)
             closed = self._closed  # close() began after this run did: it is not to run
         error: Optional[str] = None
+        ended = _EXITED
         try:
             serving.start()
-            if not closed and not process.wait_unreaped(child, wall):
+            if not closed:
+                ended = _wait(child, wall, book.cancelled)
+            if ended == _WALL:
                 error = "the program ran past its wall-clock limit (%g s) and was killed" % wall
+            elif ended == _CANCELLED:
+                error = CANCELLED
+                LOGGER.info("run %d was cancelled by its caller: its program killed", book.number)
         finally:
             process.end(child)  # the jail, or whatever the program left in its group
             with self._lock:
                 self._children.discard(child)
-            if not serving.join(LINGER):
+            # The call in flight, if any, is given up now: nobody is left to read its
+            # answer, and a wait for it would hold this run (and a SIGTERM) to its timeout.
+            if not serving.finish(LINGER):
                 book.notes.append("the program's pipes outlived it; they were closed")
-            serving.stop()
-        status = WALL_CLOCK if error is not None else _status(child.returncode)
+        status = WALL_CLOCK if ended == _WALL else _status(child.returncode)
         if error is None and status > 128 and self._closed:  # close()'s kill, not a limit's
             error = CLOSED
         return self._result(status, serving, book, error or _why(status, book, self.limits))
@@ -485,6 +549,29 @@ class CodeMode:
 # ----------------------------------------------------------------------------- helpers
 
 
+#: How a program's wait ended (:func:`_wait`).
+_EXITED, _WALL, _CANCELLED = "exited", "wall clock", "cancelled"
+#: Seconds between looks at a run's ``cancelled`` event while its program runs.
+CANCEL_TURN = 0.05
+
+
+def _wait(
+    child: "subprocess.Popen[bytes]", wall: float, cancelled: Optional[threading.Event]
+) -> str:
+    """Wait for ``child`` to exit, at most ``wall`` seconds, or until ``cancelled`` is
+    set (looked at every :data:`CANCEL_TURN` s); which ended the wait. The child is left
+    unreaped: its group is still ours to kill."""
+    if cancelled is None:
+        return _EXITED if process.wait_unreaped(child, wall) else _WALL
+    deadline = time.monotonic() + wall
+    while not process.wait_unreaped(child, min(CANCEL_TURN, _threads.until(deadline))):
+        if cancelled.is_set():
+            return _CANCELLED
+        if time.monotonic() >= deadline:
+            return _WALL
+    return _EXITED
+
+
 def _store(shapes: Optional[str]) -> Optional["Store"]:
     """The store of learned shapes kept in the directory ``shapes``, if one is given."""
     if shapes is None:
@@ -503,13 +590,19 @@ def _start(
     try:
         live = _fleet.start_all(slots)
         if not live:
-            raise NoServerStarted(
+            error = NoServerStarted(
                 "no server started"
                 + "".join("\n" + line for line in refused)
                 + "".join("\n" + slot.left_out() for slot in slots)
             )
+            error.brief = "no server started" + "".join(
+                "\n" + line for line in refused + tuple(s.left_out(False) for s in slots)
+            )
+            raise error
         # Jailed, under /tmp: the jail covers it, so only what it is given to see shows.
-        root = tempfile.mkdtemp(prefix="mcp-codemode-", dir="/tmp" if jail_program else None)
+        parent = "/tmp" if jail_program else None
+        _roots.sweep(parent)  # what runners killed by SIGKILL left there
+        root = _roots.make(parent)  # claimed while this process lives
     except BaseException:
         _fleet.retire_all(slots)
         raise

@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Union
 
 from ..errors import CodeModeError
 from ..jsonvalue import JsonValue
+from ..text import inert
 from . import _catalog
-from ._mcp_server import Refused, Result, Tool
+from ._mcp_server import CallContext, Refused, Result, Tool
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only: the runner loads in main
     from . import CodeMode, Limits, Policy, RunResult, SearchResult
@@ -32,6 +33,8 @@ __all__ = [
     "instructions",
     "run_description",
     "functions_by_server",
+    "unavailable",
+    "unavailable_instructions",
     "run_value",
     "run_text",
     "SURFACE_IN_DESCRIPTION",
@@ -134,7 +137,8 @@ def tools(mode: "CodeMode", terms: Terms) -> List[Tool]:
         Tool(_check_descriptor(), lambda arguments: _check(mode, arguments)),
         Tool(
             _run_descriptor(_small_surface(mode), terms),
-            lambda arguments: _run(mode, terms.limits, arguments),
+            lambda arguments, context: _run(mode, terms.limits, arguments, context),
+            context=True,  # the host's cancellation (or its going away) kills the run
         ),
     ]
 
@@ -272,6 +276,30 @@ def instructions(mode: "CodeMode", terms: Terms) -> str:
     )
 
 
+def unavailable(reason: str, terms: Terms) -> List[Tool]:
+    """The four tools when no runner could be opened (no server started, a config or
+    a jail that cannot be had): each answers ``reason``, as a failed call, so that a
+    host's model and its user read why (a host shows a server that exits at start
+    only as a closed connection)."""
+
+    def answer(arguments: Dict[str, JsonValue]) -> Result:
+        text = "code mode is not available: %s" % reason
+        return {"content": [{"type": "text", "text": text}], "isError": True}
+
+    descriptors = (_search_descriptor(), _describe_descriptor(), _check_descriptor(),
+                   _run_descriptor("", terms))  # fmt: skip
+    return [Tool(descriptor, answer) for descriptor in descriptors]
+
+
+def unavailable_instructions(reason: str) -> str:
+    """The ``instructions`` of a ``serve`` that cannot run programs: why, and what to do."""
+    return (
+        "Code mode is not available: %s\nEvery tool answers with this reason. The user "
+        "should fix the configuration (the server's stderr has the details) and restart "
+        "this server." % reason
+    )
+
+
 def functions_by_server(surface: str) -> Dict[str, List[str]]:
     """Each server's functions, in the surface's order (``cap.mcp.<key>.<function>(``)."""
     servers: Dict[str, List[str]] = {}
@@ -380,7 +408,10 @@ def _check(mode: "CodeMode", arguments: Dict[str, JsonValue]) -> Union[Result, R
     code = _unexpected(arguments, ("code",)) or _program(arguments)
     if isinstance(code, Refused):
         return code
-    checked = mode.check(code)
+    try:
+        checked = mode.check(code)
+    except CodeModeError as e:  # busy, or cut short by the end: said, not raised
+        return {"content": [{"type": "text", "text": "not checked: %s" % e}], "isError": True}
     text = "ok" if checked.ok else "\n".join(checked.messages)
     if checked.ok and checked.messages:
         text = "ok, with notes:\n" + "\n".join(checked.messages)
@@ -389,7 +420,7 @@ def _check(mode: "CodeMode", arguments: Dict[str, JsonValue]) -> Union[Result, R
 
 
 def _run(
-    mode: "CodeMode", limits: "Limits", arguments: Dict[str, JsonValue]
+    mode: "CodeMode", limits: "Limits", arguments: Dict[str, JsonValue], context: CallContext
 ) -> Union[Result, Refused]:
     code = _unexpected(arguments, ("code", "timeout_s")) or _program(arguments)
     if isinstance(code, Refused):
@@ -399,7 +430,11 @@ def _run(
         return Refused("timeout_s must be a number of seconds above 0, at most %g"
                        % limits.wall_clock)  # fmt: skip
     try:
-        ran = mode.run(code, timeout=None if timeout is None else float(timeout))  # type: ignore[arg-type]
+        ran = mode.run(
+            code,
+            timeout=None if timeout is None else float(timeout),  # type: ignore[arg-type]
+            cancelled=context.cancelled,
+        )
     except CodeModeError as e:  # closed under us (the end), or no jail: said, not raised
         return {"content": [{"type": "text", "text": "not run: %s" % e}], "isError": True}
     failed = ran.exit_status != 0 or ran.error is not None
@@ -428,16 +463,24 @@ def _program(arguments: Dict[str, JsonValue]) -> Union[str, Refused]:
     return code
 
 
+def _shown(output: str) -> str:
+    r"""A program's output as a host may show it to a person: every control character but
+    ``\n`` and ``\t`` (ANSI escapes, ``\r``, C1, bidi overrides) spelt ``\xNN``/``\uNNNN``,
+    as ``codemode`` does for a terminal."""
+    return inert(output, keep="\n\t")
+
+
 def run_value(ran: "RunResult") -> Dict[str, JsonValue]:
-    """A run's ``structuredContent`` (``RUN_OUTPUT``)."""
+    """A run's ``structuredContent`` (``RUN_OUTPUT``); the program's output escaped
+    (:func:`_shown`)."""
     calls: List[JsonValue] = [
         {"server": c.server, "tool": c.tool, "ms": round(c.ms, 3), "outcome": c.outcome}
         for c in ran.calls
     ]
     return {
         "exit_status": ran.exit_status,
-        "stdout": ran.stdout,
-        "stderr": ran.stderr,
+        "stdout": _shown(ran.stdout),
+        "stderr": _shown(ran.stderr),
         "calls": calls,
         "error": ran.error,
         "truncated": ran.truncated,
@@ -446,12 +489,13 @@ def run_value(ran: "RunResult") -> Dict[str, JsonValue]:
 
 
 def run_text(ran: "RunResult") -> str:
-    """A run for hosts that read only text: status and error, the streams, the calls."""
+    """A run for hosts that read only text: status and error, the streams (escaped, as
+    :func:`run_value`'s), the calls."""
     parts = ["exit status %d" % ran.exit_status + ("; " + ran.error if ran.error else "")]
     if ran.stdout:
-        parts.append("stdout:\n" + ran.stdout.rstrip("\n"))
+        parts.append("stdout:\n" + _shown(ran.stdout).rstrip("\n"))
     if ran.stderr:
-        parts.append("stderr:\n" + ran.stderr.rstrip("\n"))
+        parts.append("stderr:\n" + _shown(ran.stderr).rstrip("\n"))
     if ran.calls:
         parts.append("calls:\n" + "\n".join(
             "%s.%s %s %.0f ms" % (c.server, c.tool, c.outcome, c.ms) for c in ran.calls

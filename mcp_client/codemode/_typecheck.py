@@ -14,6 +14,11 @@ configuration file** (``--config-file=``): mypy otherwise reads ``mypy.ini``,
 among them, which anyone may write) and the user's own config, and a config's
 ``plugins`` are code that mypy runs. Each message is ``line N: <compile's or
 mypy's own words>``.
+
+Both children are a :class:`~mcp_client._os.bounded.Brood`'s, the runner's: each dies
+with the runner, even by SIGKILL (a lifeline), and the runner's close kills them at
+once. At most :data:`MAX_CHECKS` checks run at once (the runner refuses one more):
+each holds a core and up to :data:`MYPY_MEMORY` bytes while it runs.
 """
 
 from __future__ import annotations
@@ -21,11 +26,11 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
-import subprocess
 import sys
-from typing import Callable, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
-from .._os import process
+from .._os.bounded import Brood
+from ..errors import TransportFailed
 
 #: Seconds mypy may take (a first check of a large package takes several).
 MYPY_TIMEOUT = 120.0
@@ -49,17 +54,29 @@ except MemoryError:
 except (ValueError, OverflowError, RecursionError) as e:
     sys.stdout.write("line 0: %s" % e)
 """
+#: Checks at once (each a compile() and a mypy child): one more is refused, busy.
+MAX_CHECKS = 2
 #: How many of mypy's messages are kept.
 MAX_MESSAGES = 50
 
 _LINE = re.compile(r"^(?P<file>[^:]+):(?P<line>\d+):(?:\d+:)? (?P<kind>error|note): (?P<text>.*)$")
 
 
-def compiled(program: str, filename: str, timeout: float = COMPILE_TIMEOUT) -> Optional[str]:
-    """``None``, or the one message ``compile()`` gives (in a bounded child)."""
-    argv = [sys.executable, "-I", "-S", "-c", _COMPILE, filename]
+def compiled(
+    program: str,
+    filename: str,
+    brood: Optional[Brood] = None,
+    timeout: float = COMPILE_TIMEOUT,
+) -> Optional[str]:
+    """``None``, or the one message ``compile()`` gives (in a bounded child of ``brood``,
+    whose end kills it; of one of its own when none is given)."""
+    brood = Brood() if brood is None else brood
+    argv = (sys.executable, "-I", "-S", "-c", _COMPILE, filename)
     data = program.encode("utf-8", "surrogatepass")
-    ended = process.run_bounded(argv, data, COMPILE_MEMORY, timeout)
+    try:
+        ended = brood.run(argv, data, memory=COMPILE_MEMORY, timeout=timeout)
+    except TransportFailed as e:
+        return "line 0: compile() could not start: %s" % e
     if ended is None:
         return "line 0: compile() did not finish within %g s" % timeout
     status, out = ended
@@ -73,37 +90,31 @@ def have_mypy() -> bool:
 
 
 def mypy(
-    path: str,
-    lib: str,
-    cache: str,
-    timeout: float = MYPY_TIMEOUT,
-    started: Optional[Callable[["subprocess.Popen[bytes]"], None]] = None,
+    path: str, lib: str, cache: str, brood: Brood, timeout: float = MYPY_TIMEOUT
 ) -> Tuple[bool, List[str]]:
-    """``mypy --strict path`` with ``lib`` on its path: (passed, messages). ``started``
-    is given the child as soon as it runs, so that its owner can kill it (a close)."""
+    """``mypy --strict path`` with ``lib`` on its path: (passed, messages); a child of
+    ``brood``, whose end kills it."""
     argv = [sys.executable, "-m", "mypy", "--config-file=", "--strict", "--no-error-summary"]
     argv += ["--no-pretty", "--show-column-numbers", "--cache-dir", cache]
     argv += ["--hide-error-context", path]
     env = dict(os.environ, MYPYPATH=lib)
     env.pop("PYTHONPATH", None)  # the program sees only cap, as it does when it runs
-    child = process.start(
-        argv,
-        env=env,
-        cwd=os.path.dirname(path),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-    )
-    process.cap(child.pid, address_space=MYPY_MEMORY)
     try:
-        if started is not None:
-            started(child)
-        out, _ = child.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
+        ended = brood.run(
+            tuple(argv),
+            b"",
+            memory=MYPY_MEMORY,
+            timeout=timeout,
+            env=env,
+            cwd=os.path.dirname(path),
+            merge_stderr=True,
+        )
+    except TransportFailed as e:
+        return False, ["line 0: mypy could not start: %s" % e]
+    if ended is None:
         return False, ["line 0: mypy did not finish within %g s; the check is incomplete" % timeout]
-    finally:
-        process.end(child)
-    return child.returncode == 0, _messages(out.decode("utf-8", "replace"), path)
+    status, out = ended
+    return status == 0, _messages(out.decode("utf-8", "replace"), path)
 
 
 def _messages(output: str, path: str) -> List[str]:

@@ -16,6 +16,8 @@ WALL_CLOCK = 124
 ALLOW = ("all", "non-destructive", "read-only")
 #: ``RunResult.error`` of a run that close() ended.
 CLOSED = "the runner was closed while the program ran: it was killed"
+#: ``RunResult.error`` of a run its caller cancelled (``run(cancelled=...)``).
+CANCELLED = "the run was cancelled by its caller while the program ran: it was killed"
 
 
 @dataclass(frozen=True)
@@ -113,7 +115,7 @@ class CallRecord:
     server: str
     tool: str  # the function's name in cap.mcp.<server>
     ms: float
-    outcome: str  # "ok" | "tool_failed" | "call_failed" | "refused" | "mismatch"
+    outcome: str  # "ok" | "tool_failed" | "call_failed" | "refused" | "mismatch" | "abandoned"
 
 
 @dataclass(frozen=True)

@@ -81,7 +81,9 @@ is per user, and not enforced for root). ``memory_bytes`` is a memory cgroup's
 limit over the whole jail, the init included: heap, memfds, SysV and POSIX
 shared memory and the tmpfs pages are all charged to it (an ``RLIMIT_AS``
 alone bounds none of the last four); it is also each process's
-``RLIMIT_AS``. The IPC namespace's ``shmmax``/``shmall``/``shmmni`` stay the
+``RLIMIT_AS``, unless ``address_space_limit=False`` (code mode's programs: a
+thread reserves its stack and a malloc arena, and sixteen of them meet 512 MiB of
+address space while using a few MB). The IPC namespace's ``shmmax``/``shmall``/``shmmni`` stay the
 kernel's defaults: whoever could set them inside (the jail's uid 0, when it is
 the harness's) could set them back, and ``/proc/sys`` is read-only anyway --
 the cgroup is what bounds a segment's pages, and the segments die with the
@@ -294,6 +296,11 @@ class Jail:
     #: files) -- what a server installed under ``/root``, or working on root's files,
     #: needs to run at all. A code-mode program's jail is always :data:`NOBODY`'s.
     run_as: Optional[int] = None
+    #: Whether ``memory_bytes`` is also each process's ``RLIMIT_AS`` (a ``MemoryError``
+    #: rather than the cgroup's kill). ``RLIMIT_AS`` counts address space reserved, not
+    #: used -- every thread's stack and malloc arena -- so a threaded program meets it
+    #: far below ``memory_bytes`` of use; the memory cgroup bounds what is used either way.
+    address_space_limit: bool = True
 
     def __post_init__(self) -> None:
         if not isinstance(self.network, bool):
@@ -306,6 +313,10 @@ class Jail:
             raise ValueError(
                 "Jail.run_as must be a uid other than root's (1 to 4294967294) or None, "
                 "not %r" % (self.run_as,)
+            )
+        if not isinstance(self.address_space_limit, bool):
+            raise TypeError(
+                "Jail.address_space_limit must be a bool, not %r" % (self.address_space_limit,)
             )
         for name in ("readable", "writable", "hidden"):  # frozen: the tuples are made once, here
             object.__setattr__(self, name, _paths(name, getattr(self, name)))
@@ -762,6 +773,8 @@ def _init_args(jail: Jail, channels: Channels, user: Optional[int] = None) -> Li
     args.append("RLIMIT_CORE=0")  # a core file is a write nobody allowed
     for name, rlimit in _RLIMITS:
         value = getattr(jail, name)
+        if rlimit == "RLIMIT_AS" and not jail.address_space_limit:
+            continue  # the memory cgroup alone: threads reserve more than they use
         if value is not None:
             args.append("%s=%d" % (rlimit, value))
     return args
