@@ -136,10 +136,19 @@ class CalendarCase(ResultsCase):
         for value in ("2026-12-02", "Europe/Paris", "09:00"):
             self.assertNotIn(value, text)
 
-    def test_without_shapes_nothing_is_learned(self) -> None:
-        self.codemode(program=GUESS)
+    def test_with_no_shapes_nothing_is_learned(self) -> None:
+        self.codemode("--no-shapes", program=GUESS)
         self.assertFalse(os.path.exists(self.shapes))
+        self.assertFalse(os.path.exists(os.path.join(os.environ["XDG_CACHE_HOME"], "mcp-client")))
         self.assertNotIn("resolved_local", self.codemode("--surface").stdout)
+
+    def test_by_default_the_per_user_store_learns(self) -> None:
+        self.codemode(program=GUESS)
+        store = os.path.join(os.environ["XDG_CACHE_HOME"], "mcp-client", "shapes")
+        self.assertEqual(len(os.listdir(store)), 1)
+        self.assertEqual(os.stat(store).st_mode & 0o777, 0o700)
+        self.assertIn('seen{"resolved_local"', self.codemode("--surface").stdout)
+        self.assertNotIn("resolved_local", self.codemode("--surface", "--no-shapes").stdout)
 
 
 class Programs(ResultsCase):

@@ -181,13 +181,44 @@ class Store(unittest.TestCase):
         self.assertEqual(fresh.learned("other", "1.0", [TOOL]), {})
         self.assertEqual(set(fresh.learned("calendar", "1.0", [TOOL, changed])), {"resolve_time"})
 
+    def test_a_file_is_keyed_by_what_the_operator_configured(self) -> None:
+        mine = shapes.source("pay", ["node", "pay.js"], "/srv")
+        self.assertNotEqual(mine, shapes.source("pay", ["node", "pay.js", "--v2"], "/srv"))
+        self.assertNotEqual(mine, shapes.source("pay2", ["node", "pay.js"], "/srv"))
+        self.assertNotEqual(mine, shapes.source("pay", ["node", "pay.js"], None))
+        store = shapes.Store(self.dir)
+        # Another server saying it is "pay" 1.0 teaches nothing to the configured "pay".
+        store.observe(shapes.source("liar", ["node", "liar.js"]), "1.0", TOOL, {"note": 1})
+        store.observe(mine, "1.0", TOOL, {"amount": 1.5})
+        store.flush()
+        learned = shapes.Store(self.dir).learned(mine, "1.0", [TOOL])["resolve_time"]
+        data = shapes.to_type(learned.data)  # type: ignore[arg-type]
+        assert isinstance(data, Record)
+        self.assertEqual([(f.name, f.type) for f in data.fields], [("amount", Simple("number"))])
+
+    def test_a_file_of_another_version_is_read_as_empty_and_replaced(self) -> None:
+        store = shapes.Store(self.dir)
+        store.observe("calendar", "1.0", TOOL, {"a": 1})
+        store.flush()
+        upgraded = shapes.Store(self.dir)
+        self.assertEqual(upgraded.learned("calendar", "2.0", [TOOL]), {})
+        upgraded.observe("calendar", "2.0", TOOL, {"b": 1})
+        upgraded.flush()
+        self.assertEqual(shapes.Store(self.dir).learned("calendar", "1.0", [TOOL]), {})
+        again = shapes.Store(self.dir).learned("calendar", "2.0", [TOOL])["resolve_time"]
+        self.assertEqual(again.calls, 1)
+
     def test_a_file_that_is_not_a_store_is_ignored(self) -> None:
         store = shapes.Store(self.dir)
         store.observe("calendar", "1.0", TOOL, {"a": 1}, None)
         store.flush()
         (name,) = os.listdir(self.dir)
         path = os.path.join(self.dir, name)
-        bad_entry = {"format": "mcp_client.shapes/1", "tools": {"k": {"calls": 1, "data": 7}}}
+        bad_entry = {
+            "format": "mcp_client.shapes/2",
+            "version": "1.0",
+            "tools": {"k": {"calls": 1, "data": 7}},
+        }
         for junk in (b"\xff\xfe", b"[]", b"{" * 100000, json.dumps(bad_entry).encode()):
             with self.subTest(junk[:20]):
                 with open(path, "wb") as out:
@@ -202,7 +233,7 @@ class Store(unittest.TestCase):
     def test_a_store_file_that_is_a_link_is_not_written_through(self) -> None:
         store = shapes.Store(self.dir)
         store.observe("calendar", "1.0", TOOL, {"a": 1}, None)
-        name = shapes._file_name("calendar", "1.0")
+        name = shapes._file_name("calendar")
         victim = os.path.join(self.dir, "victim")
         open(victim, "w").close()
         os.symlink(victim, os.path.join(self.dir, name + ".%d.tmp" % os.getpid()))
@@ -210,7 +241,7 @@ class Store(unittest.TestCase):
             store.flush()
         with open(victim) as kept:
             self.assertEqual(kept.read(), "")
-        self.assertRaises(SymlinkRefused, store._write, name, "calendar", "1.0")
+        self.assertRaises(SymlinkRefused, store._write, name)
 
     def test_an_unwritable_directory_is_a_warning_not_a_failure(self) -> None:
         store = shapes.Store(os.path.join(self.dir, "file", "below"))
@@ -249,7 +280,7 @@ class Store(unittest.TestCase):
             tool = ToolDescriptor("t%d" % index, {"type": "object"})
             store.observe("s", "1", tool, {"a": 1}, None)
         store.flush()
-        with open(os.path.join(self.dir, shapes._file_name("s", "1"))) as stream:
+        with open(os.path.join(self.dir, shapes._file_name("s"))) as stream:
             self.assertEqual(len(json.load(stream)["tools"]), shapes.MAX_TOOLS)
 
 

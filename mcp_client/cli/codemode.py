@@ -107,7 +107,7 @@ class RunnerOptions:
     policy: Policy
     limits: Limits
     scratch: Optional[str] = None  # --scratch DIR: the programs' cwd on the host
-    shapes: Optional[str] = None  # --shapes DIR: the store of learned shapes
+    shapes: Optional[str] = None  # the store of learned shapes (--shapes DIR); None: --no-shapes
 
 
 # ----------------------------------------------------------------------------- the flags
@@ -157,11 +157,14 @@ _NO_LIMITS = Flag(
     "cannot enforce them: no memory or pids cgroup to be had)",
     "switch",
 )
-_SHAPES = Flag(
-    ("--shapes",),
-    "learn what tools without an outputSchema return: their shapes (never values) kept in "
-    "DIR, and shown on the surface from then on",
-    metavar="DIR",
+_SHAPES = (
+    Flag(
+        ("--shapes",),
+        "keep the result shapes learned (never values) in DIR (default: the per-user store, "
+        "in the platform's cache directory); the surface types what was observed",
+        metavar="DIR",
+    ),
+    Flag(("--no-shapes",), "learn no result shapes, and show none", "switch"),
 )
 
 
@@ -183,7 +186,7 @@ def add_runner_arguments(parser: argparse.ArgumentParser) -> None:
         help = "%s (%s)" % (_BOUNDS[field], arguments.shown(flag, value))
         arguments.add(limits, flag, value, help)
     arguments.add(limits, _NO_LIMITS)
-    arguments.add(parser, _SHAPES)
+    arguments.add_all(parser.add_mutually_exclusive_group(), _SHAPES)
 
 
 def runner_options(namespace: argparse.Namespace) -> RunnerOptions:
@@ -200,8 +203,18 @@ def runner_options(namespace: argparse.Namespace) -> RunnerOptions:
         policy=Policy(namespace.allow, tuple(namespace.allow_tool), tuple(namespace.deny_tool)),
         limits=Limits(enforced=not namespace.no_limits, **limits),
         scratch=None if namespace.scratch is None else os.path.abspath(namespace.scratch),
-        shapes=getattr(namespace, "shapes", None),
+        shapes=_shapes(namespace),
     )
+
+
+def _shapes(namespace: argparse.Namespace) -> Optional[str]:
+    """The store of learned shapes the flags name: ``--shapes DIR``, else the per-user one;
+    ``None`` with ``--no-shapes``. Always a path the runner knows, so that it can hide it."""
+    if getattr(namespace, "no_shapes", False):
+        return None
+    from ..codegen.shapes import default_directory
+
+    return os.path.abspath(getattr(namespace, "shapes", None) or default_directory())
 
 
 def _absolute(paths: Sequence[str]) -> Tuple[str, ...]:

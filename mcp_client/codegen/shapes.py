@@ -2,7 +2,7 @@
 
 The recorder (``record``, ``merge``, ``to_type``, ``dump_shape``,
 ``load_shape``) is pure and total; :class:`Store` keeps learned shapes in a
-directory the operator names, one file per server name and version.
+directory the operator names, one file per configured server.
 
 **What a shape records**: the JSON kind of a value (``null``, ``boolean``,
 ``integer``, ``number``, ``string``, ``array``, ``object``); an object's keys,
@@ -22,11 +22,15 @@ union (more is ``any``); ``MAX_NODES`` nodes in a shape (a larger one is
 parser, and a file that is not what ``Store`` writes is ignored (a warning):
 learning starts afresh.
 
-**How a shape is keyed**: by the server's ``serverInfo`` name and version
-(the file) and by a digest of the tool's name and ``inputSchema`` (its entry),
-so a server upgraded, or a tool whose parameters changed, starts afresh.
-Files are written whole, never through a link (as every file the package
-writes), to a temporary name, then renamed into place.
+**How a shape is keyed**: a file by what the operator configured
+(:func:`source`: the server's config key, its command and its working
+directory), never by what a server says of itself, so that no server can
+teach another's shapes by claiming its ``serverInfo``; inside, the server's
+version (a file of another version is read as empty: an upgraded server
+starts afresh) and an entry per tool, keyed by a digest of its name and
+``inputSchema`` (a tool whose parameters changed starts afresh). Files are
+written whole, never through a link (as every file the package writes), to a
+temporary name, then renamed into place.
 
 ``to_type`` reads a shape into ``schema``'s type language (records open:
 other keys may come), which ``codegen`` renders as ``seen{...}``.
@@ -37,9 +41,10 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sys
 import threading
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union, cast
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union, cast
 
 from ..errors import SymlinkRefused
 from ..jsonvalue import JsonValue, parse
@@ -64,6 +69,8 @@ __all__ = [
     "dump_shape",
     "load_shape",
     "tool_key",
+    "source",
+    "default_directory",
     "MAX_DEPTH",
     "MAX_KEYS",
     "MAX_KEY_CHARS",
@@ -92,7 +99,7 @@ MAX_FILE_BYTES = 1024 * 1024
 #: Tools one store file keeps.
 MAX_TOOLS = 256
 
-_FORMAT = "mcp_client.shapes/1"
+_FORMAT = "mcp_client.shapes/2"
 _SCALARS = ("null", "boolean", "integer", "number", "string")
 
 
@@ -439,9 +446,31 @@ def tool_key(tool: ToolDescriptor) -> str:
     return sha256_digest(text)[:32]
 
 
-def _file_name(server: str, version: str) -> str:
-    text = json.dumps([server, version], ensure_ascii=True)
-    return "server-" + sha256_digest(text)[:32] + ".json"
+def default_directory(
+    environ: Optional[Mapping[str, str]] = None, platform: Optional[str] = None
+) -> str:
+    """The per-user store: ``mcp-client/shapes`` in the platform's cache directory
+    (``$XDG_CACHE_HOME``, else ``~/.cache``; ``~/Library/Caches`` on macOS)."""
+    environ = os.environ if environ is None else environ
+    home = environ.get("HOME") or os.path.expanduser("~")
+    if (platform or sys.platform) == "darwin":
+        cache = os.path.join(home, "Library", "Caches")
+    else:
+        cache = environ.get("XDG_CACHE_HOME", "")
+        if not os.path.isabs(cache):  # the spec: a relative path is to be ignored
+            cache = os.path.join(home, ".cache")
+    return os.path.join(cache, "mcp-client", "shapes")
+
+
+def source(name: str, command: Sequence[str], cwd: Optional[str] = None) -> str:
+    """The store's key of a configured server: its config key, its command (the
+    executable and its arguments) and its working directory, as the operator wrote
+    them. What a server says of itself (``serverInfo``) is no part of it."""
+    return json.dumps([name, list(command), cwd], ensure_ascii=True)
+
+
+def _file_name(source: str) -> str:
+    return "server-" + sha256_digest(source)[:32] + ".json"
 
 
 # ----------------------------------------------------------------------------- store
@@ -449,28 +478,31 @@ def _file_name(server: str, version: str) -> str:
 
 class Store:
     """Learned shapes in ``directory`` (made if missing): read once per server, merged
-    in memory by ``observe``, written by ``flush``. Thread-safe: runs may overlap."""
+    in memory by ``observe``, written by ``flush``. Thread-safe: runs may overlap.
+
+    A server is named by its :func:`source` (what the operator configured) and the
+    ``version`` it gives: a file holds one version, and another starts afresh."""
 
     def __init__(self, directory: Union[str, "os.PathLike[str]"]) -> None:
         self.directory = os.fspath(directory)
         self._lock = threading.Lock()
-        self._files: Dict[str, Dict[str, Learned]] = {}
-        self._dirty: Dict[str, Tuple[str, str]] = {}
+        self._files: Dict[str, Tuple[str, Dict[str, Learned]]] = {}  # name: version, entries
+        self._dirty: Set[str] = set()
         # tool_key digests the inputSchema: once per descriptor, not once per call. The
         # descriptor is held with its key, so its id is not reused while cached.
         self._keys: Dict[int, Tuple[ToolDescriptor, str]] = {}
 
     def learned(
-        self, server: str, version: str, tools: Sequence[ToolDescriptor]
+        self, source: str, version: str, tools: Sequence[ToolDescriptor]
     ) -> Dict[str, Learned]:
         """What was learned of ``tools`` (by wire name), for ``codegen.generate``'s ``learned``."""
         with self._lock:
-            entries = self._entries(server, version)
+            entries = self._entries(source, version)
             return {tool.name: entries[key] for tool, key in _keyed(tools) if key in entries}
 
     def observe(
         self,
-        server: str,
+        source: str,
         version: str,
         tool: ToolDescriptor,
         data: Any = None,
@@ -480,20 +512,20 @@ class Store:
         data_shape, structured_shape = learn(data), learn(structured)
         with self._lock:
             key = self._key(tool)
-            entries = self._entries(server, version)
+            entries = self._entries(source, version, replace=True)
             old = entries.get(key)
             if old is None and len(entries) >= MAX_TOOLS:
                 return
             entries[key] = _observed(old, data_shape, structured_shape)
-            self._dirty[_file_name(server, version)] = (server, version)
+            self._dirty.add(_file_name(source))
 
     def flush(self) -> None:
         """Write every file ``observe`` changed; a failure is logged, not raised."""
         with self._lock:
-            dirty, self._dirty = self._dirty, {}
-            for name, (server, version) in dirty.items():
+            dirty, self._dirty = self._dirty, set()
+            for name in sorted(dirty):
                 try:
-                    self._write(name, server, version)
+                    self._write(name)
                 except (OSError, SymlinkRefused) as error:
                     LOGGER.warning("shapes: could not write %s: %s", name, error)
 
@@ -507,34 +539,43 @@ class Store:
         self._keys[id(tool)] = (tool, key)
         return key
 
-    def _entries(self, server: str, version: str) -> Dict[str, Learned]:
-        name = _file_name(server, version)
-        if name not in self._files:
-            self._files[name] = self._read(name)
-        return self._files[name]
+    def _entries(self, source: str, version: str, replace: bool = False) -> Dict[str, Learned]:
+        """The entries of ``source`` at ``version``: none when the file holds another
+        version (what it taught is not this one's), and then, to ``replace``, a new set."""
+        name = _file_name(source)
+        held = self._files.get(name)
+        if held is None:
+            held = self._files[name] = self._read(name)
+        if held[0] == version:
+            return held[1]
+        if not replace:
+            return {}
+        self._files[name] = (version, {})
+        return self._files[name][1]
 
-    def _read(self, name: str) -> Dict[str, Learned]:
+    def _read(self, name: str) -> Tuple[str, Dict[str, Learned]]:
         path = os.path.join(self.directory, name)
         try:
             with open(path, "rb") as stream:
                 data = stream.read(MAX_FILE_BYTES + 1)
         except FileNotFoundError:
-            return {}
+            return "", {}
         except OSError as error:
             LOGGER.warning("shapes: could not read %s: %s", path, error)
-            return {}
-        entries = _entries_of(data) if len(data) <= MAX_FILE_BYTES else None
-        if entries is None:
+            return "", {}
+        held = _entries_of(data) if len(data) <= MAX_FILE_BYTES else None
+        if held is None:
             LOGGER.warning("shapes: %s is not a shapes file; learning starts afresh", path)
-            return {}
-        return entries
+            return "", {}
+        return held
 
-    def _write(self, name: str, server: str, version: str) -> None:
+    def _write(self, name: str) -> None:
         from .._os.files import open_for_writing
 
-        os.makedirs(self.directory, exist_ok=True)
-        tools = {key: _dumped(learned) for key, learned in self._files[name].items()}
-        body = {"format": _FORMAT, "server": server, "version": version, "tools": tools}
+        os.makedirs(self.directory, mode=0o700, exist_ok=True)  # the user's alone
+        version, entries = self._files[name]
+        tools = {key: _dumped(learned) for key, learned in entries.items()}
+        body = {"format": _FORMAT, "version": version, "tools": tools}
         text = json.dumps(body, ensure_ascii=True, sort_keys=True, indent=1) + "\n"
         path = os.path.join(self.directory, name)
         temporary = "%s.%d.tmp" % (path, os.getpid())
@@ -548,24 +589,24 @@ def _keyed(tools: Sequence[ToolDescriptor]) -> List[Tuple[ToolDescriptor, str]]:
     return [(tool, tool_key(tool)) for tool in tools]
 
 
-def _entries_of(data: bytes) -> Optional[Dict[str, Learned]]:
-    """A store file's tools, each entry checked (a bad one dropped), or ``None`` if it
-    is not one."""
+def _entries_of(data: bytes) -> Optional[Tuple[str, Dict[str, Learned]]]:
+    """A store file's version and tools, each entry checked (a bad one dropped), or
+    ``None`` if it is not one."""
     try:
         body = parse(data)
     except ValueError:
         return None
     if type(body) is not dict or body.get("format") != _FORMAT:
         return None
-    tools = body.get("tools")
-    if type(tools) is not dict or len(tools) > MAX_TOOLS:
+    tools, version = body.get("tools"), body.get("version")
+    if type(tools) is not dict or len(tools) > MAX_TOOLS or type(version) is not str:
         return None
     entries: Dict[str, Learned] = {}
     for key, entry in tools.items():
         learned = _loaded(entry)
         if learned is not None:
             entries[key] = learned
-    return entries
+    return version, entries
 
 
 def _loaded(entry: JsonValue) -> Optional[Learned]:

@@ -155,8 +155,10 @@ class Broker:
         if self.shapes is None or info is None or descriptor is None:
             return
         data = value.get("data") if tool.returns == "result" else None
-        about = info.server_info
-        self.shapes.observe(about.name, about.version, descriptor, data, structured)
+        # Keyed by what the operator configured, never by the server's own claim:
+        # a server naming itself as another must not teach that one's shapes.
+        version = info.server_info.version
+        self.shapes.observe(slot.source(), version, descriptor, data, structured)
 
 
 def _policy_names(slot: "Slot", tool: "GeneratedTool") -> Tuple[str, ...]:

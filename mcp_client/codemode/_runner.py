@@ -70,6 +70,9 @@ class CodeMode:
         self._hidden = tuple(hidden)
         self._slots = tuple(slots)
         self._shapes = shapes
+        #: The directory of the store of learned shapes (``None``: no store): the runner's,
+        #: never the program's (a path for the program's jail to hide).
+        self.shapes_dir: Optional[str] = None if shapes is None else shapes.directory
         self._live = {slot.name: slot for slot in live}
         self._root = root
         self._jail_program = jail_program
