@@ -11,6 +11,7 @@ import random
 import sys
 import token
 import tokenize
+import typing
 import unicodedata
 import unittest
 from pathlib import Path
@@ -179,6 +180,64 @@ class Collisions(unittest.TestCase):
             " ".join(generated.tools[0].doc.split()),
         )
         self.assertIn("def t2(q: str) -> ToolOutput:", generated.source)
+
+
+class BuiltinNames(unittest.TestCase):
+    """A tool named like a builtin keeps its name; the module spells what it shadows
+    through ``builtins``, so its types still mean the builtins."""
+
+    NAMES = ("list", "set", "type", "str", "int", "float", "bool", "dict", "match", "print")
+    SCHEMA = {
+        "type": "object",
+        "properties": {
+            "x": {"type": "string"},
+            "n": {"type": "integer"},
+            "m": {
+                "type": "object",
+                "properties": {"f": {"type": "number"}, "b": {"type": "boolean"}},
+            },
+        },
+        "required": ["x"],
+    }
+
+    def listing(self) -> List[ToolDescriptor]:
+        listing = [tool(name, schema=self.SCHEMA) for name in self.NAMES]
+        return listing + [tool("keys", schema=self.SCHEMA, output={"type": "object"})]
+
+    def generated(self) -> Any:
+        return generate("s", self.listing())
+
+    def test_the_names_are_kept_and_the_module_runs(self) -> None:
+        generated = self.generated()
+        self.assertEqual(
+            sorted(t.function for t in generated.tools), sorted(self.NAMES + ("keys",))
+        )
+        self.assertIn("import builtins as _builtins", generated.source)
+        self.assertIn("def str(\n    x: _builtins.str,", generated.source)
+        self.assertIn('"text": _builtins.str, "data"', generated.source)
+        module = load_generated("cap.mcp.s", generated.source)
+        result = CallToolResult((Text("[1]"),), False, None)
+        with seam.recording(seam.contract(lambda name, arguments: result, generated.tools)) as log:
+            out = module.list("a", n=2)
+            module.str("b")
+        self.assertEqual(out["data"], [1])
+        self.assertEqual(
+            [(c.tool, c.arguments) for c in log],
+            [("list", {"x": "a", "n": 2}), ("str", {"x": "b"})],
+        )
+        hints = typing.get_type_hints(module.int)
+        self.assertIs(hints["x"], str)
+        assert_caged(self, generated, "s", self.listing())
+
+    def test_a_module_that_shadows_nothing_imports_no_builtins(self) -> None:
+        self.assertNotIn("builtins", generate("s", [tool("list")]).source)
+        self.assertNotIn("_builtins", generate("s", [tool("get")]).source)
+
+    def test_a_server_named_like_a_builtin_is_still_digested(self) -> None:
+        # ``from cap.mcp import list`` would shadow list in the program.
+        self.assertRegex(
+            generate("list", [tool("a")]).module_name, r"\Acap\.mcp\.list_[0-9a-f]{8}\Z"
+        )
 
 
 class Determinism(unittest.TestCase):

@@ -95,8 +95,27 @@ SHADOW_TOOLS = [
     ),
 ]
 
+# Tools named like builtins keep their names; their module still means the builtins.
+NAMED_LIKE_BUILTINS = [
+    protocol.ToolDescriptor(
+        name,
+        {
+            "type": "object",
+            "properties": {
+                "x": {"type": "string"},
+                "n": {"type": "integer"},
+                "f": {"type": "number"},
+                "b": {"type": "boolean"},
+                "m": {"type": "object", "properties": {"k": {"type": "string"}}},
+            },
+            "required": ["x"],
+        },
+    )
+    for name in ("list", "set", "type", "str", "int", "float", "bool", "dict")
+]
+
 RIGHT = '''from typing import List
-from cap.mcp import calendar, filesystem, orders, shadow
+from cap.mcp import builtin_names, calendar, filesystem, orders, shadow
 
 def main() -> None:
     out = filesystem.list_directory_with_sizes("/tmp", sortBy="size")
@@ -128,6 +147,8 @@ def main() -> None:
     ok: bool = result["ok"]
     shadow.Shadow(x=3)
     shadow.Shadow(x="three")
+    listed = builtin_names.list("a", n=1, f=1.5, b=True, m={"k": "v"})
+    print(listed["text"], builtin_names.str(x="s")["data"], builtin_names.type("t"))
     print(text, blocks, city, first, cursor, ok)
 '''
 
@@ -139,6 +160,7 @@ WRONG: Dict[str, str] = {
     "result_key": 'print(orders.get_order("o-1")["customer"]["adress"])',
     "union": 'shadow.Shadow(x=1.5)',
     "seen_key": 'print(calendar.resolve_time("d", "z")["data"]["resolved"])',
+    "builtin_named": 'builtin_names.int("x", n="one")',
     "unnarrowed_block": 'print(filesystem.list_allowed_directories()["content"][0]["mimeType"])',
     "data_unchecked": 'print(filesystem.list_allowed_directories()["data"]["x"])',
 }
@@ -152,6 +174,7 @@ EXPECTED: Dict[str, str] = {
     "result_key": 'TypedDict "GetOrderResultCustomer" has no key "adress"',
     "union": 'Argument "x" to "Shadow" has incompatible type "float"',
     "seen_key": 'TypedDict "ResolveTimeData" has no key "resolved"',
+    "builtin_named": 'Argument "n" to "int" has incompatible type "str"',
     "unnarrowed_block": 'TypedDict "TextContent" has no key "mimeType"',
     "data_unchecked": "Value of type",
 }
@@ -205,13 +228,17 @@ class TypeChecked(unittest.TestCase):
             files.append("cap/mcp/shadow.py")
             write(root, "cap/mcp/calendar.py", learned_calendar().source)
             files.append("cap/mcp/calendar.py")
+            named = codegen.generate("builtin_names", NAMED_LIKE_BUILTINS).source
+            write(root, "cap/mcp/builtin_names.py", named)
+            files.append("cap/mcp/builtin_names.py")
             write(root, "right.py", RIGHT)
             files.append("right.py")
             for key, line in WRONG.items():
                 write(
                     root,
                     "wrong_%s.py" % key,
-                    "from cap.mcp import calendar, filesystem, orders, shadow\n%s\n" % line,
+                    "from cap.mcp import builtin_names, calendar, filesystem, orders, shadow\n%s\n"
+                    % line,
                 )
                 files.append("wrong_%s.py" % key)
             cls.returncode, cls.findings = mypy_strict(root, files)

@@ -177,6 +177,8 @@ from ._docstring import MAX_DOC_BYTES, MAX_DOC_DESCRIPTION_CHARS
 from ._docstring import MAX_DOC_NOTE_CHARS as MAX_DOC_NOTE_CHARS
 from ._model import (
     BLOCKS,
+    BUILTIN_TYPES,
+    BUILTINS_MODULE,
     INDENT,
     MAX_NOTE_CHARS,
     MAX_SHAPE_CHARS,
@@ -190,6 +192,7 @@ from ._model import (
     Names,
     Ref,
     Site,
+    builtin,
     literal,
     signature_default,
     source_type,
@@ -696,7 +699,8 @@ def _name_types(functions: List[Function], digest: Digest) -> Names:
             raise ToolNameCollision(first, declaration.tool, name)
         owner[name] = declaration
         by_site[declaration.site] = name
-    return Names(by_site, {d.site: d for d in declarations})
+    shadowed = frozenset(function.name for function in functions) & BUILTIN_TYPES
+    return Names(by_site, {d.site: d for d in declarations}, shadowed)
 
 
 # ----------------------------------------------------------------------------- source
@@ -726,7 +730,7 @@ def _module(
     lines = _header(server, module_name) + _module_docstring(server, info)
     lines += [""] + _imports(functions, names)
     if any(function.returns == RESULT for function in functions):
-        lines += ["", ""] + _tool_output()
+        lines += ["", ""] + _tool_output(names)
     for function, doc in zip(functions, docs):
         lines += ["", ""] + _function(server, function, names, doc)
     return "\n".join(lines) + "\n"
@@ -777,11 +781,18 @@ def _module_docstring(server: str, info: Optional[InitializeResult]) -> List[str
 def _imports(functions: List[Function], names: Names) -> List[str]:
     used = _typing_names(functions, names)
     typing_line = ["from typing import " + ", ".join(sorted(used))] if used else []
-    return typing_line + [
-        "import typing as _typing",
-        "",
-        "from cap.internal import mcp as internal",
-    ]
+    # A function named like a builtin the source spells (def str) shadows it in the
+    # module: the source then spells that builtin through the builtins module.
+    shadowing = ["import builtins as %s" % BUILTINS_MODULE] if names.shadowed else []
+    return (
+        typing_line
+        + shadowing
+        + [
+            "import typing as _typing",
+            "",
+            "from cap.internal import mcp as internal",
+        ]
+    )
 
 
 def _typing_names(functions: List[Function], names: Names) -> FrozenSet[str]:
@@ -828,14 +839,14 @@ _TYPING_OF = {
 }
 
 
-def _tool_output() -> List[str]:
+def _tool_output(names: Names) -> List[str]:
     return (
         _comment(
             "The content blocks of MCP 2025-06-18 (mcp_client.content): test "
             'block["type"] before reading the other keys; a block of a kind not '
             "listed here still arrives, as the server sent it."
         )
-        + list(content.DECLARATIONS)
+        + [_builtins_spelled(line, names) for line in content.DECLARATIONS]
         + _comment(
             "%s: what a tool without an outputSchema returns (codegen.deliver): its "
             "text blocks joined by newlines, that text parsed as JSON when it is one "
@@ -844,11 +855,26 @@ def _tool_output() -> List[str]:
         )
         + [
             '%s = TypedDict("%s", {' % (TOOL_OUTPUT, TOOL_OUTPUT),
-            '    "text": str, "data": Optional[Union[Dict[str, Any], List[Any]]], '
-            '"content": List[Block],',
+            _builtins_spelled(
+                '    "text": str, "data": Optional[Union[Dict[str, Any], List[Any]]], '
+                '"content": List[Block],',
+                names,
+            ),
             "})",
         ]
     )
+
+
+# A builtin's name in the fixed declarations' code (never inside a key's quotes).
+_BUILTIN_WORD = re.compile(r'(?<![\w".])(%s)(?![\w"])' % "|".join(sorted(BUILTIN_TYPES)))
+
+
+def _builtins_spelled(line: str, names: Names) -> str:
+    """A line of the fixed declarations with the builtins the module shadows spelt
+    through ``_builtins``."""
+    if not names.shadowed:
+        return line
+    return _BUILTIN_WORD.sub(lambda found: builtin(found.group(1), names), line)
 
 
 def _function(server: str, function: Function, names: Names, doc: List[str]) -> List[str]:
@@ -913,7 +939,7 @@ def _signature(function: Function, names: Names) -> List[str]:
 
 def _signature_params(function: Function, names: Names) -> List[str]:
     if isinstance(function.plan, WholeValue):
-        return ["arguments: Dict[str, Any]"]
+        return ["arguments: Dict[%s, Any]" % builtin("str", names)]
     return list(with_star(function, lambda param, label: _source_param(param, label, names)))
 
 
@@ -930,7 +956,9 @@ def _source_param(param: Param, label: str, names: Names) -> str:
 def _source_returns(function: Function, names: Names) -> str:
     if function.result is not None:
         return names.of(function.result)
-    return "Dict[str, Any]" if function.returns == STRUCTURED else TOOL_OUTPUT
+    if function.returns == STRUCTURED:
+        return "Dict[%s, Any]" % builtin("str", names)
+    return TOOL_OUTPUT
 
 
 # A body names no type a label can take: a parameter may be called Dict, Any

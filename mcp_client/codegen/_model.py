@@ -16,7 +16,18 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    FrozenSet,
+    Iterator,
+    List,
+    NamedTuple,
+    Optional,
+    Tuple,
+    Union,
+)
 
 from ..text import escape
 from .schema import (
@@ -121,13 +132,27 @@ class Function:
 
 
 class Names(NamedTuple):
-    """The module's type names: by site, and the declarations by site."""
+    """The module's type names: by site, and the declarations by site; the builtins the
+    source spells that a function of the module shadows (``def str(...)``)."""
 
     by_site: Dict[Site, str]
     declarations: Dict[Site, Declaration]
+    shadowed: FrozenSet[str] = frozenset()
 
     def of(self, ref: Ref) -> str:
         return self.by_site[ref.site]
+
+
+#: The builtins a module's source spells: the types of the JSON scalars.
+BUILTIN_TYPES: FrozenSet[str] = frozenset(PYTHON_TYPES.values())
+#: How a module names the builtins it shadows (``import builtins as _builtins``): no
+#: function, label or type can take the name (none starts with ``_`` and a letter after).
+BUILTINS_MODULE = "_builtins"
+
+
+def builtin(name: str, names: Names) -> str:
+    """A builtin as the module spells it: through ``_builtins`` where a function shadows it."""
+    return "%s.%s" % (BUILTINS_MODULE, name) if name in names.shadowed else name
 
 
 def source_type(kind: ModelType, names: Names) -> str:
@@ -135,13 +160,13 @@ def source_type(kind: ModelType, names: Names) -> str:
     if isinstance(kind, Ref):
         return names.of(kind)
     if isinstance(kind, Simple):
-        return PYTHON_TYPES[kind.kind]
+        return builtin(PYTHON_TYPES[kind.kind], names)
     if isinstance(kind, Array):
         return "List[%s]" % source_type(kind.item, names)
     if isinstance(kind, Nullable):
         return "Optional[%s]" % source_type(kind.inner, names)
     if isinstance(kind, Map):
-        return "Dict[str, %s]" % source_type(kind.value, names)
+        return "Dict[%s, %s]" % (builtin("str", names), source_type(kind.value, names))
     if isinstance(kind, Choice):
         return "Literal[%s]" % ", ".join(member_text(member) for member in kind.members)
     if isinstance(kind, AnyOf):
