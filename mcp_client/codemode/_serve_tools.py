@@ -264,7 +264,8 @@ def instructions(mode: "CodeMode", terms: Terms) -> str:
             "A function returns its result type (a dict) or a ToolOutput, a dict "
             '{"text": str, "data": the text parsed if JSON else None, "content": [blocks]}.',
             "A failed call raises cap.mcp.ToolFailed (the tool reported an error) or "
-            "cap.mcp.CallFailed (timeout, dead server, limit; its subclasses: CallRefused, "
+            "cap.mcp.CallFailed (the server's error answer, timeout, dead server, limit; its "
+            "subclasses: CallRefused, "
             "refused by policy, never sent; ResultMismatch, a result unlike its type).",
             "Do the whole task in one program; print what you need.",
             _limits_line(terms),
