@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional, Sequence, Tuple
 
 from .. import config
-from ..codemode import ALLOW, CodeMode, Limits, Policy, RunResult
+from ..codemode import ALLOW, CodeMode, Limits, Policy, RunResult, _serve_tools
 from ..errors import CodeModeError, ConfigError, NoServerStarted, UnknownServer
 from . import arguments, exits
 from .arguments import CONFIG, JAIL_SERVERS, SERVER, SERVER_JAIL, TIMEOUT, Flag
@@ -398,6 +398,8 @@ def _keep_cap(runner: CodeMode, directory: str) -> bool:
 
 def _search(runner: CodeMode, query: str, limit: int) -> int:
     found = runner.search(query, limit=limit)
+    if not found.matches:  # what search_tools says, not silence
+        print(_serve_tools.no_match(query))
     for match in found.matches:
         print(match.line)
     if found.truncated:
@@ -407,8 +409,7 @@ def _search(runner: CodeMode, query: str, limit: int) -> int:
 
 def _check(runner: CodeMode, program: str) -> int:
     checked = runner.check(program)
-    for message in checked.messages:
-        print(message)
+    print(_serve_tools.check_text(checked))  # "ok" on success, as check_program says
     if not checked.mypy:
         _say("mypy is not installed: compile() only (pip install 'mcp-client[check]')")
     return 0 if checked.ok else EXIT_CHECK_FAILED

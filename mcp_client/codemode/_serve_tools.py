@@ -24,7 +24,7 @@ from . import _catalog
 from ._mcp_server import Refused, Result, Tool
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only: the runner loads in main
-    from . import CodeMode, Limits, Policy, RunResult, SearchResult
+    from . import CheckResult, CodeMode, Limits, Policy, RunResult, SearchResult
 
 __all__ = [
     "Terms",
@@ -34,6 +34,8 @@ __all__ = [
     "functions_by_server",
     "run_value",
     "run_text",
+    "check_text",
+    "no_match",
     "SURFACE_IN_DESCRIPTION",
 ]
 
@@ -339,11 +341,16 @@ def _search_value(found: "SearchResult", full: bool) -> Dict[str, JsonValue]:
     return {"matches": matches, "total": found.total, "truncated": found.truncated}
 
 
+def no_match(query: str) -> str:
+    """What a search that found nothing says."""
+    return "no function matches %s; try other words, or an empty query for all" % (
+        _catalog.shown_name(repr(query))
+    )
+
+
 def _search_text(query: str, found: "SearchResult", full: bool) -> str:
     if not found.matches:
-        return "no function matches %s; try other words, or an empty query for all" % (
-            _catalog.shown_name(repr(query))
-        )
+        return no_match(query)
     head = "%d of %d matching functions%s:" % (
         len(found.matches),
         found.total,
@@ -382,11 +389,15 @@ def _check(mode: "CodeMode", arguments: Dict[str, JsonValue]) -> Union[Result, R
     if isinstance(code, Refused):
         return code
     checked = mode.check(code)
-    text = "ok" if checked.ok else "\n".join(checked.messages)
-    if checked.ok and checked.messages:
-        text = "ok, with notes:\n" + "\n".join(checked.messages)
     value: Dict[str, JsonValue] = {"ok": checked.ok, "messages": list(checked.messages)}
-    return _answer(text, value)
+    return _answer(check_text(checked), value)
+
+
+def check_text(checked: "CheckResult") -> str:
+    """A check as text: ``ok``, ``ok, with notes:`` and them, or the messages."""
+    if not checked.ok:
+        return "\n".join(checked.messages)
+    return "ok, with notes:\n" + "\n".join(checked.messages) if checked.messages else "ok"
 
 
 def _run(
