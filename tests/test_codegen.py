@@ -36,6 +36,7 @@ from mcp_client.codegen import (
     generate,
     sanitize,
     scan_for_at,
+    shapes,
     truncate,
 )
 from mcp_client.codegen import validate as checker
@@ -63,7 +64,7 @@ from cap.internal import mcp as seam  # noqa: E402
 from cap.mcp import load_generated  # noqa: E402
 from codegen_checks import assert_caged, assert_conforms, assert_sends_wire_names  # noqa: E402
 
-from strategies import json_values  # noqa: E402
+from strategies import json_values, with_json_text  # noqa: E402
 
 OBJECT = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
 NULL = {"type": "null"}
@@ -909,6 +910,79 @@ class SeamContract(unittest.TestCase):
         ):
             with self.assertRaises(AssertionError, msg=repr(bad)):
                 assert_conforms(self, bad, result_type)
+
+
+class JsonTextParsed(unittest.TestCase):
+    """A string that held JSON text in every call seen: typed as what it held, observed,
+    and delivered parsed; once it holds none, delivered as the string it is."""
+
+    WRAPPED = {
+        "type": "object",
+        "properties": {"result": {"type": "string"}, "n": {"type": "integer"}},
+        "required": ["result"],
+    }
+
+    def test_a_string_in_data_is_parsed(self) -> None:
+        seen = shapes.merge(
+            shapes.record({"result": '{"total": 3, "rows": [1]}'}),
+            shapes.record({"result": '{"total": 4, "rows": []}'}),
+        )
+        made = generate("s", [tool("report")], learned={"report": shapes.Learned(2, seen)})
+        report = made.tools[0]
+        self.assertIn(
+            '"data": observed{"result": observed{"total": int, "rows": list[int], ...}, ...}',
+            report.line,
+        )
+        doc = " ".join(report.doc.split())
+        self.assertIn('"result": a string of JSON text in every call seen, given parsed', doc)
+        sent = CallToolResult((Text('{"result": "{\\"total\\": 5, \\"rows\\": [2]}"}'),))
+        out = deliver(report, sent)
+        self.assertEqual(out["data"], {"result": {"total": 5, "rows": [2]}})
+        self.assertEqual(out["text"], '{"result": "{\\"total\\": 5, \\"rows\\": [2]}"}')
+        other = deliver(report, CallToolResult((Text('{"result": "not today"}'),)))
+        self.assertEqual(other["data"], {"result": "not today"})  # as it came
+
+    def test_a_declared_string_that_held_json_is_typed_and_parsed(self) -> None:
+        seen = shapes.record({"result": '[{"id": 1, "name": "a"}]', "n": 1})
+        listing = [tool("wrapped", output=self.WRAPPED)]
+        made = generate("s", listing, learned={"wrapped": shapes.Learned(1, None, seen)})
+        wrapped = made.tools[0]
+        self.assertIn(
+            '-> WrappedResult{"result": list[observed{"id": int, "name": str, ...}], "n"?: int}',
+            wrapped.line,
+        )
+        content = {"result": '[{"id": 7, "name": "b"}]', "n": 2}
+        value = deliver(wrapped, CallToolResult((), False, content))
+        self.assertEqual(value, {"result": [{"id": 7, "name": "b"}], "n": 2})
+        self.assertEqual(content["result"], '[{"id": 7, "name": "b"}]')  # never changed
+        with self.assertRaises(ResultMismatch):  # the schema still holds the server
+            deliver(wrapped, CallToolResult((), False, {"result": [{"id": 7}]}))
+        module = load_generated("cap.mcp.s", made.source)
+        hints = typing.get_type_hints(module.WrappedResult)
+        self.assertEqual(str(hints["result"]), "typing.List[cap.mcp.s.WrappedResultResult]")
+
+    def test_only_a_declared_string_is_retyped(self) -> None:
+        seen = shapes.record({"n": '{"a": 1}', "result": "plain"})  # n is declared integer
+        listing = [tool("wrapped", output=self.WRAPPED)]
+        made = generate("s", listing, learned={"wrapped": shapes.Learned(1, None, seen)})
+        self.assertIn('-> WrappedResult{"result": str, "n"?: int}', made.tools[0].line)
+        self.assertEqual(made.tools[0].parsed, ())
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(with_json_text(12), min_size=1, max_size=3), with_json_text(12))
+    def test_deliver_is_total_and_leaves_what_came_alone(self, seen: List[Any], sent: Any) -> None:
+        learned = shapes.record(seen[0])
+        for value in seen[1:]:
+            learned = shapes.merge(learned, shapes.record(value))
+        listing = [tool("r"), tool("w", output={"type": "object"})]
+        made = generate(
+            "s", listing, learned={n: shapes.Learned(1, learned, learned) for n in ("r", "w")}
+        )
+        before = json.dumps(sent)
+        result = CallToolResult((Text(before),), False, sent)
+        for target in made.tools:
+            deliver(target, result) if type(sent) is dict or target.returns == "result" else None
+        self.assertEqual(json.dumps(sent), before)
 
 
 class Truncate(unittest.TestCase):

@@ -131,7 +131,7 @@ def main() -> None:
     if isinstance(data, dict):
         print(data.get("entries"))
     when = calendar.resolve_time("2026-12-02", "Europe/Paris")
-    local: str = when["data"]["resolved_local"]  # a shape learned: seen{...}
+    local: str = when["data"]["resolved_local"]  # a shape learned: observed{...}
     adjusted = when["data"].get("adjusted_local")
     print(local, adjusted)
     filesystem.edit_file("/tmp/a", [{"oldText": "a", "newText": "b"}], dryRun=True)

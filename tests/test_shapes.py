@@ -19,7 +19,7 @@ from mcp_client.codegen.schema import AnyOf, Array, Field, Map, Nullable, Record
 from mcp_client.errors import SymlinkRefused
 from mcp_client.protocol import ToolDescriptor
 
-from strategies import json_values, property_settings
+from strategies import json_values, property_settings, with_json_text
 
 TOOL = ToolDescriptor("resolve_time", {"type": "object", "properties": {"when": {}}})
 
@@ -145,6 +145,92 @@ class Recording(unittest.TestCase):
             keys = {key for key, _, _ in shape.keys}
             self.assertEqual(keys, {k for v in objects for k in v})
             self.assertEqual(shape.calls, len(objects))
+
+
+class JsonTexts(unittest.TestCase):
+    def test_a_string_of_json_text_is_learned_as_what_it_held(self) -> None:
+        shape = learned({"result": '{"total": 3, "items": ["a"]}'}, {"result": '{"total": 1}'})
+        assert isinstance(shape, shapes.ObjectOf)
+        self.assertEqual(
+            shape.keys[0][1],
+            shapes.JsonText(
+                shapes.ObjectOf(
+                    (
+                        ("total", shapes.Scalar("integer"), 2),
+                        ("items", shapes.ListOf(shapes.Scalar("string")), 1),
+                    ),
+                    2,
+                )
+            ),
+        )
+        self.assertEqual(shapes.json_paths(shape), ((("key", "result"),),))
+        self.assertEqual(
+            shapes.to_type(shape),
+            Record(
+                (
+                    Field(
+                        "result",
+                        Record(
+                            (
+                                Field("total", Simple("integer"), False, None),
+                                Field("items", Array(Simple("string")), True, None),
+                            ),
+                            True,
+                        ),
+                        False,
+                        shapes.JSON_TEXT_NOTE,
+                    ),
+                ),
+                True,
+            ),
+        )
+
+    def test_once_a_string_holds_no_json_it_is_a_string(self) -> None:
+        for values in (
+            ({"r": '{"a": 1}'}, {"r": "done"}),
+            ({"r": "done"}, {"r": '{"a": 1}'}),
+            ({"r": "[1]"}, {"r": "42"}),  # a scalar's text is no JSON object or array
+        ):
+            with self.subTest(values):
+                shape = learned(*values)
+                assert isinstance(shape, shapes.ObjectOf)
+                self.assertEqual(shape.keys[0][1], shapes.Scalar("string"))
+                self.assertEqual(shapes.json_paths(shape), ())
+
+    def test_paths_go_into_lists_maps_and_what_a_string_held(self) -> None:
+        inner = json.dumps({"deep": json.dumps([1, 2])})
+        shape = learned([{"row": inner}], [{"row": inner}, {"row": inner}])
+        self.assertEqual(
+            shapes.json_paths(shape),
+            ((("item",), ("key", "row")), (("item",), ("key", "row"), ("key", "deep"))),
+        )
+        mapped = shapes.record({"k%d" % i: "[%d]" % i for i in range(shapes.MAX_KEYS + 1)})
+        self.assertEqual(shapes.json_paths(mapped), ((("value",),),))
+
+    def test_what_a_string_holds_counts_against_the_bounds(self) -> None:
+        deep: Any = 1
+        for _ in range(shapes.MAX_DEPTH):
+            deep = [deep]
+        shape = shapes.record({"r": json.dumps(deep)})
+        self.assertLessEqual(self.depth(shapes.dump_shape(shape)), shapes.MAX_DEPTH + 3)
+        self.assertEqual(shapes.record("[" * 300 + "]" * 300), shapes.Scalar("string"))
+
+    def depth(self, value: Any) -> int:
+        if isinstance(value, dict):
+            return 1 + max([self.depth(v) for v in value.values()] + [0])
+        if isinstance(value, list):
+            return 1 + max([self.depth(v) for v in value] + [0])
+        return 0
+
+    @property_settings(300)
+    @given(with_json_text(20), with_json_text(20))
+    def test_json_text_is_total_and_round_trips(self, one: Any, two: Any) -> None:
+        shape = shapes.merge(shapes.record(one), shapes.record(two))
+        dumped = json.loads(json.dumps(shapes.dump_shape(shape)))
+        self.assertEqual(shapes.load_shape(dumped), shape)
+        shapes.to_type(shape)
+        for path in shapes.json_paths(shape):
+            self.assertTrue(all(step[0] in ("key", "item", "value") for step in path))
 
 
 class Store(unittest.TestCase):

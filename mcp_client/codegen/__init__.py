@@ -169,7 +169,7 @@ from ..protocol import CallToolResult, InitializeResult, Text, ToolDescriptor
 # Re-exported: PORT.md names these helpers codegen's; they live in .text so that what shows
 # server text (the CLI, replay, the errors) does not load the generator.
 from ..text import escape, sanitize, truncate
-from . import _docstring, _surface, content
+from . import _docstring, _surface, content, shapes
 
 # Each limit lives in the module that applies it; the "NAME as NAME" ones are not used here,
 # only still read as codegen's, as they were before the split.
@@ -231,7 +231,7 @@ from .schema import (
     plan,
     plan_output,
 )
-from .shapes import Learned, to_type
+from .shapes import Learned, Path, json_paths, json_text, json_texts, to_type
 from .validate import Check, Deferred
 
 __all__ = [
@@ -302,6 +302,9 @@ class GeneratedTool:
     doc: str
     check: Optional[Check] = _field(default=None, compare=False, repr=False)
     brief: str = _field(default="", compare=False, repr=False)
+    #: Where ``deliver`` parses a string that held JSON text in every call seen
+    #: (``shapes.json_paths``; in ``data``, or in the ``structuredContent``).
+    parsed: Tuple[Path, ...] = _field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -368,6 +371,7 @@ def generate(
             signature + "\n\n" + "\n".join(doc),
             Deferred(function.output) if function.output is not None else None,
             _surface.brief_line(piece, segment),
+            function.parsed,
         )
         for function, line, signature, doc, piece in zip(functions, lines, signatures, docs, pieces)
     )
@@ -409,8 +413,37 @@ def deliver(tool: GeneratedTool, result: CallToolResult) -> Any:
             mismatch = tool.check(result.structured_content)
             if mismatch is not None:
                 raise ResultMismatch(sanitize(tool.wire_name, MAX_NOTE_CHARS), *mismatch)
-        return result.structured_content
-    return content.tool_output(result)
+        return _parse_at(result.structured_content, tool.parsed)
+    output = content.tool_output(result)
+    if tool.parsed:
+        output["data"] = _parse_at(output["data"], tool.parsed)
+    return output
+
+
+def _parse_at(value: Any, paths: Tuple[Path, ...]) -> Any:
+    """``value`` with the strings at ``paths`` that hold a JSON object or array parsed
+    (``shapes.json_text``, bounded), each container on the way copied, never changed:
+    what the server sent stays as it came (the shapes are learned from it)."""
+    for path in paths:
+        value = _parsed(value, path)
+    return value
+
+
+def _parsed(value: Any, path: Path) -> Any:
+    if not path:
+        held = json_text(value) if type(value) is str else None
+        return value if held is None else held
+    step, rest = path[0], path[1:]
+    if step[0] == "key" and type(value) is dict and step[1] in value:
+        inner = _parsed(value[step[1]], rest)
+        return value if inner is value[step[1]] else dict(value, **{step[1]: inner})
+    if step[0] == "item" and type(value) is list:
+        items = [_parsed(item, rest) for item in value]
+        return items if any(a is not b for a, b in zip(items, value)) else value
+    if step[0] == "value" and type(value) is dict:
+        entries = {key: _parsed(item, rest) for key, item in value.items()}
+        return entries if any(entries[k] is not value[k] for k in value) else value
+    return value
 
 
 def _error_text(tool: GeneratedTool, result: CallToolResult) -> str:
@@ -436,11 +469,12 @@ def _read(tool: ToolDescriptor, name: str, digest: Digest, seen: Optional[Learne
             for param in sorted(tool_plan.params, key=lambda p: p.optional)
         )
     labels = tuple(label_of[param.name] for param in params)
-    returns, result, reason, output = _read_result(name, tool, declarations)
+    returns, result, reason, output, parsed = _read_result(name, tool, declarations, seen)
     seen_calls = 0
     if returns == RESULT and seen is not None and seen.data is not None:
         result = _declare_seen(name, tool.name, seen, declarations)
         seen_calls = seen.calls if result is not None else 0
+        parsed = json_paths(seen.data) if result is not None else ()
     return Function(
         name,
         tool.name,
@@ -456,6 +490,7 @@ def _read(tool: ToolDescriptor, name: str, digest: Digest, seen: Optional[Learne
         tuple(declarations),
         output,
         seen_calls,
+        parsed,
     )
 
 
@@ -506,19 +541,85 @@ def _title(tool: ToolDescriptor, description: str) -> str:
 
 
 def _read_result(
-    function: str, tool: ToolDescriptor, out: List[Declaration]
-) -> Tuple[str, Optional[Ref], str, Optional[Record]]:
-    """What the tool returns, its record if it has one, why not if it has none, and
-    the record as read (for the run-time check)."""
+    function: str, tool: ToolDescriptor, out: List[Declaration], seen: Optional[Learned]
+) -> Tuple[str, Optional[Ref], str, Optional[Record], Tuple[Path, ...]]:
+    """What the tool returns, its record if it has one, why not if it has none, the
+    record as read (for the run-time check, which holds the server to its schema), and
+    the places of its strings ``deliver`` parses."""
     if tool.output_schema is None:
-        return RESULT, None, "", None
+        return RESULT, None, "", None, ()
     output = plan_output(tool.output_schema)
     if isinstance(output, WholeValue):
-        return STRUCTURED, None, sanitize(output.reason, MAX_NOTE_CHARS), None
+        return STRUCTURED, None, sanitize(output.reason, MAX_NOTE_CHARS), None, ()
     site = (function, "result")
     about = "what %s returns: the call's structuredContent." % function
-    ref = _declare_record(site, _pascal(function) + "Result", tool.name, about, output, False, out)
-    return STRUCTURED, ref, "", output
+    typed, taken = _json_fields(output, seen)
+    first = len(out)
+    ref = _declare_record(site, _pascal(function) + "Result", tool.name, about, typed, False, out)
+    places = [_site_steps(path) for path in taken]
+    for index in range(first, len(out)):  # what a parsed string held: observed, not declared
+        if any(out[index].site[: len(site) + len(place)] == site + place for place in places):
+            out[index] = out[index].as_seen()
+    texts = json_paths(seen.structured if seen is not None else None)
+    parsed = tuple(path for path in texts if any(path[: len(t)] == t for t in taken))
+    return STRUCTURED, ref, "", output, parsed
+
+
+def _json_fields(output: Record, seen: Optional[Learned]) -> Tuple[Record, List[Path]]:
+    """``output`` with each declared string that held JSON text in every call seen typed
+    as what it held (``deliver`` parses it there), and those strings' paths."""
+    if seen is None or seen.structured is None:
+        return output, []
+    taken: List[Path] = []
+    typed: ValueType = output
+    for path, text in json_texts(seen.structured):  # outer places first
+        if any(path[: len(done)] == done for done in taken):
+            continue  # inside one typed already: its type says what it held
+        changed = _typed_at(typed, path, to_type(text.shape))
+        if changed is not None:
+            typed = changed
+            taken.append(path)
+    assert isinstance(typed, Record)
+    return typed, taken
+
+
+def _site_steps(path: Path) -> Tuple[str, ...]:
+    """A path's steps as ``_declare`` spells sites: ``.key``, ``[]``, ``{}``."""
+    return tuple("." + step[1] if step[0] == "key" else _SITE_STEP[step[0]] for step in path)
+
+
+_SITE_STEP = {"item": "[]", "value": "{}"}
+
+
+def _typed_at(kind: ValueType, path: Path, held: ValueType) -> Optional[ValueType]:
+    """``kind`` with the declared string at ``path`` typed ``held``; ``None`` when the
+    schema has no string there (then nothing is parsed: the schema is the server's word)."""
+    if isinstance(kind, Nullable):
+        inner = _typed_at(kind.inner, path, held)
+        return None if inner is None else Nullable(inner)
+    if not path:
+        return held if kind == Simple("string") and not isinstance(held, Structured) else None
+    step, rest = path[0], path[1:]
+    if step[0] == "key" and isinstance(kind, Record):
+        for index, field in enumerate(kind.fields):
+            if field.name == step[1]:
+                inner = _typed_at(field.type, rest, held)
+                if inner is None:
+                    return None
+                note = shapes.JSON_TEXT_NOTE + (
+                    " " + field.description if field.description else ""
+                )
+                fields = list(kind.fields)
+                fields[index] = Field(field.name, inner, field.optional, note)
+                return Record(tuple(fields), kind.open)
+        return None
+    if step[0] == "item" and isinstance(kind, Array):
+        inner = _typed_at(kind.item, rest, held)
+        return None if inner is None else Array(inner)
+    if step[0] == "value" and isinstance(kind, Map):
+        inner = _typed_at(kind.value, rest, held)
+        return None if inner is None else Map(inner)
+    return None
 
 
 def _declare_seen(function: str, tool: str, seen: Learned, out: List[Declaration]) -> Optional[Ref]:
@@ -528,7 +629,7 @@ def _declare_seen(function: str, tool: str, seen: Learned, out: List[Declaration
     kind = to_type(seen.data)
     if isinstance(kind, Structured):
         return None
-    about = "the data of %s's ToolOutput, as seen in %d call%s; the server declares no " % (
+    about = "the data of %s's ToolOutput, as observed in %d call%s; the server declares no " % (
         function,
         seen.calls,
         "" if seen.calls == 1 else "s",
@@ -538,7 +639,7 @@ def _declare_seen(function: str, tool: str, seen: Learned, out: List[Declaration
     data = _declare(
         kind, (function, "data"), natural + "Data", tool, about + "outputSchema.", False, out
     )
-    for index in range(first, len(out)):  # shown as seen{...}: learned, not declared
+    for index in range(first, len(out)):  # shown as observed{...}: learned, not declared
         out[index] = out[index].as_seen()
     fields = (
         Field("text", Simple("string"), False, None),
@@ -546,7 +647,7 @@ def _declare_seen(function: str, tool: str, seen: Learned, out: List[Declaration
         Field("content", BLOCKS, False, None),  # type: ignore[arg-type]  # see ModelType
     )
     site = (function, "output")
-    about = "what %s returns: a ToolOutput whose data has the shape seen." % function
+    about = "what %s returns: a ToolOutput whose data has the shape observed." % function
     out.append(Declaration(site, natural + "Output", tool, about, fields, False, False))
     return Ref(site)
 

@@ -174,8 +174,8 @@ def _doc_returns(function: Function, names: Names) -> List[str]:
     if function.returns == RESULT and function.result is not None:
         calls = function.seen_calls
         text = (
-            "%s: a ToolOutput (text, data, content) whose data is the shape seen in "
-            "%d call%s; the server declares no outputSchema (a shape seen, not promised: "
+            "%s: a ToolOutput (text, data, content) whose data is the shape observed in "
+            "%d call%s; the server declares no outputSchema (observed, not promised: "
             "nothing checks it)." % (names.of(function.result), calls, "" if calls == 1 else "s")
         )
         return ["", "Returns:"] + indented(text, "    ")

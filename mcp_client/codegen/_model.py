@@ -53,6 +53,8 @@ MAX_SHAPE_CHARS = 1000
 MAX_DEFAULT_CHARS = 40
 #: The result type of every tool without an outputSchema (``deliver``'s dict).
 TOOL_OUTPUT = "ToolOutput"
+#: How the surface marks a shape learned from calls, not declared: ``observed{...}``.
+OBSERVED = "observed"
 
 INDENT = "    "
 PYTHON_TYPES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}
@@ -103,7 +105,7 @@ class Declaration:
     fields: Tuple[Field, ...]  # types are ModelType: nested records are Ref
     open: bool
     is_input: bool
-    seen: bool = False  # a shape learned from calls (shapes), not declared: "seen{...}"
+    seen: bool = False  # a shape learned from calls (shapes), not declared: "observed{...}"
 
     def as_seen(self) -> "Declaration":
         return Declaration(
@@ -129,6 +131,8 @@ class Function:
     declarations: Tuple[Declaration, ...]  # nested ones first; inputs, then the result's
     output: Optional[Record]  # the declared result record, for the run-time check
     seen_calls: int  # calls a learned data shape was seen in; 0: none learned
+    #: Where deliver parses a string that held JSON text in every call seen (shapes.Path).
+    parsed: Tuple[Tuple[Tuple[str, ...], ...], ...] = ()
 
 
 class Names(NamedTuple):
@@ -206,7 +210,7 @@ def surface_type(
         name = names.of(kind)
         declaration = names.declarations[kind.site]
         if declaration.seen:  # learned, not declared: a program reads it as data's shape
-            return "seen" + (record_shape(declaration, names) if show.shapes else "{...}")
+            return OBSERVED + (record_shape(declaration, names) if show.shapes else "{...}")
         return name + record_shape(declaration, names) if show.shapes else name
     if isinstance(kind, Simple):
         return PYTHON_TYPES[kind.kind]
@@ -270,7 +274,7 @@ def shape_type(kind: ModelType, names: Names, deep: bool) -> str:
 
     def nested(site: Ref) -> str:
         declaration = names.declarations[site.site]
-        mark = "seen" if declaration.seen else ""
+        mark = OBSERVED if declaration.seen else ""
         return mark + (shape_of(declaration, names, deep) if deep else "{...}")
 
     return surface_type(kind, names, NAMES_ONLY, nested)

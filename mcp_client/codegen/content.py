@@ -49,6 +49,7 @@ __all__ = [
     "NAMES",
     "DECLARATIONS",
     "parse_data",
+    "text_of",
     "tool_output",
 ]
 
@@ -241,9 +242,14 @@ def parse_data(text: str) -> Optional[JsonValue]:
     return value if type(value) in (dict, list) else None
 
 
+def text_of(result: CallToolResult) -> str:
+    """The text blocks of ``result`` joined by ``"\\n"``: a ``ToolOutput``'s ``text``."""
+    return "\n".join(block.text for block in result.content if isinstance(block, Text))
+
+
 def tool_output(result: CallToolResult) -> Dict[str, Any]:
     """The ``ToolOutput`` dict for ``result``: text, data, every block as sent; total."""
-    text = "\n".join(block.text for block in result.content if isinstance(block, Text))
+    text = text_of(result)
     return {
         "text": text,
         "data": parse_data(text),

@@ -9,7 +9,10 @@ directory the operator names, one file per configured server.
 each with its own shape and the number of calls it was present in (a key
 missing in some calls is optional); an array's items, merged into one shape; a
 union where the kinds seen differ (an integer and a number merge into a
-number). **Never a value**: no string, number or boolean is kept, only its kind.
+number); a string that held a JSON object or array (:class:`JsonText`, with the
+shape of what it held: ``{"result": "{\\"id\\": 1}"}``), which stays so only while
+every call's string there held one (once it did not, it is a string). **Never a
+value**: no string, number or boolean is kept, only its kind.
 
 **Bounds**, so that a hostile server's results cost what its schemas cost and
 its shapes are caged like them (their keys reach generated code only through
@@ -33,7 +36,7 @@ written whole, never through a link (as every file the package writes), to a
 temporary name, then renamed into place.
 
 ``to_type`` reads a shape into ``schema``'s type language (records open:
-other keys may come), which ``codegen`` renders as ``seen{...}``.
+other keys may come), which ``codegen`` renders as ``observed{...}``.
 """
 
 from __future__ import annotations
@@ -59,7 +62,12 @@ __all__ = [
     "ObjectOf",
     "MapOf",
     "UnionOf",
+    "JsonText",
     "Opaque",
+    "Path",
+    "json_paths",
+    "json_texts",
+    "json_text",
     "Learned",
     "Store",
     "learn",
@@ -140,13 +148,21 @@ class UnionOf:
 
 
 @dataclass(frozen=True)
+class JsonText:
+    """A string that held JSON text, an object or an array, in every call seen: ``shape``
+    is what it held. ``codegen.deliver`` parses it where it was seen (:func:`json_paths`)."""
+
+    shape: "Shape"
+
+
+@dataclass(frozen=True)
 class Opaque:
     """A place too large or too deep to learn: ``reason`` says which."""
 
     reason: str  # generator text
 
 
-Shape = Union[Scalar, ListOf, ObjectOf, MapOf, UnionOf, Opaque]
+Shape = Union[Scalar, ListOf, ObjectOf, MapOf, UnionOf, JsonText, Opaque]
 
 
 @dataclass(frozen=True)
@@ -183,6 +199,10 @@ class _Recorder:
         if self.nodes < 0:
             return _TOO_BIG
         kind = _KIND_OF.get(type(value))
+        if kind == "string" and value[:1] in _JSON_OPENERS and depth < MAX_DEPTH:
+            held = json_text(value)
+            if held is not None:  # what the string held is learned one level down
+                return JsonText(self.shape(held, depth + 1))
         if kind is not None:
             return Scalar(kind)
         if depth >= MAX_DEPTH:
@@ -215,6 +235,19 @@ class _Recorder:
 #: ``schema.Record`` now, and nothing else).
 record = learn
 
+_JSON_OPENERS = ("{", "[")
+
+
+def json_text(text: str) -> Optional[JsonValue]:
+    """The object or array ``text`` holds as JSON (the whole of it), or ``None``; total."""
+    if text[:1] not in _JSON_OPENERS or not text.rstrip().endswith(("}", "]")):
+        return None
+    try:
+        held = parse(text)
+    except ValueError:
+        return None
+    return held if type(held) in (dict, list) else None
+
 
 def _map_like(value: Dict[Any, Any]) -> bool:
     return len(value) > MAX_KEYS or any(
@@ -238,6 +271,10 @@ def _merge(first: Shape, second: Shape) -> Shape:
         return second
     if isinstance(first, UnionOf) or isinstance(second, UnionOf) or _group(first) != _group(second):
         return _union(first, second)
+    if isinstance(first, JsonText) and isinstance(second, JsonText):
+        return JsonText(_merge(first.shape, second.shape))
+    if isinstance(first, JsonText) or isinstance(second, JsonText):
+        return Scalar("string")  # once a string there held no JSON, it is a string
     if isinstance(first, Scalar) and isinstance(second, Scalar):
         return first if first.kind == second.kind else Scalar("number")
     if isinstance(first, ListOf) and isinstance(second, ListOf):
@@ -249,7 +286,10 @@ def _merge(first: Shape, second: Shape) -> Shape:
 
 
 def _group(shape: Shape) -> str:
-    """What merges without a union: integers with numbers, records with maps."""
+    """What merges without a union: integers with numbers, records with maps, JSON text
+    with strings."""
+    if isinstance(shape, JsonText):
+        return "string"
     if isinstance(shape, Scalar):
         return "number" if shape.kind == "integer" else shape.kind
     return "array" if isinstance(shape, ListOf) else "object"
@@ -311,6 +351,8 @@ def _size(shape: Optional[Shape]) -> int:
         return 1 + sum(_size(value) for _, value, _ in shape.keys)
     if isinstance(shape, UnionOf):
         return sum(_size(branch) for branch in shape.branches)
+    if isinstance(shape, JsonText):
+        return 1 + _size(shape.shape)
     return 0 if shape is None else 1
 
 
@@ -337,16 +379,59 @@ def to_type(shape: Shape) -> ValueType:
         return _record_type(shape)
     if isinstance(shape, UnionOf):
         return _union_type(shape)
+    if isinstance(shape, JsonText):  # delivered parsed: typed as what it held
+        return to_type(shape.shape)
     return Structured(shape.reason)
+
+
+#: What a field's doc says of a string that held JSON, delivered parsed.
+JSON_TEXT_NOTE = "a string of JSON text in every call seen, given parsed"
 
 
 def _record_type(shape: ObjectOf) -> ValueType:
     if not shape.keys:
         return Map(Structured("only empty objects were seen"))
     fields = tuple(
-        Field(key, to_type(value), count < shape.calls, None) for key, value, count in shape.keys
+        Field(
+            key,
+            to_type(value),
+            count < shape.calls,
+            JSON_TEXT_NOTE if isinstance(value, JsonText) else None,
+        )
+        for key, value, count in shape.keys
     )
     return Record(fields, True)
+
+
+#: Where a string to parse sits: a step a level, ``("key", name)`` into an object,
+#: ``("item",)`` into every item of an array, ``("value",)`` into every value of a map.
+Path = Tuple[Tuple[str, ...], ...]
+
+
+def json_paths(shape: Optional[Shape]) -> Tuple[Path, ...]:
+    """Where ``shape`` holds :class:`JsonText`, outer places first: ``deliver`` parses
+    each in turn, so a path past one goes on inside what it held."""
+    return tuple(path for path, _ in json_texts(shape))
+
+
+def json_texts(shape: Optional[Shape]) -> Tuple[Tuple[Path, JsonText], ...]:
+    """Each :class:`JsonText` of ``shape`` with its path, outer places first."""
+    found: List[Tuple[Path, JsonText]] = []
+    todo: List[Tuple[Optional[Shape], Path]] = [(shape, ())]
+    while todo:  # breadth first: a shorter path before the longer ones under it
+        here, path = todo.pop(0)
+        if isinstance(here, JsonText):
+            found.append((path, here))
+            todo.append((here.shape, path))
+        elif isinstance(here, ObjectOf):
+            todo += [(value, path + (("key", key),)) for key, value, _ in here.keys]
+        elif isinstance(here, ListOf):
+            todo.append((here.item, path + (("item",),)))
+        elif isinstance(here, MapOf):
+            todo.append((here.value, path + (("value",),)))
+        elif isinstance(here, UnionOf):  # a branch's place is the union's
+            todo += [(branch, path) for branch in here.branches]
+    return tuple(found)
 
 
 def _union_type(shape: UnionOf) -> ValueType:
@@ -374,6 +459,8 @@ def dump_shape(shape: Shape) -> JsonValue:
         return {"object": keys, "calls": shape.calls}
     if isinstance(shape, UnionOf):
         return {"union": [dump_shape(branch) for branch in shape.branches]}
+    if isinstance(shape, JsonText):
+        return {"json": dump_shape(shape.shape)}
     return {"any": shape.reason}
 
 
@@ -399,6 +486,8 @@ def _load(raw: JsonValue, depth: int) -> Shape:
         return MapOf(None if raw["map"] is None else _load(raw["map"], depth + 1))
     if "union" in raw:
         return _load_union(raw["union"], depth)
+    if "json" in raw:
+        return JsonText(_load(raw["json"], depth + 1))
     if "object" in raw:
         return _load_object(raw["object"], raw["calls"], depth)
     reason = raw["any"]
