@@ -215,7 +215,9 @@ class BuiltinNames(unittest.TestCase):
         )
         self.assertIn("import builtins as _builtins", generated.source)
         self.assertIn("def str(\n    x: _builtins.str,", generated.source)
-        self.assertIn('"text": _builtins.str, "data"', generated.source)
+        self.assertIn(
+            "internal.ToolOutput[Optional[Union[Dict[_builtins.str, Any]", generated.source
+        )
         module = load_generated("cap.mcp.s", generated.source)
         result = CallToolResult((Text("[1]"),), False, None)
         with seam.recording(seam.contract(lambda name, arguments: result, generated.tools)) as log:
@@ -315,12 +317,12 @@ class ResultTypes(unittest.TestCase):
             generated.source,
         )
         # Declared once, however many tools return it, after the block types.
-        self.assertEqual(generated.source.count('ToolOutput = TypedDict("ToolOutput"'), 1)
+        self.assertEqual(generated.source.count("\nToolOutput = "), 1)
         self.assertIn("\n".join(codegen.content.DECLARATIONS), generated.source)
+        # The runtime's class: a dict whose keys read as attributes too.
         self.assertIn(
-            'ToolOutput = TypedDict("ToolOutput", {\n'
-            '    "text": str, "data": Optional[Union[Dict[str, Any], List[Any]]], '
-            '"content": List[Block],\n})',
+            "\nToolOutput = internal.ToolOutput[Optional[Union[Dict[str, Any], List[Any]]], "
+            "Block]\n",
             generated.source,
         )
         self.assertEqual([t.returns for t in generated.tools], ["result", "result"])
@@ -347,9 +349,11 @@ class ResultTypes(unittest.TestCase):
                 comment,
             )
             self.assertIn(
-                "For a tool without one, it is a ToolOutput: the text blocks joined "
-                "by newlines, that text parsed as JSON when it is one object or array "
-                "(data), and every content block as the server sent it. A failed "
+                "For a tool without one, it is a ToolOutput (internal.ToolOutput: a dict "
+                "whose keys read as attributes too): the text blocks joined by newlines, "
+                "that text parsed when it is one JSON object or array, or a Python "
+                "literal of one (data), and every content block as the server sent it. "
+                "A failed "
                 "call (isError, or a tool with an outputSchema that brought no "
                 "structuredContent object) raises mcp_client.errors.ToolFailed "
                 "instead.",
@@ -567,8 +571,15 @@ class Docs(unittest.TestCase):
         ):
             self.assertIn(said, doc)
         plain = " ".join((inspect.getdoc(module.plain) or "").split())
-        self.assertIn("Returns: ToolOutput: text, the text blocks joined by newlines", plain)
-        self.assertIn("data, that text parsed as JSON when it is one JSON object or array", plain)
+        self.assertIn(
+            "Returns: ToolOutput: a dict whose keys read as attributes too: text, the text "
+            "blocks joined by newlines",
+            plain,
+        )
+        self.assertIn(
+            "data, that text parsed when it is one JSON object or array, or a Python literal",
+            plain,
+        )
         self.assertIn("Raises: ToolFailed: the tool reported an error (isError); str()", plain)
 
     def test_the_surface_and_the_signature_show_one_default_said_once(self) -> None:

@@ -212,7 +212,37 @@ class Learning(ResultsCase):
         self.assertIn('"data": dict | list | None', calendar[0])
 
 
+#: A ToolOutput read the way the SDKs and JavaScript code mode read a result, and as a dict.
+ATTRIBUTES = """
+import json
+from cap.mcp import calendar
+out = calendar.say("hi")
+print(out.text == out["text"], out.data, isinstance(out, dict), json.dumps(out)[:18])
+print(out.content[0]["type"], out.get("text"), sorted(out))
+"""
+
+
 class Programs(ResultsCase):
+    def test_a_tool_output_reads_as_a_dict_and_by_attribute(self) -> None:
+        checked = self.codemode("--check", "--no-shapes", program=ATTRIBUTES)
+        self.assertEqual((checked.returncode, checked.stdout), (0, "ok\n"), checked.stderr)
+        done = self.codemode("--no-shapes", program=ATTRIBUTES)
+        self.assertEqual(
+            done.stdout.splitlines(),
+            [
+                'True None True {"text": "You said',
+                "text You said: hi ['content', 'data', 'text']",
+            ],
+            done.stderr,
+        )
+        wrong = self.codemode("--no-shapes", program=ATTRIBUTES + "out.txet\n")
+        self.assertEqual(wrong.returncode, 1)
+        self.assertIn(
+            "AttributeError: a ToolOutput has no 'txet': its keys, attributes too, are text, "
+            "data, content",
+            wrong.stderr,
+        )
+
     def test_a_program_narrows_a_block_and_reads_data(self) -> None:
         checked = self.codemode("--check", program=BLOCKS)
         self.assertEqual(checked.returncode, 0, checked.stdout + checked.stderr)

@@ -648,7 +648,9 @@ def _declare_seen(function: str, tool: str, seen: Learned, out: List[Declaration
     )
     site = (function, "output")
     about = "what %s returns: a ToolOutput whose data has the shape observed." % function
-    out.append(Declaration(site, natural + "Output", tool, about, fields, False, False))
+    out.append(
+        Declaration(site, natural + "Output", tool, about, fields, False, False, False, True)
+    )
     return Ref(site)
 
 
@@ -813,8 +815,10 @@ _CONTRACT = (
     "call's structuredContent as the server sent it, typed by the TypedDict the function "
     "names and checked against it (a mismatch raises mcp_client.errors.ResultMismatch), "
     "or Dict[str, Any] when the schema could not be read. For a tool without one, it is "
-    "a ToolOutput: the text blocks joined by newlines, that text parsed as JSON when it "
-    "is one object or array (data), and every content block as the server sent it. A "
+    "a ToolOutput (internal.ToolOutput: a dict whose keys read as attributes too): the "
+    "text blocks joined by newlines, that text parsed when it is one JSON object or "
+    "array, or a Python literal of one (data), and every content block as the server "
+    "sent it. A "
     "failed call (isError, or a tool with an outputSchema that brought no "
     "structuredContent object) raises mcp_client.errors.ToolFailed instead."
 )
@@ -949,21 +953,28 @@ def _tool_output(names: Names) -> List[str]:
         )
         + [_builtins_spelled(line, names) for line in content.DECLARATIONS]
         + _comment(
-            "%s: what a tool without an outputSchema returns (codegen.deliver): its "
-            "text blocks joined by newlines, that text parsed as JSON when it is one "
-            "object or array (else None), and every content block as the server "
-            "sent it." % TOOL_OUTPUT
+            "%s: what a tool without an outputSchema returns (codegen.deliver): a dict "
+            'whose keys read as attributes too (out["text"] is out.text): its text blocks '
+            "joined by newlines, that text parsed when it is one JSON object or array, "
+            "or a Python literal of one (else None), and every content block as the "
+            "server sent it." % TOOL_OUTPUT
         )
         + [
-            '%s = TypedDict("%s", {' % (TOOL_OUTPUT, TOOL_OUTPUT),
-            _builtins_spelled(
-                '    "text": str, "data": Optional[Union[Dict[str, Any], List[Any]]], '
-                '"content": List[Block],',
-                names,
-            ),
-            "})",
+            "%s = %s"
+            % (
+                TOOL_OUTPUT,
+                _output_type(
+                    _builtins_spelled("Optional[Union[Dict[str, Any], List[Any]]]", names)
+                ),
+            )
         ]
     )
+
+
+def _output_type(data: str) -> str:
+    """A ``ToolOutput`` whose ``data`` is of type ``data``: the runtime's class (a dict
+    whose keys read as attributes too), with the module's block types."""
+    return "internal.ToolOutput[%s, Block]" % data
 
 
 # A builtin's name in the fixed declarations' code (never inside a key's quotes).
@@ -996,9 +1007,13 @@ def _mixed(declaration: Declaration) -> bool:
 
 
 def _declaration(declaration: Declaration, names: Names) -> List[str]:
-    """The record's ``TypedDict``, after its comment: one, or two halves and their join."""
+    """The record's ``TypedDict``, after its comment: one, or two halves and their join;
+    a learned ``ToolOutput``, the runtime's class for its data."""
     name = names.by_site[declaration.site]
     comment = _declaration_comment(declaration, name)
+    if declaration.output:
+        data = source_type(declaration.fields[1].type, names)
+        return comment + ["%s = %s" % (name, _output_type(data))]
     if not _mixed(declaration):
         total = "" if not declaration.fields[0].optional else ", total=False"
         return comment + _typed_dict(name, declaration.fields, total, names)

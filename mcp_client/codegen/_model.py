@@ -106,6 +106,9 @@ class Declaration:
     open: bool
     is_input: bool
     seen: bool = False  # a shape learned from calls (shapes), not declared: "observed{...}"
+    #: A ``ToolOutput`` whose data is a learned shape: its fields are text, data, content,
+    #: and the source spells it ``internal.ToolOutput[<data>, Block]``, not a TypedDict.
+    output: bool = False
 
     def as_seen(self) -> "Declaration":
         return Declaration(

@@ -132,6 +132,8 @@ class Broker:
             slot.answered()
             value = deliver(tool, result)
             self._learn(slot, client, tool, value, result)
+            if tool.returns == "result":  # the program's runtime makes it a ToolOutput
+                return "ok", {"value": value, "output": True}
             return "ok", {"value": value}
         except ResultMismatch as e:  # the server broke its own outputSchema
             return "mismatch", _failure("mismatch", "%s: %s" % (name, e))

@@ -259,16 +259,17 @@ def instructions(mode: "CodeMode", terms: Terms) -> str:
     listed = ", ".join("%s (%d)" % (key, len(names)) for key, names in servers.items())
     return "\n".join(
         [
-            "MCP servers' tools as Python functions, called from one program you run with "
+            "MCP servers' tools as Python functions, called from one program run with "
             "run_program. Servers (functions): %s." % listed,
             "Find functions with search_tools, one's doc with describe_tool. In the program: "
             "`from cap.mcp import <server>`, `<server>.<function>(name=value)`.",
-            "A function returns its result type (a dict) or a ToolOutput, a dict "
-            '{"text": str, "data": the text parsed if JSON else None, "content": [blocks]}.',
+            "A function returns its result type (a dict) or a ToolOutput: a dict "
+            '{"text": str, "data": the text parsed (JSON or Python literal) or None, '
+            '"content": [blocks]} whose keys are attributes too (out.text).',
             "A failed call raises cap.mcp.ToolFailed (the tool reported an error) or "
-            "cap.mcp.CallFailed (the server's error answer, timeout, dead server, limit; its "
-            "subclasses: CallRefused, "
-            "refused by policy, never sent; ResultMismatch, a result unlike its type).",
+            "cap.mcp.CallFailed (server error, timeout, dead server, limit; subclasses: "
+            "CallRefused, refused by policy, never sent; ResultMismatch, a result unlike its "
+            "type).",
             "Do the whole task in one program; print what you need.",
             _limits_line(terms),
         ]

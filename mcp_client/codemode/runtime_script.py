@@ -16,7 +16,22 @@ import sys
 import threading
 import traceback
 import types
-from typing import IO, Any, Dict, List, Optional, Sequence, Set, Tuple, Type
+from typing import (
+    IO,
+    TYPE_CHECKING,
+    Any,
+    Dict,
+    Generic,
+    List,
+    Literal,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+    Type,
+    TypeVar,
+    overload,
+)
 
 
 class ToolFailed(Exception):
@@ -43,6 +58,43 @@ class ResultMismatch(CallFailed):
     str() names where, what was expected and what came."""
 
     __module__ = "cap.mcp"
+
+
+_Data = TypeVar("_Data")
+_Block = TypeVar("_Block")
+
+
+class ToolOutput(Dict[str, Any], Generic[_Data, _Block]):
+    """What a tool without an outputSchema returns: a dict ``{"text", "data", "content"}``
+    whose keys read as attributes too (``out.text`` is ``out["text"]``): the text blocks
+    joined, that text parsed (JSON, or a Python literal) or None, every content block.
+    Each server's module names its own: ``ToolOutput`` there is this class with its
+    ``data`` and block types (``internal.ToolOutput[<data>, Block]``)."""
+
+    __slots__ = ()  # no attribute of its own: an attribute is a key
+    text: str
+    data: _Data
+    content: List[_Block]
+
+    @overload  # type: ignore[override]  # its keys, each typed; no other key
+    def __getitem__(self, key: Literal["text"]) -> str: ...
+    @overload
+    def __getitem__(self, key: Literal["data"]) -> _Data: ...
+    @overload
+    def __getitem__(self, key: Literal["content"]) -> List[_Block]: ...
+    def __getitem__(self, key: str) -> Any:
+        return dict.__getitem__(self, key)
+
+    if not TYPE_CHECKING:  # to a type checker, only the three keys are attributes
+
+        def __getattr__(self, name: str) -> Any:
+            try:
+                return dict.__getitem__(self, name)
+            except KeyError:
+                raise AttributeError(
+                    "a ToolOutput has no %r: its keys, attributes too, are text, data, content"
+                    % name
+                ) from None
 
 
 #: The runner's failure kinds, each the exception the program gets.
@@ -93,7 +145,7 @@ def invoke(server: str, tool: str, arguments: Dict[str, Any]) -> Any:
             raise CallFailed(_gone[0])
     answer = json.loads(reply)
     if "value" in answer:
-        return answer["value"]
+        return ToolOutput(answer["value"]) if answer.get("output") else answer["value"]
     failure = FAILURES.get(str(answer.get("failure")), CallFailed)
     raise failure(str(answer.get("message", "the call failed")))
 
