@@ -224,7 +224,7 @@ class RealServers(CodeModeCase):
         """)
         done = self.run_runner({"filesystem": self.filesystem()}, program)
         self.assertEqual(done.returncode, 0, done.stderr)
-        self.assertRegex(done.stdout, r"^caught cap\.internal\.mcp .*outside allowed directories")
+        self.assertRegex(done.stdout, r"^caught cap\.mcp .*outside allowed directories")
 
     def test_large_arguments_and_answers_cross_the_pipes_whole(self) -> None:
         program = self.program(

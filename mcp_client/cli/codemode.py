@@ -286,7 +286,7 @@ _INSTEAD = (
     Flag(("--surface",), "print the surface", "switch"),
     Flag(("--search",), "print the tools that match QUERY", metavar="QUERY"),
     Flag(("--describe",), "print one tool's doc", metavar="SERVER.FUNCTION"),
-    Flag(("--check",), "compile() and mypy --strict PROGRAM", "switch"),
+    Flag(("--check",), "compile() and mypy PROGRAM: what would fail when it runs", "switch"),
 )
 _LIMIT = Flag(("--limit",), "--search: N (10)", type=arguments.count, metavar="N")
 _KEEP_CAP = Flag(

@@ -100,6 +100,14 @@ class CodeMode:
         self._idle = threading.Condition(self._lock)
         self._closing = threading.Event()  # set once close() has begun (a test's hook)
         self._root_left_to_runs = False  # close() came from a run's own thread
+        # Each generated function's signature line, for the check's note on a call that
+        # does not fit it; the warming of the check's cache, once begun (warm_check).
+        self._signatures = {
+            (g.module_name, tool.function): tool.brief.split("  # ", 1)[0]
+            for g in self._generated
+            for tool in g.tools
+        }
+        self._warmed: Optional[threading.Event] = None
 
     # ----------------------------------------------------------------- opening, closing
 
@@ -259,12 +267,41 @@ class CodeMode:
         return described(entry.tool)
 
     def check(self, program: str) -> CheckResult:
-        """``compile()``; then, where mypy is importable, ``mypy --strict`` against ``cap``
-        (all of ``cap_dir``: every server's module, whatever the program imports)."""
+        """``compile()``; then, where mypy is importable, mypy against ``cap`` (all of
+        ``cap_dir``: every server's module, whatever the program imports): what would
+        fail when the program runs, not the strictness of its own annotations
+        (``_typecheck.MYPY_FLAGS``). A check that comes while :meth:`warm_check` warms
+        the cache waits for it (as fast, and the cache is written once)."""
         self._enter()  # counted as under way: close() kills its mypy and waits for it
         try:
+            warmed = self._warmed
+            if warmed is not None:
+                warmed.wait(_typecheck.MYPY_TIMEOUT)
             return self._check_counted(program)
         finally:
+            self._end()
+
+    def warm_check(self) -> None:
+        """Fill the check's cache in the background (a thread, ``mcp-codemode-warm``): mypy
+        once over every server's module and the standard library's most used, so that
+        the first :meth:`check` is as fast as the later ones. Once; nothing without mypy.
+        ``serve`` calls it when it starts; close() ends it."""
+        with self._lock:
+            if self._warmed is not None or self._closed or not _typecheck.have_mypy():
+                return
+            self._warmed = threading.Event()
+            self._active += 1  # counted as under way from now: close() waits for it
+        from .._os import threads
+
+        threads.start(threads.named(self._warm, "mcp-codemode-warm", (self._warmed,)))
+
+    def _warm(self, warmed: threading.Event) -> None:
+        try:
+            self._mypy(_typecheck.warm_program(self._modules))
+        except Exception as e:  # never the caller's: a cold check is still a check
+            LOGGER.info("the check's cache was not warmed: %s", e)
+        finally:
+            warmed.set()
             self._end()
 
     def _check_counted(self, program: str) -> CheckResult:
@@ -273,21 +310,28 @@ class CodeMode:
             return CheckResult(False, (failed,))
         if not _typecheck.have_mypy():
             return CheckResult(True, ())
+        ok, messages = self._mypy(program)
+        self._check_open()  # a check that close() cut short has no verdict
+        return CheckResult(ok, tuple(messages), True)
+
+    def _mypy(self, program: str) -> Tuple[bool, List[str]]:
         where = tempfile.mkdtemp(prefix="check-", dir=self._root)
+        adopted: List["subprocess.Popen[bytes]"] = []
         try:
             path = os.path.join(where, _program.PROGRAM_FILE)
             _program.write_text(path, program, "the program to check")
             cache = os.path.join(self._root, "mypy-cache")
-            adopted: List["subprocess.Popen[bytes]"] = []
-            ok, messages = _typecheck.mypy(
-                path, self.cap_dir, cache, started=lambda child: self._adopt(child, adopted)
+            return _typecheck.mypy(
+                path,
+                self.cap_dir,
+                cache,
+                started=lambda child: self._adopt(child, adopted),
+                signatures=self._signatures,
             )
         finally:
             shutil.rmtree(where, ignore_errors=True)
             with self._lock:
                 self._children.difference_update(adopted)
-        self._check_open()  # a check that close() cut short has no verdict
-        return CheckResult(ok, tuple(messages), True)
 
     def _adopt(
         self, child: "subprocess.Popen[bytes]", adopted: List["subprocess.Popen[bytes]"]

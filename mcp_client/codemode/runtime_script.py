@@ -253,7 +253,16 @@ def _signature(function: types.FunctionType) -> str:
     import inspect
 
     text = str(inspect.signature(function))
-    return re.sub(r"\b(?:typing|builtins|cap\.mcp\.\w+)\.", "", text)
+    text = re.sub(r"\b(?:typing|builtins|cap\.mcp\.\w+|cap\.internal\.mcp)\.", "", text)
+    while "ToolOutput[" in text:  # ToolOutput[<data>, <blocks>]: the surface's ToolOutput
+        start = text.index("ToolOutput[") + len("ToolOutput")
+        depth, end = 0, start
+        for end in range(start, len(text)):
+            depth += {"[": 1, "]": -1}.get(text[end], 0)
+            if depth == 0:
+                break
+        text = text[:start] + text[end + 1 :]
+    return text
 
 
 def _closest(module: str, name: str) -> str:
