@@ -5,6 +5,7 @@ The hierarchy (urllib3's shape: one root, leaves that carry their context)::
     McpClientError
     +-- Fault                      a pure codec refused its input (.reason)
     |   +-- CorruptionReport       jsonvalue.parse: not JSON (also a ValueError)
+    |   +-- LiteralRefused         pyrepr.parse: not a Python literal read here (a ValueError)
     |   +-- EncodeRefused          jsonvalue.dump: not a JSON value (also a ValueError)
     |   +-- MessageFault           jsonrpc.decode
     |   |   +-- MalformedMessage       the line is not JSON (.report)
@@ -94,6 +95,11 @@ class Fault(_Reason, McpClientError):
 
 class CorruptionReport(Fault, ValueError):
     """``jsonvalue.parse`` met text that is not strict RFC 8259 JSON within our bounds."""
+
+
+class LiteralRefused(Fault, ValueError):
+    """``codegen.pyrepr.parse`` met text that is not a Python literal it reads (a ``repr``
+    of JSON kinds, within the bounds)."""
 
 
 class EncodeRefused(Fault, ValueError):

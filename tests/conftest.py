@@ -8,8 +8,10 @@ ended; and the process holds no file descriptor it did not hold before.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sys
+import tempfile
 from typing import Iterator, List
 
 import pytest
@@ -70,6 +72,24 @@ def _reap_leftover(pid: int) -> None:
         os.waitpid(pid, 0)
     except OSError:
         pass
+
+
+@pytest.fixture(autouse=True)
+def own_cache() -> Iterator[str]:
+    """Each test its own cache directory (``XDG_CACHE_HOME``): code mode learns result
+    shapes into the per-user store by default, and no test may teach another one, nor
+    write into the home of whoever runs the tests."""
+    root = tempfile.mkdtemp(prefix="mcp-test-cache-")
+    old = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = root
+    try:
+        yield root
+    finally:
+        if old is None:
+            os.environ.pop("XDG_CACHE_HOME", None)
+        else:
+            os.environ["XDG_CACHE_HOME"] = old
+        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

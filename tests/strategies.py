@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, Optional
 
 from hypothesis import HealthCheck, settings
@@ -40,6 +41,19 @@ def json_values(
         lambda kids: (
             st.lists(kids, max_size=width)
             | st.dictionaries(st.text(max_size=keys), kids, max_size=width)
+        ),
+        max_leaves=leaves,
+    )
+
+
+def with_json_text(leaves: int) -> Any:
+    """JSON values some of whose strings are JSON text (of a value of their own), as a
+    server sends where it wraps one result in another (``{"result": "{...}"}``)."""
+    texts = json_values(8, keys=4).map(json.dumps)
+    return st.recursive(
+        st.none() | st.integers() | st.text(max_size=6) | texts,
+        lambda kids: (
+            st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=3), kids, max_size=3)
         ),
         max_leaves=leaves,
     )

@@ -11,6 +11,7 @@ import random
 import sys
 import token
 import tokenize
+import typing
 import unicodedata
 import unittest
 from pathlib import Path
@@ -36,6 +37,7 @@ from mcp_client.codegen import (
     generate,
     sanitize,
     scan_for_at,
+    shapes,
     truncate,
 )
 from mcp_client.codegen import validate as checker
@@ -63,7 +65,7 @@ from cap.internal import mcp as seam  # noqa: E402
 from cap.mcp import load_generated  # noqa: E402
 from codegen_checks import assert_caged, assert_conforms, assert_sends_wire_names  # noqa: E402
 
-from strategies import examples, json_values  # noqa: E402
+from strategies import examples, json_values, with_json_text  # noqa: E402
 
 OBJECT = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
 NULL = {"type": "null"}
@@ -182,6 +184,66 @@ class Collisions(unittest.TestCase):
         self.assertIn("def t2(q: str) -> ToolOutput:", generated.source)
 
 
+class BuiltinNames(unittest.TestCase):
+    """A tool named like a builtin keeps its name; the module spells what it shadows
+    through ``builtins``, so its types still mean the builtins."""
+
+    NAMES = ("list", "set", "type", "str", "int", "float", "bool", "dict", "match", "print")
+    SCHEMA = {
+        "type": "object",
+        "properties": {
+            "x": {"type": "string"},
+            "n": {"type": "integer"},
+            "m": {
+                "type": "object",
+                "properties": {"f": {"type": "number"}, "b": {"type": "boolean"}},
+            },
+        },
+        "required": ["x"],
+    }
+
+    def listing(self) -> List[ToolDescriptor]:
+        listing = [tool(name, schema=self.SCHEMA) for name in self.NAMES]
+        return listing + [tool("keys", schema=self.SCHEMA, output={"type": "object"})]
+
+    def generated(self) -> Any:
+        return generate("s", self.listing())
+
+    def test_the_names_are_kept_and_the_module_runs(self) -> None:
+        generated = self.generated()
+        self.assertEqual(
+            sorted(t.function for t in generated.tools), sorted(self.NAMES + ("keys",))
+        )
+        self.assertIn("import builtins as _builtins", generated.source)
+        self.assertIn("def str(\n    x: _builtins.str,", generated.source)
+        self.assertIn(
+            "internal.ToolOutput[Optional[Union[Dict[_builtins.str, Any]", generated.source
+        )
+        module = load_generated("cap.mcp.s", generated.source)
+        result = CallToolResult((Text("[1]"),), False, None)
+        with seam.recording(seam.contract(lambda name, arguments: result, generated.tools)) as log:
+            out = module.list("a", n=2)
+            module.str("b")
+        self.assertEqual(out["data"], [1])
+        self.assertEqual(
+            [(c.tool, c.arguments) for c in log],
+            [("list", {"x": "a", "n": 2}), ("str", {"x": "b"})],
+        )
+        hints = typing.get_type_hints(module.int)
+        self.assertIs(hints["x"], str)
+        assert_caged(self, generated, "s", self.listing())
+
+    def test_a_module_that_shadows_nothing_imports_no_builtins(self) -> None:
+        self.assertNotIn("builtins", generate("s", [tool("list")]).source)
+        self.assertNotIn("_builtins", generate("s", [tool("get")]).source)
+
+    def test_a_server_named_like_a_builtin_is_still_digested(self) -> None:
+        # ``from cap.mcp import list`` would shadow list in the program.
+        self.assertRegex(
+            generate("list", [tool("a")]).module_name, r"\Acap\.mcp\.list_[0-9a-f]{8}\Z"
+        )
+
+
 class Determinism(unittest.TestCase):
     def test_same_listing_same_bytes(self) -> None:
         listing = [tool("b", "second"), tool("a", "first"), tool("getThing", "x\ny")]
@@ -256,12 +318,12 @@ class ResultTypes(unittest.TestCase):
             generated.source,
         )
         # Declared once, however many tools return it, after the block types.
-        self.assertEqual(generated.source.count('ToolOutput = TypedDict("ToolOutput"'), 1)
+        self.assertEqual(generated.source.count("\nToolOutput = "), 1)
         self.assertIn("\n".join(codegen.content.DECLARATIONS), generated.source)
+        # The runtime's class: a dict whose keys read as attributes too.
         self.assertIn(
-            'ToolOutput = TypedDict("ToolOutput", {\n'
-            '    "text": str, "data": Optional[Union[Dict[str, Any], List[Any]]], '
-            '"content": List[Block],\n})',
+            "\nToolOutput = internal.ToolOutput[Optional[Union[Dict[str, Any], List[Any]]], "
+            "Block]\n",
             generated.source,
         )
         self.assertEqual([t.returns for t in generated.tools], ["result", "result"])
@@ -288,9 +350,11 @@ class ResultTypes(unittest.TestCase):
                 comment,
             )
             self.assertIn(
-                "For a tool without one, it is a ToolOutput: the text blocks joined "
-                "by newlines, that text parsed as JSON when it is one object or array "
-                "(data), and every content block as the server sent it. A failed "
+                "For a tool without one, it is a ToolOutput (internal.ToolOutput: a dict "
+                "whose keys read as attributes too): the text blocks joined by newlines, "
+                "that text parsed when it is one JSON object or array, or a Python "
+                "literal of one (data), and every content block as the server sent it. "
+                "A failed "
                 "call (isError, or a tool with an outputSchema that brought no "
                 "structuredContent object) raises mcp_client.errors.ToolFailed "
                 "instead.",
@@ -508,8 +572,15 @@ class Docs(unittest.TestCase):
         ):
             self.assertIn(said, doc)
         plain = " ".join((inspect.getdoc(module.plain) or "").split())
-        self.assertIn("Returns: ToolOutput: text, the text blocks joined by newlines", plain)
-        self.assertIn("data, that text parsed as JSON when it is one JSON object or array", plain)
+        self.assertIn(
+            "Returns: ToolOutput: a dict whose keys read as attributes too: text, the text "
+            "blocks joined by newlines",
+            plain,
+        )
+        self.assertIn(
+            "data, that text parsed when it is one JSON object or array, or a Python literal",
+            plain,
+        )
         self.assertIn("Raises: ToolFailed: the tool reported an error (isError); str()", plain)
 
     def test_the_surface_and_the_signature_show_one_default_said_once(self) -> None:
@@ -852,6 +923,79 @@ class SeamContract(unittest.TestCase):
         ):
             with self.assertRaises(AssertionError, msg=repr(bad)):
                 assert_conforms(self, bad, result_type)
+
+
+class JsonTextParsed(unittest.TestCase):
+    """A string that held JSON text in every call seen: typed as what it held, observed,
+    and delivered parsed; once it holds none, delivered as the string it is."""
+
+    WRAPPED = {
+        "type": "object",
+        "properties": {"result": {"type": "string"}, "n": {"type": "integer"}},
+        "required": ["result"],
+    }
+
+    def test_a_string_in_data_is_parsed(self) -> None:
+        seen = shapes.merge(
+            shapes.record({"result": '{"total": 3, "rows": [1]}'}),
+            shapes.record({"result": '{"total": 4, "rows": []}'}),
+        )
+        made = generate("s", [tool("report")], learned={"report": shapes.Learned(2, seen)})
+        report = made.tools[0]
+        self.assertIn(
+            '"data": observed{"result": observed{"total": int, "rows": list[int], ...}, ...}',
+            report.line,
+        )
+        doc = " ".join(report.doc.split())
+        self.assertIn('"result": a string of JSON text in every call seen, given parsed', doc)
+        sent = CallToolResult((Text('{"result": "{\\"total\\": 5, \\"rows\\": [2]}"}'),))
+        out = deliver(report, sent)
+        self.assertEqual(out["data"], {"result": {"total": 5, "rows": [2]}})
+        self.assertEqual(out["text"], '{"result": "{\\"total\\": 5, \\"rows\\": [2]}"}')
+        other = deliver(report, CallToolResult((Text('{"result": "not today"}'),)))
+        self.assertEqual(other["data"], {"result": "not today"})  # as it came
+
+    def test_a_declared_string_that_held_json_is_typed_and_parsed(self) -> None:
+        seen = shapes.record({"result": '[{"id": 1, "name": "a"}]', "n": 1})
+        listing = [tool("wrapped", output=self.WRAPPED)]
+        made = generate("s", listing, learned={"wrapped": shapes.Learned(1, None, seen)})
+        wrapped = made.tools[0]
+        self.assertIn(
+            '-> WrappedResult{"result": list[observed{"id": int, "name": str, ...}], "n"?: int}',
+            wrapped.line,
+        )
+        content = {"result": '[{"id": 7, "name": "b"}]', "n": 2}
+        value = deliver(wrapped, CallToolResult((), False, content))
+        self.assertEqual(value, {"result": [{"id": 7, "name": "b"}], "n": 2})
+        self.assertEqual(content["result"], '[{"id": 7, "name": "b"}]')  # never changed
+        with self.assertRaises(ResultMismatch):  # the schema still holds the server
+            deliver(wrapped, CallToolResult((), False, {"result": [{"id": 7}]}))
+        module = load_generated("cap.mcp.s", made.source)
+        hints = typing.get_type_hints(module.WrappedResult)
+        self.assertEqual(str(hints["result"]), "typing.List[cap.mcp.s.WrappedResultResult]")
+
+    def test_only_a_declared_string_is_retyped(self) -> None:
+        seen = shapes.record({"n": '{"a": 1}', "result": "plain"})  # n is declared integer
+        listing = [tool("wrapped", output=self.WRAPPED)]
+        made = generate("s", listing, learned={"wrapped": shapes.Learned(1, None, seen)})
+        self.assertIn('-> WrappedResult{"result": str, "n"?: int}', made.tools[0].line)
+        self.assertEqual(made.tools[0].parsed, ())
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(with_json_text(12), min_size=1, max_size=3), with_json_text(12))
+    def test_deliver_is_total_and_leaves_what_came_alone(self, seen: List[Any], sent: Any) -> None:
+        learned = shapes.record(seen[0])
+        for value in seen[1:]:
+            learned = shapes.merge(learned, shapes.record(value))
+        listing = [tool("r"), tool("w", output={"type": "object"})]
+        made = generate(
+            "s", listing, learned={n: shapes.Learned(1, learned, learned) for n in ("r", "w")}
+        )
+        before = json.dumps(sent)
+        result = CallToolResult((Text(before),), False, sent)
+        for target in made.tools:
+            deliver(target, result) if type(sent) is dict or target.returns == "result" else None
+        self.assertEqual(json.dumps(sent), before)
 
 
 class Truncate(unittest.TestCase):

@@ -50,7 +50,7 @@ from cap.mcp import load_generated  # noqa: E402
 from codegen_checks import assert_caged, assert_sends_wire_names  # noqa: E402
 
 from servers import scripted  # noqa: E402
-from strategies import examples, json_values  # noqa: E402
+from strategies import examples, json_values, with_json_text  # noqa: E402
 
 BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 
@@ -140,9 +140,9 @@ class HostileNames(CorpusCase):
         self.assertEqual(len(set(names)), len(HOSTILE_NAMES))
         for expected in (
             "class_" + h("class"),
-            "match_" + h("match"),
-            "type_" + h("type"),
-            "list_" + h("list"),
+            "match",  # a soft keyword and builtins keep their names (server.list(...))
+            "type",
+            "list",
             "internal_" + h("internal"),
             "arguments_" + h("arguments"),
             "mcp_" + h("---"),
@@ -688,15 +688,28 @@ class HostileResults(CorpusCase):
         value = {text: {text: [text]} for text in keys[: shapes.MAX_KEYS]}
         generated = self.learned_listing([value, {"ok": 1}])
         line = generated.tools[1].line
-        self.assertIn('"data": seen{', line)
+        self.assertIn('"data": observed{', line)
         self.assertNotIn("\n@decorator", generated.source)
         for char in BIDI:
             self.assertNotIn(char, generated.surface)
+
+    def test_hostile_keys_inside_json_text_are_caged_alike(self) -> None:
+        keys = [t for t in HOSTILE_TEXTS + HOSTILE_NAMES if len(t) <= shapes.MAX_KEY_CHARS]
+        held = json.dumps({text: [text] for text in keys[: shapes.MAX_KEYS]})
+        generated = self.learned_listing([{"result": held}, {"result": held}])
+        self.assertIn('ResolveDataResult = TypedDict("ResolveDataResult", {', generated.source)
+        self.assertEqual(generated.tools[1].parsed, ((("key", "result"),),))
 
     @pytest.mark.slow
     @settings(max_examples=examples(100), deadline=None)
     @given(st.lists(json_values(25, keys=8), min_size=1, max_size=3))
     def test_any_learned_shape_generates_a_caged_module(self, values: List[Any]) -> None:
+        self.learned_listing(values)
+
+    @pytest.mark.slow
+    @settings(max_examples=examples(100), deadline=None)
+    @given(st.lists(with_json_text(20), min_size=1, max_size=3))
+    def test_any_learned_json_text_generates_a_caged_module(self, values: List[Any]) -> None:
         self.learned_listing(values)
 
     @pytest.mark.slow

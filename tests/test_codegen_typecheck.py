@@ -2,8 +2,9 @@
 
 Issue 19, item 6: a harness can run ``mypy --strict`` over a model's program
 and the generated modules before running anything. This test does exactly
-that, as a subprocess over a temporary directory holding a stub ``cap``
-package (``cap.internal.mcp.invoke`` returns ``Any``, as a harness's would),
+that, as a subprocess over a temporary directory holding a ``cap`` package
+whose runtime is code mode's (``cap.internal.mcp``: ``invoke`` returns ``Any``,
+``ToolOutput`` a dict whose keys read as attributes too),
 every golden module, a module whose parameters are named like what a body
 could use (``str``, ``cast``, ``Dict``, ``Any``...), one right program, and
 one wrong program per mistake a model makes: a keyword the server does not
@@ -26,15 +27,14 @@ from typing import Dict, List
 
 from mcp_client import codegen, protocol
 from mcp_client.codegen import shapes
+from mcp_client.codemode._program import RUNTIME
 
 from typecheck import mypy_strict
 
 GOLDEN = Path(__file__).with_name("golden")
 
-STUB = '''from typing import Any, Dict
-
-def invoke(server: str, tool: str, arguments: Dict[str, Any]) -> Any: ...
-'''
+#: The runtime as a program has it: its ``invoke`` returns ``Any``, as a harness's would.
+RUNTIME_TEXT = RUNTIME
 
 # A parameter may take any name but a hard keyword and what a body uses: these
 # must neither break the body nor the module (their types stay typing's).
@@ -95,12 +95,33 @@ SHADOW_TOOLS = [
     ),
 ]
 
+# Tools named like builtins keep their names; their module still means the builtins.
+NAMED_LIKE_BUILTINS = [
+    protocol.ToolDescriptor(
+        name,
+        {
+            "type": "object",
+            "properties": {
+                "x": {"type": "string"},
+                "n": {"type": "integer"},
+                "f": {"type": "number"},
+                "b": {"type": "boolean"},
+                "m": {"type": "object", "properties": {"k": {"type": "string"}}},
+            },
+            "required": ["x"],
+        },
+    )
+    for name in ("list", "set", "type", "str", "int", "float", "bool", "dict")
+]
+
 RIGHT = '''from typing import List
-from cap.mcp import calendar, filesystem, orders, shadow
+from cap.mcp import builtin_names, calendar, filesystem, orders, shadow
 
 def main() -> None:
     out = filesystem.list_directory_with_sizes("/tmp", sortBy="size")
     text: str = out["text"]
+    same: str = out.text  # a ToolOutput's keys read as attributes too
+    print(same, out.data, out.content[0]["type"])
     blocks = out["content"]
     for block in blocks:  # a block narrowed by its type (issue 24)
         if block["type"] == "image":
@@ -112,7 +133,8 @@ def main() -> None:
     if isinstance(data, dict):
         print(data.get("entries"))
     when = calendar.resolve_time("2026-12-02", "Europe/Paris")
-    local: str = when["data"]["resolved_local"]  # a shape learned: seen{...}
+    local: str = when["data"]["resolved_local"]  # a shape learned: observed{...}
+    print(when.data["zone"])
     adjusted = when["data"].get("adjusted_local")
     print(local, adjusted)
     filesystem.edit_file("/tmp/a", [{"oldText": "a", "newText": "b"}], dryRun=True)
@@ -128,6 +150,8 @@ def main() -> None:
     ok: bool = result["ok"]
     shadow.Shadow(x=3)
     shadow.Shadow(x="three")
+    listed = builtin_names.list("a", n=1, f=1.5, b=True, m={"k": "v"})
+    print(listed["text"], builtin_names.str(x="s")["data"], builtin_names.type("t"))
     print(text, blocks, city, first, cursor, ok)
 '''
 
@@ -139,6 +163,9 @@ WRONG: Dict[str, str] = {
     "result_key": 'print(orders.get_order("o-1")["customer"]["adress"])',
     "union": 'shadow.Shadow(x=1.5)',
     "seen_key": 'print(calendar.resolve_time("d", "z")["data"]["resolved"])',
+    "builtin_named": 'builtin_names.int("x", n="one")',
+    "output_attribute": 'print(filesystem.list_allowed_directories().txet)',
+    "output_key": 'print(filesystem.list_allowed_directories()["txet"])',
     "unnarrowed_block": 'print(filesystem.list_allowed_directories()["content"][0]["mimeType"])',
     "data_unchecked": 'print(filesystem.list_allowed_directories()["data"]["x"])',
 }
@@ -152,6 +179,9 @@ EXPECTED: Dict[str, str] = {
     "result_key": 'TypedDict "GetOrderResultCustomer" has no key "adress"',
     "union": 'Argument "x" to "Shadow" has incompatible type "float"',
     "seen_key": 'TypedDict "ResolveTimeData" has no key "resolved"',
+    "builtin_named": 'Argument "n" to "int" has incompatible type "str"',
+    "output_attribute": 'has no attribute "txet"',
+    "output_key": 'No overload variant of "__getitem__" of "ToolOutput"',
     "unnarrowed_block": 'TypedDict "TextContent" has no key "mimeType"',
     "data_unchecked": "Value of type",
 }
@@ -194,7 +224,7 @@ class TypeChecked(unittest.TestCase):
             root = Path(tmp)
             write(root, "cap/__init__.py", "")
             write(root, "cap/internal/__init__.py", "")
-            write(root, "cap/internal/mcp.pyi", STUB)
+            write(root, "cap/internal/mcp.py", RUNTIME_TEXT)
             write(root, "cap/mcp/__init__.py", "")
             files = []
             for server in ("filesystem", "orders", "issue-tracker", "git", "time"):
@@ -205,13 +235,17 @@ class TypeChecked(unittest.TestCase):
             files.append("cap/mcp/shadow.py")
             write(root, "cap/mcp/calendar.py", learned_calendar().source)
             files.append("cap/mcp/calendar.py")
+            named = codegen.generate("builtin_names", NAMED_LIKE_BUILTINS).source
+            write(root, "cap/mcp/builtin_names.py", named)
+            files.append("cap/mcp/builtin_names.py")
             write(root, "right.py", RIGHT)
             files.append("right.py")
             for key, line in WRONG.items():
                 write(
                     root,
                     "wrong_%s.py" % key,
-                    "from cap.mcp import calendar, filesystem, orders, shadow\n%s\n" % line,
+                    "from cap.mcp import builtin_names, calendar, filesystem, orders, shadow\n%s\n"
+                    % line,
                 )
                 files.append("wrong_%s.py" % key)
             cls.returncode, cls.findings = mypy_strict(root, files)

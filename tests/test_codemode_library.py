@@ -394,7 +394,7 @@ class ModelErrors(LibraryCase):
         self.assertIn("Traceback (most recent call last):", result.stderr)
         self.assertIn('program.py", line 7, in <module>', result.stderr)
         self.assertIn('program.py", line 5, in read', result.stderr)
-        self.assertIn("cap.internal.mcp.ToolFailed: no note: No such file", result.stderr)
+        self.assertIn("\ncap.mcp.ToolFailed: no note: No such file", result.stderr)
         self.assertNotIn("cap/internal", result.stderr)
         self.assertNotIn("cap/mcp", result.stderr)
         self.assertIn("(2 frames of the cap package left out)", result.stderr)
@@ -443,6 +443,37 @@ class ModelErrors(LibraryCase):
         result = self.run_program(code, "notes.pid()\n")  # no server named: none hinted
         self.assertIn("NameError: name 'notes' is not defined", result.stderr)
         self.assertNotIn("hint: ", result.stderr)
+
+    def test_a_wrong_name_lists_the_functions_then_the_types(self) -> None:
+        code = self.open({"notes": self.notes()})
+        hint = self.hint(code, "from cap.mcp import notes\nnotes.zzz()\n")
+        self.assertRegex(
+            hint,
+            r"\A`cap\.mcp\.notes` has no `zzz`; its functions: delete_note, [a-z_, ]+; "
+            r"its types: (none|[A-Z])",
+        )
+        self.assertNotIn("TextContent", hint)  # the block types every module has
+
+    def test_a_call_that_does_not_fit_shows_the_signature(self) -> None:
+        code = self.open({"notes": self.notes()})
+        self.assertEqual(
+            self.hint(code, "from cap.mcp import notes\nnotes.read_note(nme='a')\n"),
+            "the signature: cap.mcp.notes.read_note(name: str) -> ToolOutput; did you mean `name`?",
+        )
+        self.assertEqual(
+            self.hint(code, "from cap.mcp import notes\nnotes.write_note(name='a')\n"),
+            "the signature: cap.mcp.notes.write_note(name: str, text: str) -> ToolOutput",
+        )
+        result = self.run_program(code, "def f(a):\n    pass\nf(b=1)\n")  # not a cap function
+        self.assertNotIn("hint: ", result.stderr)
+
+    def test_a_syntax_error_names_program_py(self) -> None:
+        code = self.open({"notes": self.notes()})
+        result = self.run_program(code, "x = (\n")
+        self.assertEqual(result.exit_status, 1)
+        self.assertTrue(result.stderr.startswith('  File "program.py", line 1\n'), result.stderr)
+        self.assertNotIn(self.dir, result.stderr)
+        self.assertNotIn("/tmp", result.stderr)
 
     def test_the_filesystem_servers_read_names_its_read_tools(self) -> None:
         os.mkdir(os.path.join(self.dir, "files"))

@@ -32,13 +32,23 @@ class Data(unittest.TestCase):
             "Result: {}",
             "{} trailing",
             '{"a": 1}\n{"b": 2}',  # JSON lines are two values, not one
-            "{'a': 1}",  # a Python repr (sqlite's)
+            "{'at': datetime.date(2026, 1, 2)}",  # a repr of what is no literal
+            "('a')",  # a repr in parentheses, of a scalar
             "[1, 2",
             "{NaN}",
             '{"n": NaN}',
             '{"n": 1e400}',
         ):
             self.assertIsNone(content.parse_data(text), text)
+
+    def test_a_python_literal_is_read_without_evaluating_it(self) -> None:
+        self.assertEqual(
+            content.parse_data("{'id': 7, 'tags': ('a', 'b'), 'ok': True, 'note': None}"),
+            {"id": 7, "tags": ["a", "b"], "ok": True, "note": None},
+        )  # sqlite's rows, a dict printed: what a server sends where JSON was due
+        self.assertEqual(content.parse_data("[('a', 1), ('b', 2)]"), [["a", 1], ["b", 2]])
+        self.assertEqual(content.parse_data("(1, 2)"), [1, 2])
+        self.assertIsNone(content.parse_data("[__import__('os').system('x')]"))
 
     def test_the_bounded_parser_refuses_what_a_result_line_could_not_hold(self) -> None:
         deep = "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1)
@@ -70,6 +80,12 @@ class Data(unittest.TestCase):
     def test_parse_data_is_total(self, text: str) -> None:
         value = content.parse_data(text)
         self.assertIn(type(value), (dict, list, type(None)))
+
+    @property_settings(300)
+    @given(json_values(20))
+    def test_every_repr_of_a_container_comes_back(self, value: Any) -> None:
+        parsed = content.parse_data(repr(value))
+        self.assertEqual(parsed, value if isinstance(value, (dict, list)) else None)
 
     @property_settings(300)
     @given(json_values(20))

@@ -225,6 +225,22 @@ class TheTwoCommands(unittest.TestCase):
         with open(os.path.join(REPO, "README.md"), encoding="utf-8") as source:
             self.assertIn("python -m pip install -e . && python -m mcp_client\n", source.read())
 
+    def test_the_library_in_ten_lines_passes_mypy_strict(self) -> None:
+        with open(os.path.join(REPO, "README.md"), encoding="utf-8") as source:
+            readme = source.read()
+        section = readme[readme.index("## The library in ten lines") :]
+        program = next(b for b in blocks(section) if b.lang == "python" and b.mark == "run")
+        with tempfile.TemporaryDirectory() as directory:
+            path = os.path.join(directory, "example.py")
+            with open(path, "w", encoding="utf-8") as out:
+                out.write(program.text)
+            done = subprocess.run(
+                [sys.executable, "-m", "mypy", "--strict", "--config-file=", "--no-incremental",
+                 "--cache-dir", os.devnull, path],
+                capture_output=True, text=True, cwd=REPO, timeout=EXAMPLE_TIMEOUT,
+            )  # fmt: skip
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+
 
 class NoHistory(unittest.TestCase):
     def test_no_document_names_an_issue_or_a_commit(self) -> None:

@@ -21,6 +21,7 @@ from mcp_client.codegen.name import (
     first_collision,
     mangle,
     mangle_all,
+    mangle_function,
     mangle_label,
     sha256_digest,
 )
@@ -121,7 +122,7 @@ class MangleExamples(unittest.TestCase):
         for text, stem in cases.items():
             self.assertEqual(mangle(text, sha256_digest), stem + "_" + h(text))
 
-    def test_keywords_soft_keywords_and_builtins_are_digested(self) -> None:
+    def test_keywords_soft_keywords_and_builtins_are_digested_as_modules(self) -> None:
         for text in (
             "class",
             "import",
@@ -137,6 +138,20 @@ class MangleExamples(unittest.TestCase):
             "Ellipsis",
         ):
             self.assertEqual(mangle(text, sha256_digest), text.lower() + "_" + h(text))
+
+    def test_a_function_keeps_a_builtins_or_a_soft_keywords_name(self) -> None:
+        for text in ("list", "set", "type", "str", "print", "id", "match", "case", "Ellipsis"):
+            self.assertEqual(mangle_function(text, sha256_digest), text)
+        for text, stem in (
+            ("class", "class"),
+            ("None", "none"),
+            ("internal", "internal"),
+            ("Dict", "dict"),
+            ("ToolOutput", "tool_output"),
+            ("cap", "cap"),
+        ):
+            self.assertEqual(mangle_function(text, sha256_digest), stem + "_" + h(text))
+        self.assertEqual(mangle_all(["list", "set"], sha256_digest), ["list", "set"])
 
     def test_names_the_module_binds_are_digested(self) -> None:
         for text in ("internal", "arguments", "cap", "mcp"):
@@ -292,6 +307,11 @@ class MangleProperties(unittest.TestCase):
         self.assertNotIn(mangled, dir(builtins))
         self.assertNotIn(mangled, RESERVED)
         self.assertLessEqual(len(mangled), name.MAX_NAME_CHARS + 1 + name.DIGEST_CHARS)
+        function = mangle_function(text, sha256_digest)
+        self.assertRegex(function, r"\A[A-Za-z][A-Za-z0-9_]*\Z")
+        self.assertFalse(keyword.iskeyword(function))
+        self.assertNotIn(function, name.FUNCTION_RESERVED)
+        compile("def %s(): pass" % function, "<function>", "exec")
         label = mangle_label(text, sha256_digest)
         self.assertRegex(label, r"\A[A-Za-z_][A-Za-z0-9_]*\Z")
         self.assertFalse(keyword.iskeyword(label))

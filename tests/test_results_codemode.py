@@ -3,7 +3,7 @@
 The calendar case, replayed as the issue tells it: ``resolve_time`` declares no
 ``outputSchema`` and its text is a JSON object. A first program, written from the
 surface alone, guesses its keys wrong. After one run with ``--shapes DIR``, the
-surface shows what was seen (``seen{"resolved_local": str, ...}``), and a second
+surface shows what was observed (``observed{"resolved_local": str, ...}``), and a second
 program written from that surface is right the first time, under ``mypy --strict``
 too. The other programs read ``data``, narrow a content block, and meet
 ``cap.mcp.ResultMismatch`` from a server that breaks its own ``outputSchema``.
@@ -111,7 +111,7 @@ class CalendarCase(ResultsCase):
         after = self.codemode("--surface", "--shapes", self.shapes).stdout
         self.assertIn(
             'resolve_time(when: str, zone: str) -> ResolveTimeOutput{"text": str, "data": '
-            'seen{"resolved_local": str, "zone": str, "adjusted_local": str, ...}, '
+            'observed{"resolved_local": str, "zone": str, "adjusted_local": str, ...}, '
             '"content": list[Block]}',
             after,
         )
@@ -119,7 +119,8 @@ class CalendarCase(ResultsCase):
             "--describe", "calendar.resolve_time", "--shapes", self.shapes
         ).stdout
         self.assertIn(
-            "seen in 1 call; the server declares no outputSchema", " ".join(described.split())
+            "observed in 1 call; the server declares no outputSchema",
+            " ".join(described.split()),
         )
         checked = self.codemode("--check", "--shapes", self.shapes, program=RIGHT)
         self.assertEqual(checked.returncode, 0, checked.stdout + checked.stderr)
@@ -139,13 +140,113 @@ class CalendarCase(ResultsCase):
         for value in ("2026-12-02", "Europe/Paris", "09:00"):
             self.assertNotIn(value, text)
 
-    def test_without_shapes_nothing_is_learned(self) -> None:
-        self.codemode(program=GUESS)
+    def test_with_no_shapes_nothing_is_learned(self) -> None:
+        self.codemode("--no-shapes", program=GUESS)
         self.assertFalse(os.path.exists(self.shapes))
+        self.assertFalse(os.path.exists(os.path.join(os.environ["XDG_CACHE_HOME"], "mcp-client")))
         self.assertNotIn("resolved_local", self.codemode("--surface").stdout)
+
+    def test_by_default_the_per_user_store_learns(self) -> None:
+        self.codemode(program=GUESS)
+        store = os.path.join(os.environ["XDG_CACHE_HOME"], "mcp-client", "shapes")
+        self.assertEqual(len(os.listdir(store)), 1)
+        self.assertEqual(os.stat(store).st_mode & 0o777, 0o700)
+        self.assertIn('observed{"resolved_local"', self.codemode("--surface").stdout)
+        self.assertNotIn("resolved_local", self.codemode("--surface", "--no-shapes").stdout)
+
+
+#: What was learned once types: a string of JSON text given parsed, a repr read.
+PARSED = """
+from cap.mcp import calendar
+total: int = calendar.report()["data"]["result"]["total"]
+first = calendar.wrapped()["result"][0]["days"][0]
+busy = calendar.busy_days()["data"]
+print(total, first, busy["days"], busy["all_day"], busy["note"])
+"""
+#: Written before anything was learned: the strings are strings, the repr is read.
+FIRST = """
+import json
+from cap.mcp import calendar
+print(json.loads(calendar.report()["data"]["result"])["total"])
+print(json.loads(calendar.wrapped()["result"])[0]["total"], calendar.busy_days()["data"])
+"""
+
+
+class Learning(ResultsCase):
+    def test_a_string_of_json_text_is_given_parsed_once_learned(self) -> None:
+        first = self.codemode("--shapes", self.shapes, program=FIRST)
+        self.assertEqual(
+            first.stdout.splitlines(),
+            ["3", "3 {'days': ['mon', 'fri'], 'count': 2, 'all_day': True, 'note': None}"],
+            first.stderr,
+        )
+        surface = self.codemode("--surface", "--shapes", self.shapes).stdout
+        self.assertIn(
+            'report() -> ReportOutput{"text": str, "data": observed{"result": observed{"total": '
+            'int, "days": list[str], ...}, ...}, "content": list[Block]}',
+            surface,
+        )
+        self.assertIn(
+            'wrapped() -> WrappedResult{"result": list[observed{"total": int, "days": '
+            "list[str], ...}]}",
+            surface,
+        )
+        self.assertIn('"data": observed{"days": list[str], "count": int, "all_day": bool', surface)
+        checked = self.codemode("--check", "--shapes", self.shapes, program=PARSED)
+        self.assertEqual((checked.returncode, checked.stdout), (0, "ok\n"), checked.stderr)
+        done = self.codemode("--shapes", self.shapes, program=PARSED)
+        self.assertEqual(done.stdout, "3 mon ['mon', 'fri'] True None\n", done.stderr)
+
+    def test_a_server_that_claims_to_be_another_teaches_it_nothing(self) -> None:
+        with open(self.config, "w") as out:
+            command = {"command": sys.executable, "args": [CALENDAR]}
+            twin = {"command": sys.executable, "args": [CALENDAR, "--twin"]}
+            json.dump({"mcpServers": {"calendar": command, "twin": twin}}, out)
+        program = "from cap.mcp import twin\nprint(twin.resolve_time('d', 'z')['data'])\n"
+        done = self.codemode("--shapes", self.shapes, program=program)
+        self.assertEqual(done.stdout, "{'amount': 1.5, 'note': 'twin'}\n", done.stderr)
+        surface = self.codemode("--surface", "--shapes", self.shapes).stdout
+        self.assertIn(
+            'cap.mcp.twin.resolve_time(when: str, zone: str) -> ResolveTimeOutput{', surface
+        )
+        calendar = [line for line in surface.splitlines() if "calendar.resolve_time" in line]
+        self.assertEqual(len(calendar), 1)
+        self.assertNotIn("amount", calendar[0])
+        self.assertIn('"data": dict | list | None', calendar[0])
+
+
+#: A ToolOutput read the way the SDKs and JavaScript code mode read a result, and as a dict.
+ATTRIBUTES = """
+import json
+from cap.mcp import calendar
+out = calendar.say("hi")
+print(out.text == out["text"], out.data, isinstance(out, dict), json.dumps(out)[:18])
+print(out.content[0]["type"], out.get("text"), sorted(out))
+"""
 
 
 class Programs(ResultsCase):
+    @pytest.mark.slow
+    def test_a_tool_output_reads_as_a_dict_and_by_attribute(self) -> None:
+        checked = self.codemode("--check", "--no-shapes", program=ATTRIBUTES)
+        self.assertEqual((checked.returncode, checked.stdout), (0, "ok\n"), checked.stderr)
+        done = self.codemode("--no-shapes", program=ATTRIBUTES)
+        self.assertEqual(
+            done.stdout.splitlines(),
+            [
+                'True None True {"text": "You said',
+                "text You said: hi ['content', 'data', 'text']",
+            ],
+            done.stderr,
+        )
+        wrong = self.codemode("--no-shapes", program=ATTRIBUTES + "out.txet\n")
+        self.assertEqual(wrong.returncode, 1)
+        self.assertIn(
+            "AttributeError: a ToolOutput has no 'txet': its keys, attributes too, are text, "
+            "data, content",
+            wrong.stderr,
+        )
+
     @pytest.mark.slow
     def test_a_program_narrows_a_block_and_reads_data(self) -> None:
         checked = self.codemode("--check", program=BLOCKS)

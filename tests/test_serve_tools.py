@@ -199,7 +199,9 @@ class Descriptors(ToolsCase):
         self.assertIn("Servers (functions): time (2), memory (1).", text)
         for name in ("ToolFailed", "CallFailed", "CallRefused", "search_tools", "run_program"):
             self.assertIn(name, text)
-        self.assertIn('ToolOutput, a dict {"text": str', text)
+        self.assertIn('ToolOutput: a dict {"text": str', text)
+        self.assertIn("whose keys are attributes too (out.text)", text)
+        self.assertIn("server error", text)  # a JSON-RPC error is a CallFailed
         self.assertIn("300 s a run", text)
 
     def test_each_fact_once_within_the_fixed_cost(self) -> None:

@@ -20,7 +20,7 @@ from mcp_client.codegen.schema import AnyOf, Array, Field, Map, Nullable, Record
 from mcp_client.errors import SymlinkRefused
 from mcp_client.protocol import ToolDescriptor
 
-from strategies import json_values, property_settings
+from strategies import json_values, property_settings, with_json_text
 
 TOOL = ToolDescriptor("resolve_time", {"type": "object", "properties": {"when": {}}})
 
@@ -151,6 +151,92 @@ class Recording(unittest.TestCase):
             self.assertEqual(shape.calls, len(objects))
 
 
+class JsonTexts(unittest.TestCase):
+    def test_a_string_of_json_text_is_learned_as_what_it_held(self) -> None:
+        shape = learned({"result": '{"total": 3, "items": ["a"]}'}, {"result": '{"total": 1}'})
+        assert isinstance(shape, shapes.ObjectOf)
+        self.assertEqual(
+            shape.keys[0][1],
+            shapes.JsonText(
+                shapes.ObjectOf(
+                    (
+                        ("total", shapes.Scalar("integer"), 2),
+                        ("items", shapes.ListOf(shapes.Scalar("string")), 1),
+                    ),
+                    2,
+                )
+            ),
+        )
+        self.assertEqual(shapes.json_paths(shape), ((("key", "result"),),))
+        self.assertEqual(
+            shapes.to_type(shape),
+            Record(
+                (
+                    Field(
+                        "result",
+                        Record(
+                            (
+                                Field("total", Simple("integer"), False, None),
+                                Field("items", Array(Simple("string")), True, None),
+                            ),
+                            True,
+                        ),
+                        False,
+                        shapes.JSON_TEXT_NOTE,
+                    ),
+                ),
+                True,
+            ),
+        )
+
+    def test_once_a_string_holds_no_json_it_is_a_string(self) -> None:
+        for values in (
+            ({"r": '{"a": 1}'}, {"r": "done"}),
+            ({"r": "done"}, {"r": '{"a": 1}'}),
+            ({"r": "[1]"}, {"r": "42"}),  # a scalar's text is no JSON object or array
+        ):
+            with self.subTest(values):
+                shape = learned(*values)
+                assert isinstance(shape, shapes.ObjectOf)
+                self.assertEqual(shape.keys[0][1], shapes.Scalar("string"))
+                self.assertEqual(shapes.json_paths(shape), ())
+
+    def test_paths_go_into_lists_maps_and_what_a_string_held(self) -> None:
+        inner = json.dumps({"deep": json.dumps([1, 2])})
+        shape = learned([{"row": inner}], [{"row": inner}, {"row": inner}])
+        self.assertEqual(
+            shapes.json_paths(shape),
+            ((("item",), ("key", "row")), (("item",), ("key", "row"), ("key", "deep"))),
+        )
+        mapped = shapes.record({"k%d" % i: "[%d]" % i for i in range(shapes.MAX_KEYS + 1)})
+        self.assertEqual(shapes.json_paths(mapped), ((("value",),),))
+
+    def test_what_a_string_holds_counts_against_the_bounds(self) -> None:
+        deep: Any = 1
+        for _ in range(shapes.MAX_DEPTH):
+            deep = [deep]
+        shape = shapes.record({"r": json.dumps(deep)})
+        self.assertLessEqual(self.depth(shapes.dump_shape(shape)), shapes.MAX_DEPTH + 3)
+        self.assertEqual(shapes.record("[" * 300 + "]" * 300), shapes.Scalar("string"))
+
+    def depth(self, value: Any) -> int:
+        if isinstance(value, dict):
+            return 1 + max([self.depth(v) for v in value.values()] + [0])
+        if isinstance(value, list):
+            return 1 + max([self.depth(v) for v in value] + [0])
+        return 0
+
+    @property_settings(300)
+    @given(with_json_text(20), with_json_text(20))
+    def test_json_text_is_total_and_round_trips(self, one: Any, two: Any) -> None:
+        shape = shapes.merge(shapes.record(one), shapes.record(two))
+        dumped = json.loads(json.dumps(shapes.dump_shape(shape)))
+        self.assertEqual(shapes.load_shape(dumped), shape)
+        shapes.to_type(shape)
+        for path in shapes.json_paths(shape):
+            self.assertTrue(all(step[0] in ("key", "item", "value") for step in path))
+
+
 class Store(unittest.TestCase):
     def setUp(self) -> None:
         self.dir = tempfile.mkdtemp(prefix="shapes-test-")
@@ -185,13 +271,44 @@ class Store(unittest.TestCase):
         self.assertEqual(fresh.learned("other", "1.0", [TOOL]), {})
         self.assertEqual(set(fresh.learned("calendar", "1.0", [TOOL, changed])), {"resolve_time"})
 
+    def test_a_file_is_keyed_by_what_the_operator_configured(self) -> None:
+        mine = shapes.source("pay", ["node", "pay.js"], "/srv")
+        self.assertNotEqual(mine, shapes.source("pay", ["node", "pay.js", "--v2"], "/srv"))
+        self.assertNotEqual(mine, shapes.source("pay2", ["node", "pay.js"], "/srv"))
+        self.assertNotEqual(mine, shapes.source("pay", ["node", "pay.js"], None))
+        store = shapes.Store(self.dir)
+        # Another server saying it is "pay" 1.0 teaches nothing to the configured "pay".
+        store.observe(shapes.source("liar", ["node", "liar.js"]), "1.0", TOOL, {"note": 1})
+        store.observe(mine, "1.0", TOOL, {"amount": 1.5})
+        store.flush()
+        learned = shapes.Store(self.dir).learned(mine, "1.0", [TOOL])["resolve_time"]
+        data = shapes.to_type(learned.data)  # type: ignore[arg-type]
+        assert isinstance(data, Record)
+        self.assertEqual([(f.name, f.type) for f in data.fields], [("amount", Simple("number"))])
+
+    def test_a_file_of_another_version_is_read_as_empty_and_replaced(self) -> None:
+        store = shapes.Store(self.dir)
+        store.observe("calendar", "1.0", TOOL, {"a": 1})
+        store.flush()
+        upgraded = shapes.Store(self.dir)
+        self.assertEqual(upgraded.learned("calendar", "2.0", [TOOL]), {})
+        upgraded.observe("calendar", "2.0", TOOL, {"b": 1})
+        upgraded.flush()
+        self.assertEqual(shapes.Store(self.dir).learned("calendar", "1.0", [TOOL]), {})
+        again = shapes.Store(self.dir).learned("calendar", "2.0", [TOOL])["resolve_time"]
+        self.assertEqual(again.calls, 1)
+
     def test_a_file_that_is_not_a_store_is_ignored(self) -> None:
         store = shapes.Store(self.dir)
         store.observe("calendar", "1.0", TOOL, {"a": 1}, None)
         store.flush()
         (name,) = os.listdir(self.dir)
         path = os.path.join(self.dir, name)
-        bad_entry = {"format": "mcp_client.shapes/1", "tools": {"k": {"calls": 1, "data": 7}}}
+        bad_entry = {
+            "format": "mcp_client.shapes/2",
+            "version": "1.0",
+            "tools": {"k": {"calls": 1, "data": 7}},
+        }
         for junk in (b"\xff\xfe", b"[]", b"{" * 100000, json.dumps(bad_entry).encode()):
             with self.subTest(junk[:20]):
                 with open(path, "wb") as out:
@@ -206,7 +323,7 @@ class Store(unittest.TestCase):
     def test_a_store_file_that_is_a_link_is_not_written_through(self) -> None:
         store = shapes.Store(self.dir)
         store.observe("calendar", "1.0", TOOL, {"a": 1}, None)
-        name = shapes._file_name("calendar", "1.0")
+        name = shapes._file_name("calendar")
         victim = os.path.join(self.dir, "victim")
         open(victim, "w").close()
         os.symlink(victim, os.path.join(self.dir, name + ".%d.tmp" % os.getpid()))
@@ -214,7 +331,7 @@ class Store(unittest.TestCase):
             store.flush()
         with open(victim) as kept:
             self.assertEqual(kept.read(), "")
-        self.assertRaises(SymlinkRefused, store._write, name, "calendar", "1.0")
+        self.assertRaises(SymlinkRefused, store._write, name)
 
     def test_an_unwritable_directory_is_a_warning_not_a_failure(self) -> None:
         store = shapes.Store(os.path.join(self.dir, "file", "below"))
@@ -253,7 +370,7 @@ class Store(unittest.TestCase):
             tool = ToolDescriptor("t%d" % index, {"type": "object"})
             store.observe("s", "1", tool, {"a": 1}, None)
         store.flush()
-        with open(os.path.join(self.dir, shapes._file_name("s", "1"))) as stream:
+        with open(os.path.join(self.dir, shapes._file_name("s"))) as stream:
             self.assertEqual(len(json.load(stream)["tools"]), shapes.MAX_TOOLS)
 
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Callable, Optional, Sequence, Tuple
 
 from .. import config
-from ..codemode import ALLOW, CodeMode, Limits, Policy, RunResult
+from ..codemode import ALLOW, CodeMode, Limits, Policy, RunResult, _serve_tools
 from ..errors import CodeModeError, ConfigError, NoServerStarted, UnknownServer
 from . import arguments, exits
 from .arguments import CONFIG, HIDE, JAIL_SERVERS, SERVER, SERVER_JAIL, TIMEOUT, Flag
@@ -109,7 +109,7 @@ class RunnerOptions:
     policy: Policy
     limits: Limits
     scratch: Optional[str] = None  # --scratch DIR: the programs' cwd on the host
-    shapes: Optional[str] = None  # --shapes DIR: the store of learned shapes
+    shapes: Optional[str] = None  # the store of learned shapes (--shapes DIR); None: --no-shapes
     hide: Tuple[str, ...] = ()  # --hide PATH: hidden from the program too
     show: Tuple[str, ...] = ()  # --show PATH: a default-hidden place the program sees
 
@@ -172,11 +172,14 @@ _NO_LIMITS = Flag(
     "cannot enforce them: no memory or pids cgroup to be had)",
     "switch",
 )
-_SHAPES = Flag(
-    ("--shapes",),
-    "learn what tools without an outputSchema return: their shapes (never values) kept in "
-    "DIR, and shown on the surface from then on",
-    metavar="DIR",
+_SHAPES = (
+    Flag(
+        ("--shapes",),
+        "keep the result shapes learned (never values) in DIR (default: the per-user store, "
+        "in the platform's cache directory); the surface types what was observed",
+        metavar="DIR",
+    ),
+    Flag(("--no-shapes",), "learn no result shapes, and show none", "switch"),
 )
 
 
@@ -198,7 +201,7 @@ def add_runner_arguments(parser: argparse.ArgumentParser) -> None:
         help = "%s (%s)" % (_BOUNDS[field], arguments.shown(flag, value))
         arguments.add(limits, flag, value, help)
     arguments.add(limits, _NO_LIMITS)
-    arguments.add(parser, _SHAPES)
+    arguments.add_all(parser.add_mutually_exclusive_group(), _SHAPES)
 
 
 def runner_options(namespace: argparse.Namespace) -> RunnerOptions:
@@ -215,12 +218,22 @@ def runner_options(namespace: argparse.Namespace) -> RunnerOptions:
         policy=Policy(namespace.allow, tuple(namespace.allow_tool), tuple(namespace.deny_tool)),
         limits=Limits(enforced=not namespace.no_limits, **limits),
         scratch=None if namespace.scratch is None else os.path.abspath(namespace.scratch),
-        shapes=getattr(namespace, "shapes", None),
+        shapes=_shapes(namespace),
         hide=tuple(
             os.path.abspath(os.path.expanduser(path)) for path in getattr(namespace, "hide", ())
         ),
         show=_shown(namespace),
     )
+
+
+def _shapes(namespace: argparse.Namespace) -> Optional[str]:
+    """The store of learned shapes the flags name: ``--shapes DIR``, else the per-user one;
+    ``None`` with ``--no-shapes``. Always a path the runner knows, so that it can hide it."""
+    if getattr(namespace, "no_shapes", False):
+        return None
+    from ..codegen.shapes import default_directory
+
+    return os.path.abspath(getattr(namespace, "shapes", None) or default_directory())
 
 
 def _absolute(paths: Sequence[str]) -> Tuple[str, ...]:
@@ -354,7 +367,7 @@ _INSTEAD = (
     Flag(("--surface",), "print the surface", "switch"),
     Flag(("--search",), "print the tools that match QUERY", metavar="QUERY"),
     Flag(("--describe",), "print one tool's doc", metavar="SERVER.FUNCTION"),
-    Flag(("--check",), "compile() and mypy --strict PROGRAM", "switch"),
+    Flag(("--check",), "compile() and mypy PROGRAM: what would fail when it runs", "switch"),
 )
 _LIMIT = Flag(("--limit",), "--search: N (10)", type=arguments.count, metavar="N")
 _KEEP_CAP = Flag(
@@ -491,6 +504,8 @@ def _written_here(target: str) -> bool:
 
 def _search(runner: CodeMode, query: str, limit: int) -> int:
     found = runner.search(query, limit=limit)
+    if not found.matches:  # what search_tools says, not silence
+        print(_serve_tools.no_match(query))
     for match in found.matches:
         print(match.line)
     if found.truncated:
@@ -500,8 +515,7 @@ def _search(runner: CodeMode, query: str, limit: int) -> int:
 
 def _check(runner: CodeMode, program: str) -> int:
     checked = runner.check(program)
-    for message in checked.messages:
-        print(message)
+    print(_serve_tools.check_text(checked))  # "ok" on success, as check_program says
     if not checked.mypy:
         _say("mypy is not installed: compile() only (pip install 'mcp-client[check]')")
     return 0 if checked.ok else EXIT_CHECK_FAILED

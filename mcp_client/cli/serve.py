@@ -15,8 +15,8 @@ with four tools (:mod:`mcp_client.codemode._serve_tools`):
 ``describe_tool(name)``
     one function's whole doc (``"server.function"``); an unknown name gets the closest;
 ``check_program(code)``
-    ``compile()``, and ``mypy --strict`` against the ``cap`` package where mypy is
-    installed: each message with its line;
+    ``compile()``, and mypy against the ``cap`` package where mypy is installed (its cache
+    warmed in the background at the start): what would fail, each message with its line;
 ``run_program(code, timeout_s)``
     the program in a jailed child Python of its own (unless ``--no-jail``), its calls
     served by the shared servers: exit status, stdout, stderr, every call, the error.
@@ -107,6 +107,7 @@ def _serve(arguments: argparse.Namespace, protocol_in: int, protocol_out: int) -
         return status
     server = None
     try:
+        mode.warm_check()  # the first check_program as fast as the later ones
         server = _server(mode, arguments, protocol_in, protocol_out)
         server.serve()
         return 0

@@ -169,7 +169,7 @@ from ..protocol import CallToolResult, InitializeResult, Text, ToolDescriptor
 # Re-exported: PORT.md names these helpers codegen's; they live in .text so that what shows
 # server text (the CLI, replay, the errors) does not load the generator.
 from ..text import escape, sanitize, truncate
-from . import _docstring, _surface, content
+from . import _docstring, _surface, content, shapes
 
 # Each limit lives in the module that applies it; the "NAME as NAME" ones are not used here,
 # only still read as codegen's, as they were before the split.
@@ -177,6 +177,8 @@ from ._docstring import MAX_DOC_BYTES, MAX_DOC_DESCRIPTION_CHARS
 from ._docstring import MAX_DOC_NOTE_CHARS as MAX_DOC_NOTE_CHARS
 from ._model import (
     BLOCKS,
+    BUILTIN_TYPES,
+    BUILTINS_MODULE,
     INDENT,
     MAX_NOTE_CHARS,
     MAX_SHAPE_CHARS,
@@ -190,6 +192,7 @@ from ._model import (
     Names,
     Ref,
     Site,
+    builtin,
     literal,
     signature_default,
     source_type,
@@ -228,7 +231,7 @@ from .schema import (
     plan,
     plan_output,
 )
-from .shapes import Learned, to_type
+from .shapes import Learned, Path, json_paths, json_text, json_texts, to_type
 from .validate import Check, Deferred
 
 __all__ = [
@@ -299,6 +302,9 @@ class GeneratedTool:
     doc: str
     check: Optional[Check] = _field(default=None, compare=False, repr=False)
     brief: str = _field(default="", compare=False, repr=False)
+    #: Where ``deliver`` parses a string that held JSON text in every call seen
+    #: (``shapes.json_paths``; in ``data``, or in the ``structuredContent``).
+    parsed: Tuple[Path, ...] = _field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -365,6 +371,7 @@ def generate(
             signature + "\n\n" + "\n".join(doc),
             Deferred(function.output) if function.output is not None else None,
             _surface.brief_line(piece, segment),
+            function.parsed,
         )
         for function, line, signature, doc, piece in zip(functions, lines, signatures, docs, pieces)
     )
@@ -406,8 +413,37 @@ def deliver(tool: GeneratedTool, result: CallToolResult) -> Any:
             mismatch = tool.check(result.structured_content)
             if mismatch is not None:
                 raise ResultMismatch(sanitize(tool.wire_name, MAX_NOTE_CHARS), *mismatch)
-        return result.structured_content
-    return content.tool_output(result)
+        return _parse_at(result.structured_content, tool.parsed)
+    output = content.tool_output(result)
+    if tool.parsed:
+        output["data"] = _parse_at(output["data"], tool.parsed)
+    return output
+
+
+def _parse_at(value: Any, paths: Tuple[Path, ...]) -> Any:
+    """``value`` with the strings at ``paths`` that hold a JSON object or array parsed
+    (``shapes.json_text``, bounded), each container on the way copied, never changed:
+    what the server sent stays as it came (the shapes are learned from it)."""
+    for path in paths:
+        value = _parsed(value, path)
+    return value
+
+
+def _parsed(value: Any, path: Path) -> Any:
+    if not path:
+        held = json_text(value) if type(value) is str else None
+        return value if held is None else held
+    step, rest = path[0], path[1:]
+    if step[0] == "key" and type(value) is dict and step[1] in value:
+        inner = _parsed(value[step[1]], rest)
+        return value if inner is value[step[1]] else dict(value, **{step[1]: inner})
+    if step[0] == "item" and type(value) is list:
+        items = [_parsed(item, rest) for item in value]
+        return items if any(a is not b for a, b in zip(items, value)) else value
+    if step[0] == "value" and type(value) is dict:
+        entries = {key: _parsed(item, rest) for key, item in value.items()}
+        return entries if any(entries[k] is not value[k] for k in value) else value
+    return value
 
 
 def _error_text(tool: GeneratedTool, result: CallToolResult) -> str:
@@ -433,11 +469,12 @@ def _read(tool: ToolDescriptor, name: str, digest: Digest, seen: Optional[Learne
             for param in sorted(tool_plan.params, key=lambda p: p.optional)
         )
     labels = tuple(label_of[param.name] for param in params)
-    returns, result, reason, output = _read_result(name, tool, declarations)
+    returns, result, reason, output, parsed = _read_result(name, tool, declarations, seen)
     seen_calls = 0
     if returns == RESULT and seen is not None and seen.data is not None:
         result = _declare_seen(name, tool.name, seen, declarations)
         seen_calls = seen.calls if result is not None else 0
+        parsed = json_paths(seen.data) if result is not None else ()
     return Function(
         name,
         tool.name,
@@ -453,6 +490,7 @@ def _read(tool: ToolDescriptor, name: str, digest: Digest, seen: Optional[Learne
         tuple(declarations),
         output,
         seen_calls,
+        parsed,
     )
 
 
@@ -503,19 +541,85 @@ def _title(tool: ToolDescriptor, description: str) -> str:
 
 
 def _read_result(
-    function: str, tool: ToolDescriptor, out: List[Declaration]
-) -> Tuple[str, Optional[Ref], str, Optional[Record]]:
-    """What the tool returns, its record if it has one, why not if it has none, and
-    the record as read (for the run-time check)."""
+    function: str, tool: ToolDescriptor, out: List[Declaration], seen: Optional[Learned]
+) -> Tuple[str, Optional[Ref], str, Optional[Record], Tuple[Path, ...]]:
+    """What the tool returns, its record if it has one, why not if it has none, the
+    record as read (for the run-time check, which holds the server to its schema), and
+    the places of its strings ``deliver`` parses."""
     if tool.output_schema is None:
-        return RESULT, None, "", None
+        return RESULT, None, "", None, ()
     output = plan_output(tool.output_schema)
     if isinstance(output, WholeValue):
-        return STRUCTURED, None, sanitize(output.reason, MAX_NOTE_CHARS), None
+        return STRUCTURED, None, sanitize(output.reason, MAX_NOTE_CHARS), None, ()
     site = (function, "result")
     about = "what %s returns: the call's structuredContent." % function
-    ref = _declare_record(site, _pascal(function) + "Result", tool.name, about, output, False, out)
-    return STRUCTURED, ref, "", output
+    typed, taken = _json_fields(output, seen)
+    first = len(out)
+    ref = _declare_record(site, _pascal(function) + "Result", tool.name, about, typed, False, out)
+    places = [_site_steps(path) for path in taken]
+    for index in range(first, len(out)):  # what a parsed string held: observed, not declared
+        if any(out[index].site[: len(site) + len(place)] == site + place for place in places):
+            out[index] = out[index].as_seen()
+    texts = json_paths(seen.structured if seen is not None else None)
+    parsed = tuple(path for path in texts if any(path[: len(t)] == t for t in taken))
+    return STRUCTURED, ref, "", output, parsed
+
+
+def _json_fields(output: Record, seen: Optional[Learned]) -> Tuple[Record, List[Path]]:
+    """``output`` with each declared string that held JSON text in every call seen typed
+    as what it held (``deliver`` parses it there), and those strings' paths."""
+    if seen is None or seen.structured is None:
+        return output, []
+    taken: List[Path] = []
+    typed: ValueType = output
+    for path, text in json_texts(seen.structured):  # outer places first
+        if any(path[: len(done)] == done for done in taken):
+            continue  # inside one typed already: its type says what it held
+        changed = _typed_at(typed, path, to_type(text.shape))
+        if changed is not None:
+            typed = changed
+            taken.append(path)
+    assert isinstance(typed, Record)
+    return typed, taken
+
+
+def _site_steps(path: Path) -> Tuple[str, ...]:
+    """A path's steps as ``_declare`` spells sites: ``.key``, ``[]``, ``{}``."""
+    return tuple("." + step[1] if step[0] == "key" else _SITE_STEP[step[0]] for step in path)
+
+
+_SITE_STEP = {"item": "[]", "value": "{}"}
+
+
+def _typed_at(kind: ValueType, path: Path, held: ValueType) -> Optional[ValueType]:
+    """``kind`` with the declared string at ``path`` typed ``held``; ``None`` when the
+    schema has no string there (then nothing is parsed: the schema is the server's word)."""
+    if isinstance(kind, Nullable):
+        inner = _typed_at(kind.inner, path, held)
+        return None if inner is None else Nullable(inner)
+    if not path:
+        return held if kind == Simple("string") and not isinstance(held, Structured) else None
+    step, rest = path[0], path[1:]
+    if step[0] == "key" and isinstance(kind, Record):
+        for index, field in enumerate(kind.fields):
+            if field.name == step[1]:
+                inner = _typed_at(field.type, rest, held)
+                if inner is None:
+                    return None
+                note = shapes.JSON_TEXT_NOTE + (
+                    " " + field.description if field.description else ""
+                )
+                fields = list(kind.fields)
+                fields[index] = Field(field.name, inner, field.optional, note)
+                return Record(tuple(fields), kind.open)
+        return None
+    if step[0] == "item" and isinstance(kind, Array):
+        inner = _typed_at(kind.item, rest, held)
+        return None if inner is None else Array(inner)
+    if step[0] == "value" and isinstance(kind, Map):
+        inner = _typed_at(kind.value, rest, held)
+        return None if inner is None else Map(inner)
+    return None
 
 
 def _declare_seen(function: str, tool: str, seen: Learned, out: List[Declaration]) -> Optional[Ref]:
@@ -525,7 +629,7 @@ def _declare_seen(function: str, tool: str, seen: Learned, out: List[Declaration
     kind = to_type(seen.data)
     if isinstance(kind, Structured):
         return None
-    about = "the data of %s's ToolOutput, as seen in %d call%s; the server declares no " % (
+    about = "the data of %s's ToolOutput, as observed in %d call%s; the server declares no " % (
         function,
         seen.calls,
         "" if seen.calls == 1 else "s",
@@ -535,7 +639,7 @@ def _declare_seen(function: str, tool: str, seen: Learned, out: List[Declaration
     data = _declare(
         kind, (function, "data"), natural + "Data", tool, about + "outputSchema.", False, out
     )
-    for index in range(first, len(out)):  # shown as seen{...}: learned, not declared
+    for index in range(first, len(out)):  # shown as observed{...}: learned, not declared
         out[index] = out[index].as_seen()
     fields = (
         Field("text", Simple("string"), False, None),
@@ -543,8 +647,10 @@ def _declare_seen(function: str, tool: str, seen: Learned, out: List[Declaration
         Field("content", BLOCKS, False, None),  # type: ignore[arg-type]  # see ModelType
     )
     site = (function, "output")
-    about = "what %s returns: a ToolOutput whose data has the shape seen." % function
-    out.append(Declaration(site, natural + "Output", tool, about, fields, False, False))
+    about = "what %s returns: a ToolOutput whose data has the shape observed." % function
+    out.append(
+        Declaration(site, natural + "Output", tool, about, fields, False, False, False, True)
+    )
     return Ref(site)
 
 
@@ -696,7 +802,8 @@ def _name_types(functions: List[Function], digest: Digest) -> Names:
             raise ToolNameCollision(first, declaration.tool, name)
         owner[name] = declaration
         by_site[declaration.site] = name
-    return Names(by_site, {d.site: d for d in declarations})
+    shadowed = frozenset(function.name for function in functions) & BUILTIN_TYPES
+    return Names(by_site, {d.site: d for d in declarations}, shadowed)
 
 
 # ----------------------------------------------------------------------------- source
@@ -708,8 +815,10 @@ _CONTRACT = (
     "call's structuredContent as the server sent it, typed by the TypedDict the function "
     "names and checked against it (a mismatch raises mcp_client.errors.ResultMismatch), "
     "or Dict[str, Any] when the schema could not be read. For a tool without one, it is "
-    "a ToolOutput: the text blocks joined by newlines, that text parsed as JSON when it "
-    "is one object or array (data), and every content block as the server sent it. A "
+    "a ToolOutput (internal.ToolOutput: a dict whose keys read as attributes too): the "
+    "text blocks joined by newlines, that text parsed when it is one JSON object or "
+    "array, or a Python literal of one (data), and every content block as the server "
+    "sent it. A "
     "failed call (isError, or a tool with an outputSchema that brought no "
     "structuredContent object) raises mcp_client.errors.ToolFailed instead."
 )
@@ -726,7 +835,7 @@ def _module(
     lines = _header(server, module_name) + _module_docstring(server, info)
     lines += [""] + _imports(functions, names)
     if any(function.returns == RESULT for function in functions):
-        lines += ["", ""] + _tool_output()
+        lines += ["", ""] + _tool_output(names)
     for function, doc in zip(functions, docs):
         lines += ["", ""] + _function(server, function, names, doc)
     return "\n".join(lines) + "\n"
@@ -777,11 +886,18 @@ def _module_docstring(server: str, info: Optional[InitializeResult]) -> List[str
 def _imports(functions: List[Function], names: Names) -> List[str]:
     used = _typing_names(functions, names)
     typing_line = ["from typing import " + ", ".join(sorted(used))] if used else []
-    return typing_line + [
-        "import typing as _typing",
-        "",
-        "from cap.internal import mcp as internal",
-    ]
+    # A function named like a builtin the source spells (def str) shadows it in the
+    # module: the source then spells that builtin through the builtins module.
+    shadowing = ["import builtins as %s" % BUILTINS_MODULE] if names.shadowed else []
+    return (
+        typing_line
+        + shadowing
+        + [
+            "import typing as _typing",
+            "",
+            "from cap.internal import mcp as internal",
+        ]
+    )
 
 
 def _typing_names(functions: List[Function], names: Names) -> FrozenSet[str]:
@@ -828,27 +944,49 @@ _TYPING_OF = {
 }
 
 
-def _tool_output() -> List[str]:
+def _tool_output(names: Names) -> List[str]:
     return (
         _comment(
             "The content blocks of MCP 2025-06-18 (mcp_client.content): test "
             'block["type"] before reading the other keys; a block of a kind not '
             "listed here still arrives, as the server sent it."
         )
-        + list(content.DECLARATIONS)
+        + [_builtins_spelled(line, names) for line in content.DECLARATIONS]
         + _comment(
-            "%s: what a tool without an outputSchema returns (codegen.deliver): its "
-            "text blocks joined by newlines, that text parsed as JSON when it is one "
-            "object or array (else None), and every content block as the server "
-            "sent it." % TOOL_OUTPUT
+            "%s: what a tool without an outputSchema returns (codegen.deliver): a dict "
+            'whose keys read as attributes too (out["text"] is out.text): its text blocks '
+            "joined by newlines, that text parsed when it is one JSON object or array, "
+            "or a Python literal of one (else None), and every content block as the "
+            "server sent it." % TOOL_OUTPUT
         )
         + [
-            '%s = TypedDict("%s", {' % (TOOL_OUTPUT, TOOL_OUTPUT),
-            '    "text": str, "data": Optional[Union[Dict[str, Any], List[Any]]], '
-            '"content": List[Block],',
-            "})",
+            "%s = %s"
+            % (
+                TOOL_OUTPUT,
+                _output_type(
+                    _builtins_spelled("Optional[Union[Dict[str, Any], List[Any]]]", names)
+                ),
+            )
         ]
     )
+
+
+def _output_type(data: str) -> str:
+    """A ``ToolOutput`` whose ``data`` is of type ``data``: the runtime's class (a dict
+    whose keys read as attributes too), with the module's block types."""
+    return "internal.ToolOutput[%s, Block]" % data
+
+
+# A builtin's name in the fixed declarations' code (never inside a key's quotes).
+_BUILTIN_WORD = re.compile(r'(?<![\w".])(%s)(?![\w"])' % "|".join(sorted(BUILTIN_TYPES)))
+
+
+def _builtins_spelled(line: str, names: Names) -> str:
+    """A line of the fixed declarations with the builtins the module shadows spelt
+    through ``_builtins``."""
+    if not names.shadowed:
+        return line
+    return _BUILTIN_WORD.sub(lambda found: builtin(found.group(1), names), line)
 
 
 def _function(server: str, function: Function, names: Names, doc: List[str]) -> List[str]:
@@ -869,9 +1007,13 @@ def _mixed(declaration: Declaration) -> bool:
 
 
 def _declaration(declaration: Declaration, names: Names) -> List[str]:
-    """The record's ``TypedDict``, after its comment: one, or two halves and their join."""
+    """The record's ``TypedDict``, after its comment: one, or two halves and their join;
+    a learned ``ToolOutput``, the runtime's class for its data."""
     name = names.by_site[declaration.site]
     comment = _declaration_comment(declaration, name)
+    if declaration.output:
+        data = source_type(declaration.fields[1].type, names)
+        return comment + ["%s = %s" % (name, _output_type(data))]
     if not _mixed(declaration):
         total = "" if not declaration.fields[0].optional else ", total=False"
         return comment + _typed_dict(name, declaration.fields, total, names)
@@ -913,7 +1055,7 @@ def _signature(function: Function, names: Names) -> List[str]:
 
 def _signature_params(function: Function, names: Names) -> List[str]:
     if isinstance(function.plan, WholeValue):
-        return ["arguments: Dict[str, Any]"]
+        return ["arguments: Dict[%s, Any]" % builtin("str", names)]
     return list(with_star(function, lambda param, label: _source_param(param, label, names)))
 
 
@@ -930,7 +1072,9 @@ def _source_param(param: Param, label: str, names: Names) -> str:
 def _source_returns(function: Function, names: Names) -> str:
     if function.result is not None:
         return names.of(function.result)
-    return "Dict[str, Any]" if function.returns == STRUCTURED else TOOL_OUTPUT
+    if function.returns == STRUCTURED:
+        return "Dict[%s, Any]" % builtin("str", names)
+    return TOOL_OUTPUT
 
 
 # A body names no type a label can take: a parameter may be called Dict, Any

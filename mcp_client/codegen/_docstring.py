@@ -174,8 +174,8 @@ def _doc_returns(function: Function, names: Names) -> List[str]:
     if function.returns == RESULT and function.result is not None:
         calls = function.seen_calls
         text = (
-            "%s: a ToolOutput (text, data, content) whose data is the shape seen in "
-            "%d call%s; the server declares no outputSchema (a shape seen, not promised: "
+            "%s: a ToolOutput (text, data, content) whose data is the shape observed in "
+            "%d call%s; the server declares no outputSchema (observed, not promised: "
             "nothing checks it)." % (names.of(function.result), calls, "" if calls == 1 else "s")
         )
         return ["", "Returns:"] + indented(text, "    ")
@@ -250,10 +250,11 @@ def literals(doc: List[str], indent: str = INDENT) -> List[str]:
 
 # The doc's fixed paragraphs, wrapped once.
 _RETURNS_TOOL_OUTPUT = ["", "Returns:"] + indented(
-    "ToolOutput: text, the text blocks joined by newlines; data, that text parsed "
-    "as JSON when it is one JSON object or array (else None); content, every "
-    "content block as the server sent it (images and resources too: test "
-    'block["type"] before reading its other keys).',
+    "ToolOutput: a dict whose keys read as attributes too: text, the text blocks "
+    "joined by newlines; data, that text parsed when it is one JSON object or array, "
+    "or a Python literal of one (else None); content, every content block as the "
+    'server sent it (images and resources too: test block["type"] before reading its '
+    "other keys).",
     "    ",
 )
 _RAISES_UNCHECKED = ["", "Raises:"] + indented(

@@ -16,7 +16,18 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple, Union
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    FrozenSet,
+    Iterator,
+    List,
+    NamedTuple,
+    Optional,
+    Tuple,
+    Union,
+)
 
 from ..text import escape
 from .schema import (
@@ -42,6 +53,8 @@ MAX_SHAPE_CHARS = 1000
 MAX_DEFAULT_CHARS = 40
 #: The result type of every tool without an outputSchema (``deliver``'s dict).
 TOOL_OUTPUT = "ToolOutput"
+#: How the surface marks a shape learned from calls, not declared: ``observed{...}``.
+OBSERVED = "observed"
 
 INDENT = "    "
 PYTHON_TYPES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool"}
@@ -92,7 +105,10 @@ class Declaration:
     fields: Tuple[Field, ...]  # types are ModelType: nested records are Ref
     open: bool
     is_input: bool
-    seen: bool = False  # a shape learned from calls (shapes), not declared: "seen{...}"
+    seen: bool = False  # a shape learned from calls (shapes), not declared: "observed{...}"
+    #: A ``ToolOutput`` whose data is a learned shape: its fields are text, data, content,
+    #: and the source spells it ``internal.ToolOutput[<data>, Block]``, not a TypedDict.
+    output: bool = False
 
     def as_seen(self) -> "Declaration":
         return Declaration(
@@ -118,16 +134,32 @@ class Function:
     declarations: Tuple[Declaration, ...]  # nested ones first; inputs, then the result's
     output: Optional[Record]  # the declared result record, for the run-time check
     seen_calls: int  # calls a learned data shape was seen in; 0: none learned
+    #: Where deliver parses a string that held JSON text in every call seen (shapes.Path).
+    parsed: Tuple[Tuple[Tuple[str, ...], ...], ...] = ()
 
 
 class Names(NamedTuple):
-    """The module's type names: by site, and the declarations by site."""
+    """The module's type names: by site, and the declarations by site; the builtins the
+    source spells that a function of the module shadows (``def str(...)``)."""
 
     by_site: Dict[Site, str]
     declarations: Dict[Site, Declaration]
+    shadowed: FrozenSet[str] = frozenset()
 
     def of(self, ref: Ref) -> str:
         return self.by_site[ref.site]
+
+
+#: The builtins a module's source spells: the types of the JSON scalars.
+BUILTIN_TYPES: FrozenSet[str] = frozenset(PYTHON_TYPES.values())
+#: How a module names the builtins it shadows (``import builtins as _builtins``): no
+#: function, label or type can take the name (none starts with ``_`` and a letter after).
+BUILTINS_MODULE = "_builtins"
+
+
+def builtin(name: str, names: Names) -> str:
+    """A builtin as the module spells it: through ``_builtins`` where a function shadows it."""
+    return "%s.%s" % (BUILTINS_MODULE, name) if name in names.shadowed else name
 
 
 def source_type(kind: ModelType, names: Names) -> str:
@@ -135,13 +167,13 @@ def source_type(kind: ModelType, names: Names) -> str:
     if isinstance(kind, Ref):
         return names.of(kind)
     if isinstance(kind, Simple):
-        return PYTHON_TYPES[kind.kind]
+        return builtin(PYTHON_TYPES[kind.kind], names)
     if isinstance(kind, Array):
         return "List[%s]" % source_type(kind.item, names)
     if isinstance(kind, Nullable):
         return "Optional[%s]" % source_type(kind.inner, names)
     if isinstance(kind, Map):
-        return "Dict[str, %s]" % source_type(kind.value, names)
+        return "Dict[%s, %s]" % (builtin("str", names), source_type(kind.value, names))
     if isinstance(kind, Choice):
         return "Literal[%s]" % ", ".join(member_text(member) for member in kind.members)
     if isinstance(kind, AnyOf):
@@ -181,7 +213,7 @@ def surface_type(
         name = names.of(kind)
         declaration = names.declarations[kind.site]
         if declaration.seen:  # learned, not declared: a program reads it as data's shape
-            return "seen" + (record_shape(declaration, names) if show.shapes else "{...}")
+            return OBSERVED + (record_shape(declaration, names) if show.shapes else "{...}")
         return name + record_shape(declaration, names) if show.shapes else name
     if isinstance(kind, Simple):
         return PYTHON_TYPES[kind.kind]
@@ -245,7 +277,7 @@ def shape_type(kind: ModelType, names: Names, deep: bool) -> str:
 
     def nested(site: Ref) -> str:
         declaration = names.declarations[site.site]
-        mark = "seen" if declaration.seen else ""
+        mark = OBSERVED if declaration.seen else ""
         return mark + (shape_of(declaration, names, deep) if deep else "{...}")
 
     return surface_type(kind, names, NAMES_ONLY, nested)

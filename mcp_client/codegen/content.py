@@ -15,8 +15,10 @@ it was sent (a program tests ``block["type"]`` before reading other keys).
 * ``text``: the text blocks' text joined by ``"\\n"``;
 * ``data``: ``text`` parsed as JSON when the whole of it, stripped, is one
   JSON object or array (``jsonvalue.parse``: bounded like every line the
-  client reads, so a hostile text costs no more than its result line did);
-  else ``None``. A scalar is not parsed: ``"42"`` stays text;
+  client reads, so a hostile text costs no more than its result line did), or
+  else as a Python literal of a dict, a list or a tuple (a server that sent a
+  ``repr``: ``pyrepr.parse``, bounded the same, evaluating nothing); else
+  ``None``. A scalar is not parsed: ``"42"`` stays text;
 * ``content``: every block, as the server sent it.
 
 Every generated module declares the same types (``DECLARATIONS``, its
@@ -28,9 +30,10 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Literal, Optional, Tuple, TypedDict, Union
 
-from ..errors import CorruptionReport
+from ..errors import CorruptionReport, LiteralRefused
 from ..jsonvalue import JsonValue, parse
 from ..protocol import CallToolResult, ContentBlock, Text
+from . import pyrepr
 
 __all__ = [
     "Annotations",
@@ -46,6 +49,7 @@ __all__ = [
     "NAMES",
     "DECLARATIONS",
     "parse_data",
+    "text_of",
     "tool_output",
 ]
 
@@ -216,25 +220,36 @@ DECLARATIONS: Tuple[str, ...] = tuple(_DECLARATIONS.strip("\n").split("\n"))
 #: ``typing`` names ``DECLARATIONS`` spells.
 DECLARATION_TYPING: Tuple[str, ...] = ("Any", "Dict", "List", "Literal", "TypedDict", "Union")
 
-_OPENERS = ("{", "[")
+_OPENERS = ("{", "[", "(")
+_CLOSERS = ("}", "]", ")")
 
 
 def parse_data(text: str) -> Optional[JsonValue]:
-    """``text`` as JSON when, stripped, it is one JSON object or array; else ``None``; total."""
+    """``text``'s data when, stripped, it is one JSON object or array, or else one Python
+    literal of a dict, list or tuple (a ``repr``: ``pyrepr``, which evaluates nothing);
+    else ``None``; total."""
     stripped = text.strip()
     # The cheap test first: most text is prose, and a parse that fails costs a scan.
-    if not stripped.startswith(_OPENERS) or not stripped.endswith(("}", "]")):
+    if not stripped.startswith(_OPENERS) or not stripped.endswith(_CLOSERS):
         return None
     try:
         value = parse(stripped)
     except CorruptionReport:
-        return None
+        try:
+            value = pyrepr.parse(stripped)
+        except LiteralRefused:
+            return None
     return value if type(value) in (dict, list) else None
+
+
+def text_of(result: CallToolResult) -> str:
+    """The text blocks of ``result`` joined by ``"\\n"``: a ``ToolOutput``'s ``text``."""
+    return "\n".join(block.text for block in result.content if isinstance(block, Text))
 
 
 def tool_output(result: CallToolResult) -> Dict[str, Any]:
     """The ``ToolOutput`` dict for ``result``: text, data, every block as sent; total."""
-    text = "\n".join(block.text for block in result.content if isinstance(block, Text))
+    text = text_of(result)
     return {
         "text": text,
         "data": parse_data(text),
@@ -260,8 +275,8 @@ _DOCS = {
     "EmbeddedResource": 'An embedded resource: ``{"type": "resource", "resource": ...}``.',
     "ToolOutput": (
         "What a tool without an outputSchema returns to a program: ``text`` (the text "
-        "blocks joined), ``data`` (that text as JSON when it is one object or array, else "
-        "None), ``content`` (every block as sent)."
+        "blocks joined), ``data`` (that text as JSON, or as a Python literal, when it is one "
+        "object or array, else None), ``content`` (every block as sent)."
     ),
 }
 for _name, _doc in _DOCS.items():

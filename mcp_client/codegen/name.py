@@ -3,11 +3,16 @@
 Pure: no I/O, no threads, no clocks. Only what Python requires is changed
 (a model guesses ``sortBy``, not ``sort_by_e3f84df7``):
 
-* ``mangle`` keeps a tool (or server) name verbatim when it is an ASCII
+* ``mangle_function`` keeps a tool name verbatim when it is an ASCII
   identifier starting with a letter (``[A-Za-z][A-Za-z0-9_]*``), at most
-  ``MAX_NAME_CHARS`` (32) characters, and not in ``RESERVED``: a keyword, a
-  soft keyword, a builtin, or a name the generated module binds itself
-  (``internal``, the ``typing`` names its annotations use, ``ToolOutput``).
+  ``MAX_NAME_CHARS`` (32) characters, and not in ``FUNCTION_RESERVED``: a hard
+  keyword, or a name the generated module binds itself (``internal``, the
+  ``typing`` names its annotations use, ``ToolOutput``). A builtin's or a soft
+  keyword's name is fine: a program reaches a function as ``server.list``, and
+  the module spells a builtin it shadows through ``builtins``.
+* ``mangle`` does the same for a server's name, the module a program binds
+  (``from cap.mcp import <it>``), under ``RESERVED``: also every builtin and
+  soft keyword, which that binding would shadow in the program.
 * ``mangle_label`` keeps a parameter name verbatim when it is an ASCII
   identifier (``[A-Za-z_][A-Za-z0-9_]*``) of at most 32 characters (so that
   no surface line is longer than it was when every name was mangled) that is
@@ -65,6 +70,7 @@ __all__ = [
     "MAX_NAME_CHARS",
     "DIGEST_CHARS",
     "RESERVED",
+    "FUNCTION_RESERVED",
     "LABEL_RESERVED",
     "TYPING_NAMES",
     "BODY_NAMES",
@@ -73,6 +79,7 @@ __all__ = [
     "LABEL_STEM",
     "sha256_digest",
     "mangle",
+    "mangle_function",
     "mangle_label",
     "mangle_all",
     "first_collision",
@@ -102,10 +109,11 @@ _KEYWORDS = (
     "pass raise return try while with yield"
 )
 _SOFT_KEYWORDS = "case match type _"
-# Shadowing a builtin inside the generated module would change what the names
-# mean there and in a program that star-imports it; every builtin is held back
-# from function names, not only the few the bodies use today. Union over
-# Python 3.9 to 3.13, every name that starts with a letter.
+# A server's module bound under a builtin's name would shadow it in the program
+# (``from cap.mcp import list``), so every builtin is held back from module
+# names; a function may take one (the module spells what it shadows through
+# ``builtins``). Union over Python 3.9 to 3.13, every name that starts with a
+# letter.
 _BUILTINS = (
     "ArithmeticError AssertionError AttributeError BaseException BaseExceptionGroup "
     "BlockingIOError BrokenPipeError BufferError BytesWarning ChildProcessError "
@@ -147,12 +155,20 @@ CONTENT_NAMES: FrozenSet[str] = frozenset(
 # ``cap.mcp`` (SEED.md's result vocabulary) can never rename a function.
 _MODULE_NAMES = "cap mcp"
 
-#: Names a function name is never allowed to be.
-RESERVED: FrozenSet[str] = (
-    frozenset(" ".join((_KEYWORDS, _SOFT_KEYWORDS, _BUILTINS, _MODULE_NAMES)).split())
+#: Names a function (a tool's) is never allowed to be: a hard keyword, or a name the
+#: module binds. A builtin is fine (``list``, ``set``, ``type``): a program calls
+#: ``server.list(...)``, and the module spells the builtins it shadows as
+#: ``_builtins.str`` (``import builtins as _builtins``).
+FUNCTION_RESERVED: FrozenSet[str] = (
+    frozenset(" ".join((_KEYWORDS, _MODULE_NAMES)).split())
     | TYPING_NAMES
     | BODY_NAMES
     | CONTENT_NAMES
+)
+#: Names a server's module is never allowed to be: also every soft keyword and builtin,
+#: which ``from cap.mcp import <module>`` would shadow in the program.
+RESERVED: FrozenSet[str] = FUNCTION_RESERVED | frozenset(
+    " ".join((_SOFT_KEYWORDS, _BUILTINS)).split()
 )
 
 #: Names a parameter label is never allowed to be: hard keywords, the one
@@ -189,11 +205,20 @@ def sha256_digest(text: str) -> str:
 
 
 def mangle(name: str, digest: Digest) -> str:
-    """A tool (or server) name as a Python function identifier (alone: see ``mangle_all``)."""
-    if _kept_tool(name):
+    """A server's name as the identifier of its module (alone: see ``mangle_all``)."""
+    return _mangled_tool(name, digest, RESERVED)
+
+
+def mangle_function(name: str, digest: Digest) -> str:
+    """A tool's name as a Python function identifier (alone: see ``mangle_all``)."""
+    return _mangled_tool(name, digest, FUNCTION_RESERVED)
+
+
+def _mangled_tool(name: str, digest: Digest, reserved: FrozenSet[str]) -> str:
+    if _kept_tool(name, reserved):
         return name
     swapped = _swapped(name)
-    if swapped != name and _kept_tool(swapped):
+    if swapped != name and _kept_tool(swapped, reserved):
         return swapped
     return _mangle(name, digest, TOOL_STEM)
 
@@ -209,11 +234,11 @@ def mangle_label(name: str, digest: Digest) -> str:
     return _mangle(name, digest, LABEL_STEM)
 
 
-def _kept_tool(name: str) -> bool:
+def _kept_tool(name: str, reserved: FrozenSet[str]) -> bool:
     return (
         len(name) <= MAX_NAME_CHARS
         and bool(_VERBATIM_TOOL.fullmatch(name))
-        and name not in RESERVED
+        and name not in reserved
     )
 
 
@@ -229,14 +254,16 @@ def _swapped(name: str) -> str:
     return name.replace("-", "_").replace(".", "_")
 
 
-def mangle_all(names: Iterable[str], digest: Digest, mangler: Mangler = mangle) -> List[str]:
+def mangle_all(
+    names: Iterable[str], digest: Digest, mangler: Mangler = mangle_function
+) -> List[str]:
     """Each of ``names`` mangled, a digest added to every altered name that meets another."""
     originals = list(names)
     mangled = [mangler(original, digest) for original in originals]
     counts: Dict[str, int] = {}
     for identifier in mangled:
         counts[identifier] = counts.get(identifier, 0) + 1
-    stem = TOOL_STEM if mangler is mangle else LABEL_STEM
+    stem = LABEL_STEM if mangler is mangle_label else TOOL_STEM
     return [
         _mangle(original, digest, stem)
         if counts[identifier] > 1
@@ -252,7 +279,7 @@ def _digested(identifier: str, original: str, digest: Digest) -> bool:
 
 
 def first_collision(
-    names: Iterable[str], digest: Digest, mangler: Mangler = mangle
+    names: Iterable[str], digest: Digest, mangler: Mangler = mangle_function
 ) -> Optional[Collision]:
     """The first pair of ``names`` that still meet once ``mangle_all`` has named them."""
     originals = list(names)

@@ -2,14 +2,17 @@
 
 The recorder (``record``, ``merge``, ``to_type``, ``dump_shape``,
 ``load_shape``) is pure and total; :class:`Store` keeps learned shapes in a
-directory the operator names, one file per server name and version.
+directory the operator names, one file per configured server.
 
 **What a shape records**: the JSON kind of a value (``null``, ``boolean``,
 ``integer``, ``number``, ``string``, ``array``, ``object``); an object's keys,
 each with its own shape and the number of calls it was present in (a key
 missing in some calls is optional); an array's items, merged into one shape; a
 union where the kinds seen differ (an integer and a number merge into a
-number). **Never a value**: no string, number or boolean is kept, only its kind.
+number); a string that held a JSON object or array (:class:`JsonText`, with the
+shape of what it held: ``{"result": "{\\"id\\": 1}"}``), which stays so only while
+every call's string there held one (once it did not, it is a string). **Never a
+value**: no string, number or boolean is kept, only its kind.
 
 **Bounds**, so that a hostile server's results cost what its schemas cost and
 its shapes are caged like them (their keys reach generated code only through
@@ -22,14 +25,18 @@ union (more is ``any``); ``MAX_NODES`` nodes in a shape (a larger one is
 parser, and a file that is not what ``Store`` writes is ignored (a warning):
 learning starts afresh.
 
-**How a shape is keyed**: by the server's ``serverInfo`` name and version
-(the file) and by a digest of the tool's name and ``inputSchema`` (its entry),
-so a server upgraded, or a tool whose parameters changed, starts afresh.
-Files are written whole, never through a link (as every file the package
-writes), to a temporary name, then renamed into place.
+**How a shape is keyed**: a file by what the operator configured
+(:func:`source`: the server's config key, its command and its working
+directory), never by what a server says of itself, so that no server can
+teach another's shapes by claiming its ``serverInfo``; inside, the server's
+version (a file of another version is read as empty: an upgraded server
+starts afresh) and an entry per tool, keyed by a digest of its name and
+``inputSchema`` (a tool whose parameters changed starts afresh). Files are
+written whole, never through a link (as every file the package writes), to a
+temporary name, then renamed into place.
 
 ``to_type`` reads a shape into ``schema``'s type language (records open:
-other keys may come), which ``codegen`` renders as ``seen{...}``.
+other keys may come), which ``codegen`` renders as ``observed{...}``.
 """
 
 from __future__ import annotations
@@ -37,9 +44,10 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sys
 import threading
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union, cast
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union, cast
 
 from ..errors import SymlinkRefused
 from ..jsonvalue import JsonValue, parse
@@ -54,7 +62,12 @@ __all__ = [
     "ObjectOf",
     "MapOf",
     "UnionOf",
+    "JsonText",
     "Opaque",
+    "Path",
+    "json_paths",
+    "json_texts",
+    "json_text",
     "Learned",
     "Store",
     "learn",
@@ -64,6 +77,8 @@ __all__ = [
     "dump_shape",
     "load_shape",
     "tool_key",
+    "source",
+    "default_directory",
     "MAX_DEPTH",
     "MAX_KEYS",
     "MAX_KEY_CHARS",
@@ -92,7 +107,7 @@ MAX_FILE_BYTES = 1024 * 1024
 #: Tools one store file keeps.
 MAX_TOOLS = 256
 
-_FORMAT = "mcp_client.shapes/1"
+_FORMAT = "mcp_client.shapes/2"
 _SCALARS = ("null", "boolean", "integer", "number", "string")
 
 
@@ -133,13 +148,21 @@ class UnionOf:
 
 
 @dataclass(frozen=True)
+class JsonText:
+    """A string that held JSON text, an object or an array, in every call seen: ``shape``
+    is what it held. ``codegen.deliver`` parses it where it was seen (:func:`json_paths`)."""
+
+    shape: "Shape"
+
+
+@dataclass(frozen=True)
 class Opaque:
     """A place too large or too deep to learn: ``reason`` says which."""
 
     reason: str  # generator text
 
 
-Shape = Union[Scalar, ListOf, ObjectOf, MapOf, UnionOf, Opaque]
+Shape = Union[Scalar, ListOf, ObjectOf, MapOf, UnionOf, JsonText, Opaque]
 
 
 @dataclass(frozen=True)
@@ -176,6 +199,10 @@ class _Recorder:
         if self.nodes < 0:
             return _TOO_BIG
         kind = _KIND_OF.get(type(value))
+        if kind == "string" and value[:1] in _JSON_OPENERS and depth < MAX_DEPTH:
+            held = json_text(value)
+            if held is not None:  # what the string held is learned one level down
+                return JsonText(self.shape(held, depth + 1))
         if kind is not None:
             return Scalar(kind)
         if depth >= MAX_DEPTH:
@@ -208,6 +235,19 @@ class _Recorder:
 #: ``schema.Record`` now, and nothing else).
 record = learn
 
+_JSON_OPENERS = ("{", "[")
+
+
+def json_text(text: str) -> Optional[JsonValue]:
+    """The object or array ``text`` holds as JSON (the whole of it), or ``None``; total."""
+    if text[:1] not in _JSON_OPENERS or not text.rstrip().endswith(("}", "]")):
+        return None
+    try:
+        held = parse(text)
+    except ValueError:
+        return None
+    return held if type(held) in (dict, list) else None
+
 
 def _map_like(value: Dict[Any, Any]) -> bool:
     return len(value) > MAX_KEYS or any(
@@ -231,6 +271,10 @@ def _merge(first: Shape, second: Shape) -> Shape:
         return second
     if isinstance(first, UnionOf) or isinstance(second, UnionOf) or _group(first) != _group(second):
         return _union(first, second)
+    if isinstance(first, JsonText) and isinstance(second, JsonText):
+        return JsonText(_merge(first.shape, second.shape))
+    if isinstance(first, JsonText) or isinstance(second, JsonText):
+        return Scalar("string")  # once a string there held no JSON, it is a string
     if isinstance(first, Scalar) and isinstance(second, Scalar):
         return first if first.kind == second.kind else Scalar("number")
     if isinstance(first, ListOf) and isinstance(second, ListOf):
@@ -242,7 +286,10 @@ def _merge(first: Shape, second: Shape) -> Shape:
 
 
 def _group(shape: Shape) -> str:
-    """What merges without a union: integers with numbers, records with maps."""
+    """What merges without a union: integers with numbers, records with maps, JSON text
+    with strings."""
+    if isinstance(shape, JsonText):
+        return "string"
     if isinstance(shape, Scalar):
         return "number" if shape.kind == "integer" else shape.kind
     return "array" if isinstance(shape, ListOf) else "object"
@@ -304,6 +351,8 @@ def _size(shape: Optional[Shape]) -> int:
         return 1 + sum(_size(value) for _, value, _ in shape.keys)
     if isinstance(shape, UnionOf):
         return sum(_size(branch) for branch in shape.branches)
+    if isinstance(shape, JsonText):
+        return 1 + _size(shape.shape)
     return 0 if shape is None else 1
 
 
@@ -330,16 +379,59 @@ def to_type(shape: Shape) -> ValueType:
         return _record_type(shape)
     if isinstance(shape, UnionOf):
         return _union_type(shape)
+    if isinstance(shape, JsonText):  # delivered parsed: typed as what it held
+        return to_type(shape.shape)
     return Structured(shape.reason)
+
+
+#: What a field's doc says of a string that held JSON, delivered parsed.
+JSON_TEXT_NOTE = "a string of JSON text in every call seen, given parsed"
 
 
 def _record_type(shape: ObjectOf) -> ValueType:
     if not shape.keys:
         return Map(Structured("only empty objects were seen"))
     fields = tuple(
-        Field(key, to_type(value), count < shape.calls, None) for key, value, count in shape.keys
+        Field(
+            key,
+            to_type(value),
+            count < shape.calls,
+            JSON_TEXT_NOTE if isinstance(value, JsonText) else None,
+        )
+        for key, value, count in shape.keys
     )
     return Record(fields, True)
+
+
+#: Where a string to parse sits: a step a level, ``("key", name)`` into an object,
+#: ``("item",)`` into every item of an array, ``("value",)`` into every value of a map.
+Path = Tuple[Tuple[str, ...], ...]
+
+
+def json_paths(shape: Optional[Shape]) -> Tuple[Path, ...]:
+    """Where ``shape`` holds :class:`JsonText`, outer places first: ``deliver`` parses
+    each in turn, so a path past one goes on inside what it held."""
+    return tuple(path for path, _ in json_texts(shape))
+
+
+def json_texts(shape: Optional[Shape]) -> Tuple[Tuple[Path, JsonText], ...]:
+    """Each :class:`JsonText` of ``shape`` with its path, outer places first."""
+    found: List[Tuple[Path, JsonText]] = []
+    todo: List[Tuple[Optional[Shape], Path]] = [(shape, ())]
+    while todo:  # breadth first: a shorter path before the longer ones under it
+        here, path = todo.pop(0)
+        if isinstance(here, JsonText):
+            found.append((path, here))
+            todo.append((here.shape, path))
+        elif isinstance(here, ObjectOf):
+            todo += [(value, path + (("key", key),)) for key, value, _ in here.keys]
+        elif isinstance(here, ListOf):
+            todo.append((here.item, path + (("item",),)))
+        elif isinstance(here, MapOf):
+            todo.append((here.value, path + (("value",),)))
+        elif isinstance(here, UnionOf):  # a branch's place is the union's
+            todo += [(branch, path) for branch in here.branches]
+    return tuple(found)
 
 
 def _union_type(shape: UnionOf) -> ValueType:
@@ -367,6 +459,8 @@ def dump_shape(shape: Shape) -> JsonValue:
         return {"object": keys, "calls": shape.calls}
     if isinstance(shape, UnionOf):
         return {"union": [dump_shape(branch) for branch in shape.branches]}
+    if isinstance(shape, JsonText):
+        return {"json": dump_shape(shape.shape)}
     return {"any": shape.reason}
 
 
@@ -392,6 +486,8 @@ def _load(raw: JsonValue, depth: int) -> Shape:
         return MapOf(None if raw["map"] is None else _load(raw["map"], depth + 1))
     if "union" in raw:
         return _load_union(raw["union"], depth)
+    if "json" in raw:
+        return JsonText(_load(raw["json"], depth + 1))
     if "object" in raw:
         return _load_object(raw["object"], raw["calls"], depth)
     reason = raw["any"]
@@ -439,9 +535,31 @@ def tool_key(tool: ToolDescriptor) -> str:
     return sha256_digest(text)[:32]
 
 
-def _file_name(server: str, version: str) -> str:
-    text = json.dumps([server, version], ensure_ascii=True)
-    return "server-" + sha256_digest(text)[:32] + ".json"
+def default_directory(
+    environ: Optional[Mapping[str, str]] = None, platform: Optional[str] = None
+) -> str:
+    """The per-user store: ``mcp-client/shapes`` in the platform's cache directory
+    (``$XDG_CACHE_HOME``, else ``~/.cache``; ``~/Library/Caches`` on macOS)."""
+    environ = os.environ if environ is None else environ
+    home = environ.get("HOME") or os.path.expanduser("~")
+    if (platform or sys.platform) == "darwin":
+        cache = os.path.join(home, "Library", "Caches")
+    else:
+        cache = environ.get("XDG_CACHE_HOME", "")
+        if not os.path.isabs(cache):  # the spec: a relative path is to be ignored
+            cache = os.path.join(home, ".cache")
+    return os.path.join(cache, "mcp-client", "shapes")
+
+
+def source(name: str, command: Sequence[str], cwd: Optional[str] = None) -> str:
+    """The store's key of a configured server: its config key, its command (the
+    executable and its arguments) and its working directory, as the operator wrote
+    them. What a server says of itself (``serverInfo``) is no part of it."""
+    return json.dumps([name, list(command), cwd], ensure_ascii=True)
+
+
+def _file_name(source: str) -> str:
+    return "server-" + sha256_digest(source)[:32] + ".json"
 
 
 # ----------------------------------------------------------------------------- store
@@ -449,28 +567,31 @@ def _file_name(server: str, version: str) -> str:
 
 class Store:
     """Learned shapes in ``directory`` (made if missing): read once per server, merged
-    in memory by ``observe``, written by ``flush``. Thread-safe: runs may overlap."""
+    in memory by ``observe``, written by ``flush``. Thread-safe: runs may overlap.
+
+    A server is named by its :func:`source` (what the operator configured) and the
+    ``version`` it gives: a file holds one version, and another starts afresh."""
 
     def __init__(self, directory: Union[str, "os.PathLike[str]"]) -> None:
         self.directory = os.fspath(directory)
         self._lock = threading.Lock()
-        self._files: Dict[str, Dict[str, Learned]] = {}
-        self._dirty: Dict[str, Tuple[str, str]] = {}
+        self._files: Dict[str, Tuple[str, Dict[str, Learned]]] = {}  # name: version, entries
+        self._dirty: Set[str] = set()
         # tool_key digests the inputSchema: once per descriptor, not once per call. The
         # descriptor is held with its key, so its id is not reused while cached.
         self._keys: Dict[int, Tuple[ToolDescriptor, str]] = {}
 
     def learned(
-        self, server: str, version: str, tools: Sequence[ToolDescriptor]
+        self, source: str, version: str, tools: Sequence[ToolDescriptor]
     ) -> Dict[str, Learned]:
         """What was learned of ``tools`` (by wire name), for ``codegen.generate``'s ``learned``."""
         with self._lock:
-            entries = self._entries(server, version)
+            entries = self._entries(source, version)
             return {tool.name: entries[key] for tool, key in _keyed(tools) if key in entries}
 
     def observe(
         self,
-        server: str,
+        source: str,
         version: str,
         tool: ToolDescriptor,
         data: Any = None,
@@ -480,20 +601,20 @@ class Store:
         data_shape, structured_shape = learn(data), learn(structured)
         with self._lock:
             key = self._key(tool)
-            entries = self._entries(server, version)
+            entries = self._entries(source, version, replace=True)
             old = entries.get(key)
             if old is None and len(entries) >= MAX_TOOLS:
                 return
             entries[key] = _observed(old, data_shape, structured_shape)
-            self._dirty[_file_name(server, version)] = (server, version)
+            self._dirty.add(_file_name(source))
 
     def flush(self) -> None:
         """Write every file ``observe`` changed; a failure is logged, not raised."""
         with self._lock:
-            dirty, self._dirty = self._dirty, {}
-            for name, (server, version) in dirty.items():
+            dirty, self._dirty = self._dirty, set()
+            for name in sorted(dirty):
                 try:
-                    self._write(name, server, version)
+                    self._write(name)
                 except (OSError, SymlinkRefused) as error:
                     LOGGER.warning("shapes: could not write %s: %s", name, error)
 
@@ -507,34 +628,43 @@ class Store:
         self._keys[id(tool)] = (tool, key)
         return key
 
-    def _entries(self, server: str, version: str) -> Dict[str, Learned]:
-        name = _file_name(server, version)
-        if name not in self._files:
-            self._files[name] = self._read(name)
-        return self._files[name]
+    def _entries(self, source: str, version: str, replace: bool = False) -> Dict[str, Learned]:
+        """The entries of ``source`` at ``version``: none when the file holds another
+        version (what it taught is not this one's), and then, to ``replace``, a new set."""
+        name = _file_name(source)
+        held = self._files.get(name)
+        if held is None:
+            held = self._files[name] = self._read(name)
+        if held[0] == version:
+            return held[1]
+        if not replace:
+            return {}
+        self._files[name] = (version, {})
+        return self._files[name][1]
 
-    def _read(self, name: str) -> Dict[str, Learned]:
+    def _read(self, name: str) -> Tuple[str, Dict[str, Learned]]:
         path = os.path.join(self.directory, name)
         try:
             with open(path, "rb") as stream:
                 data = stream.read(MAX_FILE_BYTES + 1)
         except FileNotFoundError:
-            return {}
+            return "", {}
         except OSError as error:
             LOGGER.warning("shapes: could not read %s: %s", path, error)
-            return {}
-        entries = _entries_of(data) if len(data) <= MAX_FILE_BYTES else None
-        if entries is None:
+            return "", {}
+        held = _entries_of(data) if len(data) <= MAX_FILE_BYTES else None
+        if held is None:
             LOGGER.warning("shapes: %s is not a shapes file; learning starts afresh", path)
-            return {}
-        return entries
+            return "", {}
+        return held
 
-    def _write(self, name: str, server: str, version: str) -> None:
+    def _write(self, name: str) -> None:
         from .._os.files import open_for_writing
 
-        os.makedirs(self.directory, exist_ok=True)
-        tools = {key: _dumped(learned) for key, learned in self._files[name].items()}
-        body = {"format": _FORMAT, "server": server, "version": version, "tools": tools}
+        os.makedirs(self.directory, mode=0o700, exist_ok=True)  # the user's alone
+        version, entries = self._files[name]
+        tools = {key: _dumped(learned) for key, learned in entries.items()}
+        body = {"format": _FORMAT, "version": version, "tools": tools}
         text = json.dumps(body, ensure_ascii=True, sort_keys=True, indent=1) + "\n"
         path = os.path.join(self.directory, name)
         temporary = "%s.%d.tmp" % (path, os.getpid())
@@ -548,24 +678,24 @@ def _keyed(tools: Sequence[ToolDescriptor]) -> List[Tuple[ToolDescriptor, str]]:
     return [(tool, tool_key(tool)) for tool in tools]
 
 
-def _entries_of(data: bytes) -> Optional[Dict[str, Learned]]:
-    """A store file's tools, each entry checked (a bad one dropped), or ``None`` if it
-    is not one."""
+def _entries_of(data: bytes) -> Optional[Tuple[str, Dict[str, Learned]]]:
+    """A store file's version and tools, each entry checked (a bad one dropped), or
+    ``None`` if it is not one."""
     try:
         body = parse(data)
     except ValueError:
         return None
     if type(body) is not dict or body.get("format") != _FORMAT:
         return None
-    tools = body.get("tools")
-    if type(tools) is not dict or len(tools) > MAX_TOOLS:
+    tools, version = body.get("tools"), body.get("version")
+    if type(tools) is not dict or len(tools) > MAX_TOOLS or type(version) is not str:
         return None
     entries: Dict[str, Learned] = {}
     for key, entry in tools.items():
         learned = _loaded(entry)
         if learned is not None:
             entries[key] = learned
-    return entries
+    return version, entries
 
 
 def _loaded(entry: JsonValue) -> Optional[Learned]:

@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only: codegen and the store 
     from ..codegen import GeneratedTool
     from ..codegen.shapes import Store
     from ..jsonvalue import JsonValue
+    from ..protocol import CallToolResult
     from ._fleet import Slot
 
 #: Records kept of the calls refused past ``Limits.max_calls`` (the rest are counted in
@@ -176,7 +177,9 @@ class Broker:
             result = client.call_tool(tool.wire_name, arguments, timeout=self.limits.call_timeout)
             slot.answered()
             value = deliver(tool, result)
-            self._learn(slot, client, tool, value, result.structured_content)
+            self._learn(slot, client, tool, value, result)
+            if tool.returns == "result":  # the program's runtime makes it a ToolOutput
+                return "ok", {"value": value, "output": True}
             return "ok", {"value": value}
         except ResultMismatch as e:  # the server broke its own outputSchema
             return "mismatch", _failure("mismatch", "%s: %s" % (name, e))
@@ -210,16 +213,25 @@ class Broker:
         client: "Client",
         tool: "GeneratedTool",
         value: Any,  # what deliver returned: a ToolOutput dict for a "result" tool
-        structured: "JsonValue",
+        result: "CallToolResult",
     ) -> None:
-        """Add the shapes of what was delivered to the store (never a value)."""
+        """Add the shapes of what the server sent to the store (never a value): the
+        data and structuredContent as they came, before deliver parsed a string of JSON
+        text in them (so that a string which once holds none is learned a string)."""
         info = client.initialize_result
         descriptor = slot.descriptors.get(tool.wire_name)
         if self.shapes is None or info is None or descriptor is None:
             return
         data = value.get("data") if tool.returns == "result" else None
-        about = info.server_info
-        self.shapes.observe(about.name, about.version, descriptor, data, structured)
+        if tool.parsed and tool.returns == "result":
+            from ..codegen.content import parse_data, text_of
+
+            data = parse_data(text_of(result))
+        structured = result.structured_content
+        # Keyed by what the operator configured, never by the server's own claim:
+        # a server naming itself as another must not teach that one's shapes.
+        version = info.server_info.version
+        self.shapes.observe(slot.source(), version, descriptor, data, structured)
 
 
 def _policy_names(slot: "Slot", tool: "GeneratedTool") -> Tuple[str, ...]:

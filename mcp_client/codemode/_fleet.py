@@ -101,6 +101,12 @@ class Slot:
         self.dropped_why = ""  # ... and why (the note of its start again says it)
         self.starting_for: Optional[int] = None  # the run whose call is starting it again
 
+    def source(self) -> str:
+        """The key of this server's learned shapes: what the operator configured."""
+        from ..codegen.shapes import source
+
+        return source(self.name, (self.spawn.executable,) + self.spawn.args, self.spawn.cwd)
+
     def _prepare(self) -> Client:
         # Unjailed, a lifeline of its own: the server dies with the runner, even by SIGKILL.
         lifeline = self.jail is None
@@ -119,8 +125,8 @@ class Slot:
             info = self.client.initialize_result
             learned = None
             if self.shapes is not None and info is not None:
-                about = info.server_info
-                learned = self.shapes.learned(about.name, about.version, listing)
+                version = info.server_info.version
+                learned = self.shapes.learned(self.source(), version, listing)
             generated = codegen.generate(self.name, listing, info=info, learned=learned)
         except McpClientError as e:  # the tail is shown apart, whole: not str()'s last lines
             with self.lock:

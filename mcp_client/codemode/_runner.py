@@ -85,6 +85,9 @@ class CodeMode:
         self._unhidden = tuple(shown)
         self._slots = tuple(slots)
         self._shapes = shapes
+        #: The directory of the store of learned shapes (``None``: no store): the runner's,
+        #: never the program's (a path for the program's jail to hide).
+        self.shapes_dir: Optional[str] = None if shapes is None else shapes.directory
         self._live = {slot.name: slot for slot in live}
         self._root = root
         self._jail_program = jail_program
@@ -115,6 +118,14 @@ class CodeMode:
         self._checking = 0  # checks under way (at most _typecheck.MAX_CHECKS)
         self._scratch_taken = False  # a run has the shared scratch directory
         self._root_left_to_runs = False  # close() came from a run's own thread
+        # Each generated function's signature line, for the check's note on a call that
+        # does not fit it; the warming of the check's cache, once begun (warm_check).
+        self._signatures = {
+            (g.module_name, tool.function): tool.brief.split("  # ", 1)[0]
+            for g in self._generated
+            for tool in g.tools
+        }
+        self._warmed: Optional[threading.Event] = None
 
     # ----------------------------------------------------------------- opening, closing
 
@@ -281,8 +292,11 @@ class CodeMode:
         return described(entry.tool)
 
     def check(self, program: str) -> CheckResult:
-        """``compile()``; then, where mypy is importable, ``mypy --strict`` against ``cap``
-        (all of ``cap_dir``: every server's module, whatever the program imports).
+        """``compile()``; then, where mypy is importable, mypy against ``cap`` (all of
+        ``cap_dir``: every server's module, whatever the program imports): what would
+        fail when the program runs, not the strictness of its own annotations
+        (``_typecheck.MYPY_FLAGS``). A check that comes while :meth:`warm_check` warms
+        the cache waits for it (as fast, and the cache is written once).
 
         At most ``_typecheck.MAX_CHECKS`` run at once: one more raises
         :class:`CodeModeError` (busy) at once. A check that close() cuts short raises it
@@ -299,12 +313,38 @@ class CodeMode:
         try:
             self._enter()  # counted as under way: close() kills its children, waits for it
             try:
+                warmed = self._warmed
+                if warmed is not None:
+                    warmed.wait(_typecheck.MYPY_TIMEOUT)
                 return self._check_counted(program)
             finally:
                 self._end()
         finally:
             with self._lock:
                 self._checking -= 1
+
+    def warm_check(self) -> None:
+        """Fill the check's cache in the background (a thread, ``mcp-codemode-warm``): mypy
+        once over every server's module and the standard library's most used, so that
+        the first :meth:`check` is as fast as the later ones. Once; nothing without mypy.
+        ``serve`` calls it when it starts; close() ends it."""
+        with self._lock:
+            if self._warmed is not None or self._closed or not _typecheck.have_mypy():
+                return
+            self._warmed = threading.Event()
+            self._active += 1  # counted as under way from now: close() waits for it
+        from .._os import threads
+
+        threads.start(threads.named(self._warm, "mcp-codemode-warm", (self._warmed,)))
+
+    def _warm(self, warmed: threading.Event) -> None:
+        try:
+            self._mypy(_typecheck.warm_program(self._modules))
+        except Exception as e:  # never the caller's: a cold check is still a check
+            LOGGER.info("the check's cache was not warmed: %s", e)
+        finally:
+            warmed.set()
+            self._end()
 
     def _check_counted(self, program: str) -> CheckResult:
         failed = _typecheck.compiled(program, _program.PROGRAM_FILE, self._brood)
@@ -313,16 +353,21 @@ class CodeMode:
             return CheckResult(False, (failed,))
         if not _typecheck.have_mypy():
             return CheckResult(True, ())
+        ok, messages = self._mypy(program)
+        self._check_open()  # a check that close() cut short has no verdict
+        return CheckResult(ok, tuple(messages), True)
+
+    def _mypy(self, program: str) -> Tuple[bool, List[str]]:
         where = tempfile.mkdtemp(prefix="check-", dir=self._root)
         try:
             path = os.path.join(where, _program.PROGRAM_FILE)
             _program.write_text(path, program, "the program to check")
             cache = os.path.join(self._root, "mypy-cache")
-            ok, messages = _typecheck.mypy(path, self.cap_dir, cache, self._brood)
+            return _typecheck.mypy(
+                path, self.cap_dir, cache, self._brood, signatures=self._signatures
+            )
         finally:
             shutil.rmtree(where, ignore_errors=True)
-        self._check_open()
-        return CheckResult(ok, tuple(messages), True)
 
     # ----------------------------------------------------------------- running
 

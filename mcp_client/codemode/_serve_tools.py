@@ -25,7 +25,7 @@ from . import _catalog
 from ._mcp_server import CallContext, Refused, Result, Tool
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only: the runner loads in main
-    from . import CodeMode, Limits, Policy, RunResult, SearchResult
+    from . import CheckResult, CodeMode, Limits, Policy, RunResult, SearchResult
 
 __all__ = [
     "Terms",
@@ -37,6 +37,8 @@ __all__ = [
     "unavailable_instructions",
     "run_value",
     "run_text",
+    "check_text",
+    "no_match",
     "SURFACE_IN_DESCRIPTION",
 ]
 
@@ -261,15 +263,17 @@ def instructions(mode: "CodeMode", terms: Terms) -> str:
     listed = ", ".join("%s (%d)" % (key, len(names)) for key, names in servers.items())
     return "\n".join(
         [
-            "MCP servers' tools as Python functions, called from one program you run with "
+            "MCP servers' tools as Python functions, called from one program run with "
             "run_program. Servers (functions): %s." % listed,
             "Find functions with search_tools, one's doc with describe_tool. In the program: "
             "`from cap.mcp import <server>`, `<server>.<function>(name=value)`.",
-            "A function returns its result type (a dict) or a ToolOutput, a dict "
-            '{"text": str, "data": the text parsed if JSON else None, "content": [blocks]}.',
+            "A function returns its result type (a dict) or a ToolOutput: a dict "
+            '{"text": str, "data": the text parsed (JSON or Python literal) or None, '
+            '"content": [blocks]} whose keys are attributes too (out.text).',
             "A failed call raises cap.mcp.ToolFailed (the tool reported an error) or "
-            "cap.mcp.CallFailed (timeout, dead server, limit; its subclasses: CallRefused, "
-            "refused by policy, never sent; ResultMismatch, a result unlike its type).",
+            "cap.mcp.CallFailed (server error, timeout, dead server, limit; subclasses: "
+            "CallRefused, refused by policy, never sent; ResultMismatch, a result unlike its "
+            "type).",
             "Do the whole task in one program; print what you need.",
             _limits_line(terms),
         ]
@@ -366,11 +370,16 @@ def _search_value(found: "SearchResult", full: bool) -> Dict[str, JsonValue]:
     return {"matches": matches, "total": found.total, "truncated": found.truncated}
 
 
+def no_match(query: str) -> str:
+    """What a search that found nothing says."""
+    return "no function matches %s; try other words, or an empty query for all" % (
+        _catalog.shown_name(repr(query))
+    )
+
+
 def _search_text(query: str, found: "SearchResult", full: bool) -> str:
     if not found.matches:
-        return "no function matches %s; try other words, or an empty query for all" % (
-            _catalog.shown_name(repr(query))
-        )
+        return no_match(query)
     head = "%d of %d matching functions%s:" % (
         len(found.matches),
         found.total,
@@ -412,11 +421,15 @@ def _check(mode: "CodeMode", arguments: Dict[str, JsonValue]) -> Union[Result, R
         checked = mode.check(code)
     except CodeModeError as e:  # busy, or cut short by the end: said, not raised
         return {"content": [{"type": "text", "text": "not checked: %s" % e}], "isError": True}
-    text = "ok" if checked.ok else "\n".join(checked.messages)
-    if checked.ok and checked.messages:
-        text = "ok, with notes:\n" + "\n".join(checked.messages)
     value: Dict[str, JsonValue] = {"ok": checked.ok, "messages": list(checked.messages)}
-    return _answer(text, value)
+    return _answer(check_text(checked), value)
+
+
+def check_text(checked: "CheckResult") -> str:
+    """A check as text: ``ok``, ``ok, with notes:`` and them, or the messages."""
+    if not checked.ok:
+        return "\n".join(checked.messages)
+    return "ok, with notes:\n" + "\n".join(checked.messages) if checked.messages else "ok"
 
 
 def _run(

@@ -1,19 +1,43 @@
-"""Code mode's check of a program before it runs: ``compile()``, then ``mypy --strict``.
+"""Code mode's check of a program before it runs: ``compile()``, then mypy.
 
 ``compile()`` always runs, in a child Python of its own (``-I -S``: no site, no
 user path) whose address space is capped (:data:`COMPILE_MEMORY`) before it reads
 the program, within :data:`COMPILE_TIMEOUT` seconds: a 1 MiB program can make
 ``compile()`` take half a gigabyte and seconds of the GIL, which the runner (and
 every run ``serve`` holds) must not pay. Where mypy is importable (the optional
-``check`` extra; the runtime stays standard library only), ``mypy --strict`` checks
-the program against the written ``cap`` package, in a child of its own session,
-within :data:`MYPY_TIMEOUT` seconds (past it, the child's group is killed and the
-check says so) and :data:`MYPY_MEMORY` bytes of address space, with **no
-configuration file** (``--config-file=``): mypy otherwise reads ``mypy.ini``,
-``pyproject.toml`` or ``setup.cfg`` in every directory up from the check's (``/tmp``
-among them, which anyone may write) and the user's own config, and a config's
-``plugins`` are code that mypy runs. Each message is ``line N: <compile's or
-mypy's own words>``.
+``check`` extra; the runtime stays standard library only), mypy checks the program
+against the written ``cap`` package, in a child of its own session, within
+:data:`MYPY_TIMEOUT` seconds (past it, the child's group is killed and the check
+says so) and :data:`MYPY_MEMORY` bytes of address space, with **no configuration
+file** (``--config-file=``): mypy otherwise reads ``mypy.ini``, ``pyproject.toml`` or
+``setup.cfg`` in every directory up from the check's (``/tmp`` among them, which
+anyone may write) and the user's own config, and a config's ``plugins`` are code
+that mypy runs.
+
+**What the check says: what would fail when the program runs, or read wrong data**
+(:data:`MYPY_FLAGS`): an unknown name, module, function or attribute, a wrong
+keyword, a missing argument, an argument of the wrong type, a key a typed result
+does not have (a ``TypedDict``'s, a ``ToolOutput``'s), a comparison that is never
+true; in the bodies of functions without annotations too (``--check-untyped-defs``:
+a model's helpers seldom have them). **Not what ``--strict`` adds about the
+program's own annotations**, which every correct program a model writes trips
+over: a bare ``list`` or ``dict`` (type arguments), a function without
+annotations, a call to one, ``Any`` returned, a variable whose type is not spelt
+(``rows = []``), a name given a value of another type (``data = json.loads(data)``,
+``--allow-redefinition``), a library without stubs. Errors in modules the program
+imports are not its own: they are not shown (``--follow-imports=silent``).
+
+Each message is ``line N: <compile's or mypy's words>``, mypy's cut to the
+program's: the notes that list overloads or point at docs are dropped, a
+``ToolOutput``'s type is named as the surface names it, a key a ``ToolOutput``
+does not have says its keys, a call that does not fit its generated function
+gives that function's signature (a note), and a type argument mypy cannot infer
+for a call that runs (``dict(out)``) is no message.
+
+:func:`warm_program` imports every server's module and the standard library modules
+programs use most: checked once (``CodeMode.warm_check``, which ``serve`` starts in
+the background), it leaves mypy's cache holding them, and the first check of a
+program is as fast as the later ones.
 
 Both children are a :class:`~mcp_client._os.bounded.Brood`'s, the runner's: each dies
 with the runner, even by SIGKILL (a lifeline), and the runner's close kills them at
@@ -27,7 +51,7 @@ import importlib.util
 import os
 import re
 import sys
-from typing import List, Optional, Tuple
+from typing import Iterable, List, Mapping, Optional, Tuple
 
 from .._os.bounded import Brood
 from ..errors import TransportFailed
@@ -59,6 +83,49 @@ MAX_CHECKS = 2
 #: How many of mypy's messages are kept.
 MAX_MESSAGES = 50
 
+#: mypy's flags for a check (the module doc says why each): no config file; what would
+#: fail, not the program's own annotations.
+MYPY_FLAGS = (
+    "--config-file=",
+    "--no-error-summary",
+    "--no-pretty",
+    "--show-column-numbers",
+    "--show-error-codes",
+    "--hide-error-context",
+    "--check-untyped-defs",
+    "--strict-equality",
+    "--allow-redefinition",
+    "--disable-error-code=var-annotated",
+    "--disable-error-code=import-untyped",
+    "--follow-imports=silent",
+)
+
+#: The standard library modules programs import most, held in the cache by :func:`warm`.
+WARM_MODULES = (
+    "base64",
+    "collections",
+    "csv",
+    "dataclasses",
+    "datetime",
+    "decimal",
+    "functools",
+    "hashlib",
+    "itertools",
+    "json",
+    "math",
+    "os",
+    "pathlib",
+    "random",
+    "re",
+    "statistics",
+    "string",
+    "sys",
+    "textwrap",
+    "time",
+    "typing",
+    "urllib.parse",
+)
+
 _LINE = re.compile(r"^(?P<file>[^:]+):(?P<line>\d+):(?:\d+:)? (?P<kind>error|note): (?P<text>.*)$")
 
 
@@ -89,14 +156,27 @@ def have_mypy() -> bool:
     return importlib.util.find_spec("mypy") is not None
 
 
+def warm_program(modules: Iterable[str]) -> str:
+    """A program that imports :data:`WARM_MODULES` and the ``cap.mcp`` ``modules``:
+    checked once, it leaves mypy's cache holding them all."""
+    lines = ["import %s" % name for name in WARM_MODULES]
+    lines += ["import cap.mcp.%s" % name for name in sorted(modules)]
+    return "\n".join(lines) + "\n"
+
+
 def mypy(
-    path: str, lib: str, cache: str, brood: Brood, timeout: float = MYPY_TIMEOUT
+    path: str,
+    lib: str,
+    cache: str,
+    brood: Brood,
+    timeout: float = MYPY_TIMEOUT,
+    signatures: Optional[Mapping[Tuple[str, str], str]] = None,
 ) -> Tuple[bool, List[str]]:
-    """``mypy --strict path`` with ``lib`` on its path: (passed, messages); a child of
-    ``brood``, whose end kills it."""
-    argv = [sys.executable, "-m", "mypy", "--config-file=", "--strict", "--no-error-summary"]
-    argv += ["--no-pretty", "--show-column-numbers", "--cache-dir", cache]
-    argv += ["--hide-error-context", path]
+    """mypy (:data:`MYPY_FLAGS`) on ``path`` with ``lib`` on its path: (passed, messages);
+    a child of ``brood``, whose end kills it. ``signatures``: each generated function's
+    signature line, by its module and name, for the note a call that does not fit it
+    gets."""
+    argv = [sys.executable, "-m", "mypy", *MYPY_FLAGS, "--cache-dir", cache, path]
     env = dict(os.environ, MYPYPATH=lib)
     env.pop("PYTHONPATH", None)  # the program sees only cap, as it does when it runs
     try:
@@ -114,20 +194,85 @@ def mypy(
     if ended is None:
         return False, ["line 0: mypy did not finish within %g s; the check is incomplete" % timeout]
     status, out = ended
-    return status == 0, _messages(out.decode("utf-8", "replace"), path)
+    messages = _messages(out.decode("utf-8", "replace"), path, signatures or {})
+    return status == 0 or not messages, messages
 
 
-def _messages(output: str, path: str) -> List[str]:
-    messages = []
+def _messages(output: str, path: str, signatures: Mapping[Tuple[str, str], str]) -> List[str]:
+    messages: List[str] = []
+    dropping = False  # within a dropped message's notes
     for line in output.splitlines():
         found = _LINE.match(line)
         if found is None:
             if line.strip() and "Success" not in line:
                 messages.append("line 0: mypy: %s" % line.strip())
             continue
+        text, note = found.group("text"), found.group("kind") == "note"
+        if not note:
+            dropping = any(noise in text for noise in _NOISE)
+        if dropping or (note and text.lstrip().startswith(_DROPPED_NOTES)):
+            continue
         where = "line %s" % found.group("line")
         if os.path.basename(found.group("file")) != os.path.basename(path):
             where = "%s (in %s)" % (where, found.group("file"))
-        kind = "" if found.group("kind") == "error" else "note: "
-        messages.append("%s: %s%s" % (where, kind, found.group("text")))
-    return messages[:MAX_MESSAGES]
+        defined = _DEFINED_IN.match(text) if note else None
+        if defined is not None:  # where the function is: its signature instead
+            shown = signatures.get((defined.group(2), defined.group(1)))
+            if shown is not None:
+                messages.append("%s: note: the signature: %s" % (where, shown))
+            continue
+        text = _cut_to_the_program(text)
+        messages.append("%s: %s%s" % (where, "note: " if note else "", text))
+        called = None if note else _CALLED.search(text)
+        if called is not None:
+            shown = _unique_signature(signatures, called.group(1))
+            if shown is not None:
+                messages.append("%s: note: the signature: %s" % (where, shown))
+    return _once(messages)[:MAX_MESSAGES]
+
+
+#: What mypy says of a program that runs: no message (a type argument it cannot infer).
+_NOISE = ("Cannot infer value of type parameter",)
+#: Notes that list overloads or point at docs: not what a program needs.
+_DROPPED_NOTES = ("Possible overload variant", "def ", "<", "See https://")
+_DEFINED_IN = re.compile(r'"(\w+)" defined in "(cap\.mcp\.\w+)"')
+#: A call of a named function that does not fit it (a keyword, an argument, a count).
+_CALLED = re.compile(
+    r'(?:keyword argument "\w+" for|Argument "?\w*"? to|argument "\w+" in call to|'
+    r'arguments? for|positional arguments? in call to) "(\w+)"'
+)
+_OUTPUT_KEY = re.compile(
+    r'No overload variant of "__getitem__" of "ToolOutput" matches .*?(  \[|$)'
+)
+
+
+def _cut_to_the_program(text: str) -> str:
+    """``text`` with a ``ToolOutput``'s type named as the surface names it, and a key it
+    does not have said as its keys."""
+    text = _OUTPUT_KEY.sub(
+        lambda found: (
+            'a ToolOutput has the keys "text", "data" and "content" (attributes '
+            "too), not this one" + found.group(1)
+        ),
+        text,
+    )
+    while "ToolOutput[" in text:  # ToolOutput[<data>, <blocks>] -> ToolOutput
+        start = text.index("ToolOutput[") + len("ToolOutput")
+        depth, end = 0, start
+        for end in range(start, len(text)):
+            depth += {"[": 1, "]": -1}.get(text[end], 0)
+            if depth == 0:
+                break
+        text = text[:start] + text[end + 1 :]
+    return text
+
+
+def _unique_signature(signatures: Mapping[Tuple[str, str], str], function: str) -> Optional[str]:
+    """The signature of the one generated function named ``function``, if only one is."""
+    found = [shown for (_, name), shown in signatures.items() if name == function]
+    return found[0] if len(found) == 1 else None
+
+
+def _once(messages: List[str]) -> List[str]:
+    """Each message once, in order (a signature note for two errors on one line)."""
+    return list(dict.fromkeys(messages))

@@ -16,24 +16,85 @@ import sys
 import threading
 import traceback
 import types
-from typing import IO, Any, Dict, List, Optional, Sequence, Set, Tuple, Type
+from typing import (
+    IO,
+    TYPE_CHECKING,
+    Any,
+    Dict,
+    Generic,
+    List,
+    Literal,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+    Type,
+    TypeVar,
+    overload,
+)
 
 
 class ToolFailed(Exception):
     """The tool reported a failure; str() is its text."""
 
+    __module__ = "cap.mcp"  # where a program imports it: its traceback names it so
+
 
 class CallFailed(Exception):
-    """The call did not complete: a timeout, a dead server, a limit, an unknown tool."""
+    """The call did not complete: the server answered it with an error (JSON-RPC), a
+    timeout, a dead server, a limit, an unknown tool. str() says which."""
+
+    __module__ = "cap.mcp"
 
 
 class CallRefused(CallFailed):
     """The runner's policy refused the call; it was never sent. str() names the rule."""
 
+    __module__ = "cap.mcp"
+
 
 class ResultMismatch(CallFailed):
     """The result broke the outputSchema its tool declares: the server broke its promise.
     str() names where, what was expected and what came."""
+
+    __module__ = "cap.mcp"
+
+
+_Data = TypeVar("_Data")
+_Block = TypeVar("_Block")
+
+
+class ToolOutput(Dict[str, Any], Generic[_Data, _Block]):
+    """What a tool without an outputSchema returns: a dict ``{"text", "data", "content"}``
+    whose keys read as attributes too (``out.text`` is ``out["text"]``): the text blocks
+    joined, that text parsed (JSON, or a Python literal) or None, every content block.
+    Each server's module names its own: ``ToolOutput`` there is this class with its
+    ``data`` and block types (``internal.ToolOutput[<data>, Block]``)."""
+
+    __slots__ = ()  # no attribute of its own: an attribute is a key
+    text: str
+    data: _Data
+    content: List[_Block]
+
+    @overload  # type: ignore[override]  # its keys, each typed; no other key
+    def __getitem__(self, key: Literal["text"]) -> str: ...
+    @overload
+    def __getitem__(self, key: Literal["data"]) -> _Data: ...
+    @overload
+    def __getitem__(self, key: Literal["content"]) -> List[_Block]: ...
+    def __getitem__(self, key: str) -> Any:
+        return dict.__getitem__(self, key)
+
+    if not TYPE_CHECKING:  # to a type checker, only the three keys are attributes
+
+        def __getattr__(self, name: str) -> Any:
+            try:
+                return dict.__getitem__(self, name)
+            except KeyError:
+                raise AttributeError(
+                    "a ToolOutput has no %r: its keys, attributes too, are text, data, content"
+                    % name
+                ) from None
 
 
 #: The runner's failure kinds, each the exception the program gets.
@@ -84,7 +145,7 @@ def invoke(server: str, tool: str, arguments: Dict[str, Any]) -> Any:
             raise CallFailed(_gone[0])
     answer = json.loads(reply)
     if "value" in answer:
-        return answer["value"]
+        return ToolOutput(answer["value"]) if answer.get("output") else answer["value"]
     failure = FAILURES.get(str(answer.get("failure")), CallFailed)
     raise failure(str(answer.get("message", "the call failed")))
 
@@ -125,6 +186,8 @@ def _cut(report: traceback.TracebackException, seen: Set[int]) -> int:
     if id(report) in seen:
         return 0
     seen.add(id(report))
+    if getattr(report, "filename", None) == _MAIN:  # a SyntaxError's own file
+        report.filename = os.path.basename(_MAIN)
     kept = [frame for frame in report.stack if not frame.filename.startswith(_CAP)]
     cut = len(report.stack) - len(kept)
     for frame in kept:
@@ -149,7 +212,57 @@ def _hint(value: BaseException) -> Optional[str]:
         found = re.search(r"name '(\w+)' is not defined", message)
         if found is not None and _servers():
             return _unbound(found.group(1))
+    if isinstance(value, TypeError):
+        found = _BAD_CALL.match(message)
+        if found is not None:
+            return _signatures(found.group(1), found.group(2))
     return None
+
+
+#: A call that does not fit its function's signature (CPython's words, 3.9 to 3.13).
+_BAD_CALL = re.compile(
+    r"(?:\w+\.)*(\w+)\(\) (?:got an unexpected keyword argument '(\w+)'|missing \d+ "
+    r"required|takes \d+ positional|takes from \d+ to \d+ positional|got multiple values|"
+    r"got some positional-only)"
+)
+
+
+def _signatures(function: str, keyword: Optional[str]) -> Optional[str]:
+    """The signature of each generated function named ``function``, and the parameter
+    closest to a wrong ``keyword``; ``None`` when no ``cap.mcp`` module has one."""
+    found = []
+    for module in sorted(sys.modules):
+        loaded = sys.modules[module]
+        value = getattr(loaded, function, None) if module.startswith("cap.mcp.") else None
+        if isinstance(value, types.FunctionType) and value.__module__ == module:
+            found.append((module, value))
+    if not found:
+        return None
+    import inspect  # here: a program that makes no such mistake never loads it
+
+    lines = ["%s.%s%s" % (module, function, _signature(value)) for module, value in found[:3]]
+    hint = "the signature: " + "; ".join(lines)
+    names = [n for _, value in found for n in inspect.signature(value).parameters]
+    close = difflib.get_close_matches(keyword, names, n=1, cutoff=0.5) if keyword else []
+    return hint + ("; did you mean `%s`?" % close[0] if close else "")
+
+
+def _signature(function: types.FunctionType) -> str:
+    """``(name: str, *, limit: Optional[int] = None) -> ReadNoteResult``: the module's
+    own prefixes left out."""
+    import inspect
+
+    text = str(inspect.signature(function))
+    text = re.sub(r"\b(?:typing|builtins|cap\.mcp\.\w+|cap\.internal\.mcp)\.", "", text)
+    while "ToolOutput[" in text:  # ToolOutput[<data>, <blocks>]: the surface's ToolOutput
+        start = text.index("ToolOutput[") + len("ToolOutput")
+        depth, end = 0, start
+        for end in range(start, len(text)):
+            depth += {"[": 1, "]": -1}.get(text[end], 0)
+            if depth == 0:
+                break
+        text = text[:start] + text[end + 1 :]
+    return text
 
 
 def _closest(module: str, name: str) -> str:
@@ -161,13 +274,32 @@ def _closest(module: str, name: str) -> str:
             name,
             ", ".join("`%s`" % each for each in close),
         )
-    shown = ", ".join(sorted(names)[:30]) or "none"
     if module == "cap.mcp":  # its names are the servers' modules this program was shown
         return (
             "`cap.mcp` has no `%s`; a program is shown only the servers' modules it imports "
-            "by name (`import cap.mcp.%s`); shown: %s" % (name, name, shown)
+            "by name (`import cap.mcp.%s`); shown: %s"
+            % (name, name, _listed([each for each in names if each in _servers()]))
         )
-    return "`%s` has no `%s`; its names: %s" % (module, name, shown)
+    functions = [each for each in names if each[:1].islower()]
+    kinds = [each for each in names if not each[:1].islower() and each not in _BLOCK_TYPES]
+    return "`%s` has no `%s`; its functions: %s; its types: %s" % (
+        module,
+        name,
+        _listed(functions),
+        _listed(kinds),
+    )
+
+
+#: The content-block types every module declares alike: not this module's own names.
+_BLOCK_TYPES = frozenset(
+    "Annotations TextContent ImageContent AudioContent ResourceLink TextResourceContents "
+    "BlobResourceContents EmbeddedResource".split()
+)
+
+
+def _listed(names: List[str]) -> str:
+    shown = sorted(names)
+    return ", ".join(shown[:30]) + (", ..." if len(shown) > 30 else "") if shown else "none"
 
 
 def _unbound(name: str) -> str:

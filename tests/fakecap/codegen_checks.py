@@ -44,7 +44,7 @@ import typing
 import unicodedata
 import unittest
 from collections import Counter
-from typing import Any, Callable, Dict, List, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from cap.internal import mcp as seam
 from cap.mcp import load_generated
@@ -61,7 +61,27 @@ _TYPING_NAMES = {"Any", "Dict", "List", "Literal", "Optional", "TypedDict", "Uni
 # What a type's field types are built of, besides declared types.
 _FIELD_NAMES = {"str", "int", "float", "bool", "Any"}
 _FIELD_GENERICS = {"List", "Optional", "Union", "Literal", "Dict"}
-_SEAM_IMPORTS = ("from cap.internal import mcp as internal", "import typing as _typing")
+_SEAM_IMPORTS = (
+    "from cap.internal import mcp as internal",
+    "import typing as _typing",
+    "import builtins as _builtins",
+)
+
+
+class _Builtins(ast.NodeTransformer):
+    """``_builtins.str`` read as ``str``, once checked: it names a builtin the source
+    spells, and only in a module where a function takes that name (``def str``)."""
+
+    def __init__(self, test: unittest.TestCase, tree: ast.Module) -> None:
+        self.test = test
+        self.functions = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        if isinstance(node.value, ast.Name) and node.value.id == "_builtins":
+            self.test.assertIn(node.attr, {"str", "int", "float", "bool"})
+            self.test.assertIn(node.attr, self.functions)
+            return ast.copy_location(ast.Name(node.attr, node.ctx), node)
+        return self.generic_visit(node)
 
 
 def assert_caged(
@@ -73,6 +93,7 @@ def assert_caged(
     _assert_tokens(test, source)
     _assert_characters(test, source)
     _assert_no_decorator(test, tree)
+    tree = _Builtins(test, tree).visit(tree)
     functions, declared = _assert_module_body(test, tree)
     test.assertEqual(len(functions), len(tools))
     wires = [_assert_ends_in_invoke(test, function, server) for function in functions]
@@ -131,6 +152,9 @@ def _assert_module_body(
             functions.append(node)
         elif isinstance(node, ast.ImportFrom) and node.module == "typing":
             test.assertTrue({alias.name for alias in node.names} <= _TYPING_NAMES)
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Subscript):
+            name, fields = _assert_output(test, node, declared)
+            declared[name] = fields
         elif isinstance(node, ast.Assign):
             name, fields = _assert_result_type(test, node, declared)
             declared[name] = fields
@@ -168,6 +192,30 @@ def _assert_result_type(
     for value in fields.values:
         _assert_field_type(test, value, declared)
     return target.id, fields
+
+
+def _assert_output(
+    test: unittest.TestCase, node: ast.Assign, declared: Dict[str, ast.Dict]
+) -> Tuple[str, ast.Dict]:
+    """``Name = internal.ToolOutput[<data>, Block]``: the runtime's class, its data type
+    declared before it; read as the dict it describes (text, data, content)."""
+    test.assertEqual(len(node.targets), 1)
+    target, value = node.targets[0], node.value
+    assert isinstance(target, ast.Name) and isinstance(value, ast.Subscript), ast.dump(node)
+    test.assertNotIn(target.id, declared, "declared twice")
+    test.assertEqual(ast.unparse(value.value), "internal.ToolOutput")
+    assert isinstance(value.slice, ast.Tuple) and len(value.slice.elts) == 2, ast.dump(value)
+    data, block = value.slice.elts
+    test.assertEqual(ast.unparse(block), "Block")
+    test.assertTrue(target.id == "ToolOutput" or target.id.endswith("Output"), target.id)
+    _assert_field_type(test, data, declared)
+    keys: List[Optional[ast.expr]] = [ast.Constant(k) for k in ("text", "data", "content")]
+    values: List[ast.expr] = [
+        ast.Name("str", ast.Load()),
+        data,
+        ast.parse("List[Block]").body[0].value,
+    ]  # type: ignore[attr-defined]
+    return target.id, ast.Dict(keys=keys, values=values)
 
 
 def _assert_join(
@@ -365,8 +413,9 @@ def _check_result_type(
 ) -> None:
     """The return annotation at run time: the record's keys; required ones when total."""
     returns = typing.get_type_hints(function)["return"]
-    if tool.output_schema is None:
-        test.assertEqual(list(returns.__annotations__), ["text", "data", "content"])
+    if tool.output_schema is None:  # the runtime's ToolOutput, of its data and Block
+        test.assertEqual(typing.get_origin(returns).__name__, "ToolOutput")
+        test.assertEqual(len(typing.get_args(returns)), 2)
         return
     output = plan_output(tool.output_schema)
     if not isinstance(output, Record):

@@ -11,8 +11,14 @@ Standard library only. Its tools are the cases of the issue:
 - ``kept_promise()``: declares the same and keeps it;
 - ``snapshot()``: a text block, an image block and a block of a kind 2025-06-18 does
   not know (``hologram``);
-- ``say(text)``: prose, which is not JSON.
+- ``say(text)``: prose, which is not JSON;
+- ``busy_days()``: a Python ``repr`` of a dict where JSON was due;
+- ``report()``: JSON text whose ``result`` is a string of JSON text;
+- ``wrapped()``: declares ``{"result": string}`` and sends JSON text there, as a server
+  that wraps its value in ``result`` does.
 
+With ``--twin`` it is another server that says it is the calendar (the same
+``serverInfo``) and whose ``resolve_time`` answers other keys (``amount``, ``note``).
 It answers ``initialize`` with a title and ``instructions``. It exits when stdin ends.
 """
 
@@ -43,7 +49,20 @@ TOOLS = [
     {"name": "kept_promise", "inputSchema": NOTHING, "outputSchema": DATETIME},
     {"name": "snapshot", "inputSchema": NOTHING},
     {"name": "say", "inputSchema": TEXT_ONLY},
+    {"name": "busy_days", "inputSchema": NOTHING},
+    {"name": "report", "inputSchema": NOTHING},
+    {
+        "name": "wrapped",
+        "inputSchema": NOTHING,
+        "outputSchema": {
+            "type": "object",
+            "properties": {"result": {"type": "string"}},
+            "required": ["result"],
+        },
+    },
 ]
+TWIN = "--twin" in sys.argv[1:]
+REPORT = {"total": 3, "days": ["mon", "tue", "wed"]}
 PNG = (  # a 1x1 picture
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 )
@@ -61,8 +80,17 @@ def resolve(arguments: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def call(name: str, arguments: Dict[str, Any]) -> Dict[str, Any]:
+    if name == "resolve_time" and TWIN:
+        return text(json.dumps({"amount": 1.5, "note": "twin"}))
     if name == "resolve_time":
         return resolve(arguments)
+    if name == "busy_days":
+        return text(repr({"days": ("mon", "fri"), "count": 2, "all_day": True, "note": None}))
+    if name == "report":
+        return text(json.dumps({"result": json.dumps(REPORT)}))
+    if name == "wrapped":
+        wrapped = {"result": json.dumps([REPORT])}
+        return dict(text(json.dumps(wrapped)), structuredContent=wrapped)
     if name == "broken_promise":
         return dict(text('{"datetime": 5}'), structuredContent={"datetime": 5})
     if name == "kept_promise":

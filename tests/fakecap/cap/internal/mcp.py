@@ -34,13 +34,13 @@ from __future__ import annotations
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Generic, Iterator, List, Optional, Sequence, Tuple, TypeVar
 
 from mcp_client.codegen import GeneratedTool, deliver
 from mcp_client.errors import ToolFailed
 from mcp_client.protocol import CallToolResult
 
-__all__ = ["Invocation", "Handler", "ToolFailed", "invoke", "recording", "contract"]
+__all__ = ["Invocation", "Handler", "ToolFailed", "ToolOutput", "invoke", "recording", "contract"]
 
 #: Receives ``(server, tool, arguments)``; its return value is ``invoke``'s.
 Handler = Callable[[str, str, Dict[str, Any]], Any]
@@ -84,13 +84,33 @@ def recording(handler: Optional[Handler] = None) -> Iterator[List[Invocation]]:
             _active = outer
 
 
+_Data = TypeVar("_Data")
+_Block = TypeVar("_Block")
+
+
+class ToolOutput(Dict[str, Any], Generic[_Data, _Block]):
+    """The runtime's ``ToolOutput`` (code mode's ``runtime_script``), as a generated module
+    names it: a dict whose keys read as attributes too."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
 def contract(
     call_tool: Callable[[str, Dict[str, Any]], CallToolResult], tools: Sequence[GeneratedTool]
 ) -> Handler:
-    """A handler that calls ``call_tool`` and answers with ``codegen.deliver``."""
+    """A handler that calls ``call_tool`` and answers with ``codegen.deliver``, a
+    ``"result"`` tool's dict a :class:`ToolOutput` (as code mode's runtime gives it)."""
     by_wire = {tool.wire_name: tool for tool in tools}
 
     def handler(server: str, tool: str, arguments: Dict[str, Any]) -> Any:
-        return deliver(by_wire[tool], call_tool(tool, arguments))
+        made = by_wire[tool]
+        value = deliver(made, call_tool(tool, arguments))
+        return ToolOutput(value) if made.returns == "result" else value
 
     return handler
