@@ -58,6 +58,8 @@ LOGGER = logging.getLogger("mcp_client.codemode")  # the face's name: users conf
 
 #: Seconds the runner waits for a program's pipes to close once its group is dead
 #: (at once, unless something unjailed escaped the group holding a copy).
+#: The file the check's cache is warmed with (never a program: ps tells them apart).
+WARM_FILE = "warm_check.py"
 LINGER = 5.0
 #: Lines the run's stderr gives to the program's imports of ``cap.mcp`` names that are no
 #: server's (a program of a thousand such imports gets these and a count).
@@ -339,7 +341,8 @@ class CodeMode:
 
     def _warm(self, warmed: threading.Event) -> None:
         try:
-            self._mypy(_typecheck.warm_program(self._modules))
+            # A file of its own name: what ps shows of it is no program's.
+            self._mypy(_typecheck.warm_program(self._modules), WARM_FILE)
         except Exception as e:  # never the caller's: a cold check is still a check
             LOGGER.info("the check's cache was not warmed: %s", e)
         finally:
@@ -357,10 +360,10 @@ class CodeMode:
         self._check_open()  # a check that close() cut short has no verdict
         return CheckResult(ok, tuple(messages), True)
 
-    def _mypy(self, program: str) -> Tuple[bool, List[str]]:
+    def _mypy(self, program: str, name: str = _program.PROGRAM_FILE) -> Tuple[bool, List[str]]:
         where = tempfile.mkdtemp(prefix="check-", dir=self._root)
         try:
-            path = os.path.join(where, _program.PROGRAM_FILE)
+            path = os.path.join(where, name)
             _program.write_text(path, program, "the program to check")
             cache = os.path.join(self._root, "mypy-cache")
             return _typecheck.mypy(
