@@ -25,13 +25,20 @@ import signal
 import subprocess
 import tempfile
 import threading
-from typing import TYPE_CHECKING, List, Optional, Sequence, Set, Tuple
+import time
+from typing import TYPE_CHECKING, Callable, List, Optional, Sequence, Set, Tuple
 
 from .._os import process
 from ..client import Options
 from ..config import ConfiguredServer
-from ..errors import CodeModeError, JailUnavailable, NoServerStarted, TransportFailed
-from . import _catalog, _feed, _fleet, _imports, _pipe, _program, _typecheck
+from ..errors import (
+    CodeModeError,
+    JailUnavailable,
+    NoServerStarted,
+    TokenRefused,
+    TransportFailed,
+)
+from . import _approval, _catalog, _feed, _fleet, _imports, _pipe, _program, _typecheck
 from ._broker import Book, Broker
 from ._cleanup import remove_tree
 from ._program import TAKEN_NAMES
@@ -97,6 +104,7 @@ class CodeMode:
         self._idle = threading.Condition(self._lock)
         self._closing = threading.Event()  # set once close() has begun (a test's hook)
         self._root_left_to_runs = False  # close() came from a run's own thread
+        self._approvals = _approval.Approvals(limits.approval_ttl)  # tokens and their logs
 
     # ----------------------------------------------------------------- opening, closing
 
@@ -183,6 +191,7 @@ class CodeMode:
             self._closed = True
             children = list(self._children)
         self._closing.set()
+        self._approvals.close()
         for child in children:
             process.end(child)
         for line in _fleet.retire_all(self._slots):  # ends a start again a run waits on
@@ -307,6 +316,9 @@ class CodeMode:
         timeout: Optional[float] = None,
         stdin: Optional[int] = None,
         tee: Optional[_pipe.Tee] = None,
+        approver: Optional[_approval.Approver] = None,
+        approve: Sequence[str] = (),
+        progress: Optional[Callable[[str], None]] = None,
     ) -> RunResult:
         """Run ``program`` (Python source) and return how it ended. Thread-safe.
 
@@ -316,12 +328,42 @@ class CodeMode:
         with ``("stdout" | "stderr", bytes)`` as the kept output arrives (the command
         streams it). Raises :class:`JailUnavailable` when the jail cannot be had: a
         program is never run unjailed unless ``jail_program=False``.
+
+        A call that ``Policy.approve`` says waits for a person's yes is put to
+        ``approver`` (a :class:`PendingCall` in, ``True``/``False`` or a
+        :class:`Decision` out), the program blocked in its call and the wall clock
+        paused, at most ``Limits.approval_timeout`` seconds. With no approver, the run
+        stops before that call: ``RunResult.approval`` names it and holds a token, and
+        ``run(program, approve=[token])`` runs the same program again, every call
+        before it answered from this run's log (none is made twice), then that call
+        made. A token works once, for ``Limits.approval_ttl`` seconds, for this
+        program only: else :class:`TokenRefused`, and nothing runs. ``progress`` is
+        called with a line for each call made, and while a person is asked.
         """
         book = Book(self._begin())
         try:
-            return self._run_counted(book, program, timeout, stdin, tee)
+            gate = self._gate(program, approver, approve, progress)
+            return self._run_counted(book, program, timeout, stdin, tee, gate)
         finally:
             self._end()
+
+    def _gate(
+        self,
+        program: str,
+        approver: Optional[_approval.Approver],
+        approve: Sequence[str],
+        progress: Optional[Callable[[str], None]],
+    ) -> _approval.Gate:
+        """The run's approvals: its token, redeemed (spent now, whatever the run does)."""
+        if isinstance(approve, str):
+            raise TypeError("approve takes a sequence of tokens, not one string")
+        if len(approve) > 1:
+            raise TokenRefused("one approval token a run: the newest resumes every earlier one")
+        digest = _approval.digest(program)
+        held = self._approvals.redeem(approve[0], digest) if approve else None
+        return _approval.Gate(
+            self.policy, self.limits, digest, self._approvals, approver, progress, held
+        )
 
     def _run_counted(
         self,
@@ -330,9 +372,11 @@ class CodeMode:
         timeout: Optional[float],
         stdin: Optional[int],
         tee: Optional[_pipe.Tee],
+        gate: _approval.Gate,
     ) -> RunResult:
         wall = self.limits.wall_clock if timeout is None else min(timeout, self.limits.wall_clock)
         run_dir = self._run_dir(book, program)
+        book.gate = gate
         try:
             result = self._run_in(run_dir, book, wall, stdin, tee)
         except BaseException:
@@ -387,7 +431,8 @@ class CodeMode:
     ) -> RunResult:
         child, feed, (calls_in, answers_out, out_in, err_in) = self._launch(run_dir, stdin)
         feed.start()
-        broker = Broker(book, self._live, self.policy, self.limits, self._shapes)
+        book.gate.attach(lambda: process.end(child))  # a stop for an approval kills it
+        broker = Broker(book, self._live, self.policy, self.limits, self._shapes, book.gate)
         serving = _pipe.Serving(
             calls_in, answers_out, out_in, err_in, broker.answer, self.limits.max_output_bytes, tee
         )
@@ -442,9 +487,10 @@ class CodeMode:
         error: Optional[str] = None
         try:
             serving.start()
-            if not closed and not process.wait_unreaped(child, wall):
+            if not closed and not _wait(child, wall, book.gate.paused):
                 error = "the program ran past its wall-clock limit (%g s) and was killed" % wall
         finally:
+            book.gate.over.set()  # a call waiting for a person's yes is not sent now
             process.end(child)  # the jail, or whatever the program left in its group
             with self._lock:
                 self._children.discard(child)
@@ -472,7 +518,14 @@ class CodeMode:
         with book.lock:
             calls, restarted = tuple(book.calls), tuple(book.restarted)
         return RunResult(
-            status, serving.stdout.text(), serving.stderr.text(), calls, error, truncated, restarted
+            status,
+            serving.stdout.text(),
+            serving.stderr.text(),
+            calls,
+            error,
+            truncated,
+            restarted,
+            book.gate.approval,
         )
 
 
@@ -528,8 +581,23 @@ def _no_server(name: str, modules: List[str]) -> str:
     )
 
 
+def _wait(child: "subprocess.Popen[bytes]", wall: float, paused: Callable[[], float]) -> bool:
+    """Wait for ``child`` to exit within ``wall`` seconds, not counting the ``paused()``
+    ones (a person asked for a yes); whether it exited."""
+    started = time.monotonic()
+    while True:
+        left = started + wall + paused() - time.monotonic()
+        if process.wait_unreaped(child, max(left, 0.0)):
+            return True
+        if started + wall + paused() <= time.monotonic():
+            return False
+
+
 def _why(status: int, book: Book, limits: Limits) -> Optional[str]:
     """The run's one-line error: ``None`` for a clean exit."""
+    stopped = book.gate.verdict()  # it stopped the run for an approval, or a divergence
+    if stopped is not None:
+        return stopped
     if book.refused_by_limit:
         return "the program went past its %d tool calls (Limits.max_calls): %d refused" % (
             limits.max_calls,
