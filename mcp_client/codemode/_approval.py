@@ -229,6 +229,7 @@ class Approvals:
         self._changed = threading.Condition(self._lock)
         self._sweeper: Optional[threading.Thread] = None
         self._closed = False
+        self.asking = threading.Lock()  # held while a person is asked: one thing at a time
 
     @property
     def held(self) -> int:
@@ -548,13 +549,40 @@ class Gate:
 
     def _ask(self, pending: PendingCall, name: str) -> Decision:
         """The approver's answer, the wall clock paused while it is awaited, at most
-        ``Limits.approval_timeout`` seconds; progress every :data:`PROGRESS_EVERY`."""
+        ``Limits.approval_timeout`` seconds; progress every :data:`PROGRESS_EVERY`. A
+        person is asked one thing at a time: runs that need a yes at once take turns
+        (the runner's ``asking`` lock), the turn's wait inside the same bound."""
         assert self.approver is not None
         self._asked += 1
-        timeout = self.limits.approval_timeout
+        started = time.monotonic()
+        with self._pause_lock:
+            self._waiting_since = started
+        self._progress("call %d: %s waits for a person's yes" % (self.position, name))
+        turn = self.store.asking if self.store is not None else threading.Lock()
+        held = False
+        try:
+            deadline = started + self.limits.approval_timeout
+            late = self._await(lambda: turn.acquire(timeout=0.05), started, deadline, name)
+            if late is not None:
+                return late
+            held = True
+            answered, decided = self._asking(pending)
+            return self._await(answered, started, deadline, name) or decided()
+        finally:
+            if held:
+                turn.release()
+            with self._pause_lock:
+                self._paused += time.monotonic() - started
+                self._waiting_since = None
+
+    def _asking(
+        self, pending: PendingCall
+    ) -> Tuple[Callable[[], bool], Callable[[], Decision]]:
+        """The approver started on a thread of its own: a look at whether it answered (a
+        wait of 50 ms), and its decision once it has."""
+        assert self.approver is not None
+        approver, done = self.approver, threading.Event()
         box: List[Decision] = []
-        done = threading.Event()
-        approver = self.approver
 
         def asking() -> None:
             try:
@@ -564,32 +592,31 @@ class Gate:
                 box.append(Decision(False, "approver", "failed", "the approver failed: %r" % e))
             done.set()
 
-        started = time.monotonic()
-        with self._pause_lock:
-            self._waiting_since = started
-        self._progress("call %d: %s waits for a person's yes" % (self.position, name))
         try:
-            try:
-                _threads.start(_threads.named(asking, "mcp-codemode-approve"))
-            except RuntimeError as e:
-                return Decision(False, "runner", "failed", "no one could be asked: %s" % e)
-            deadline, tick = started + timeout, started + PROGRESS_EVERY
-            while not done.wait(_threads.until(min(deadline, tick, time.monotonic() + 0.05))):
-                now = time.monotonic()
-                if self.over.is_set():
-                    return Decision(False, "runner", "failed", "the run ended while it waited")
-                if now >= deadline:
-                    return Decision(False, "runner", "timed_out",
-                                    "no answer within %g s (Limits.approval_timeout)" % timeout)
-                if now >= tick:
-                    tick += PROGRESS_EVERY
-                    self._progress("call %d: %s still waits for a person's yes (%d s)"
-                                   % (self.position, name, now - started))  # fmt: skip
-            return box[0]
-        finally:
-            with self._pause_lock:
-                self._paused += time.monotonic() - started
-                self._waiting_since = None
+            _threads.start(_threads.named(asking, "mcp-codemode-approve"))
+        except RuntimeError as e:
+            box.append(Decision(False, "runner", "failed", "no one could be asked: %s" % e))
+            done.set()
+        return lambda: done.wait(0.05), lambda: box[0]
+
+    def _await(
+        self, ready: Callable[[], bool], started: float, deadline: float, name: str
+    ) -> Optional[Decision]:
+        """``None`` once ``ready()`` (looked at in turns of 50 ms) is true; the runner's
+        no when the run ends or the deadline passes first; progress meanwhile."""
+        tick = started + PROGRESS_EVERY
+        while not ready():
+            now = time.monotonic()
+            if self.over.is_set():
+                return Decision(False, "runner", "failed", "the run ended while it waited")
+            if now >= deadline:
+                return Decision(False, "runner", "timed_out", "no answer within %g s "
+                                "(Limits.approval_timeout)" % self.limits.approval_timeout)
+            if now >= tick:
+                tick += PROGRESS_EVERY
+                self._progress("call %d: %s still waits for a person's yes (%d s)"
+                               % (self.position, name, now - started))  # fmt: skip
+        return None
 
     def _stop_for(self, pending: PendingCall, identity: Identity, name: str) -> Outcome:
         """No one to ask: the run ends before this call, with a token that resumes it."""
