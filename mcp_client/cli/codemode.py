@@ -36,8 +36,17 @@ from dataclasses import dataclass
 from typing import Callable, Optional, Sequence, Tuple
 
 from .. import config
-from ..codemode import ALLOW, APPROVE, CodeMode, Decision, Limits, PendingCall, Policy, RunResult
-from ..codemode import _approval
+from ..codemode import (
+    ALLOW,
+    APPROVE,
+    CodeMode,
+    Decision,
+    Limits,
+    PendingCall,
+    Policy,
+    RunResult,
+    _approval,
+)
 from ..errors import CodeModeError, ConfigError, NoServerStarted, UnknownServer
 from . import arguments, exits
 from .arguments import CONFIG, JAIL_SERVERS, SERVER, SERVER_JAIL, TIMEOUT, Flag

@@ -74,12 +74,11 @@ from __future__ import annotations
 from .._os import process as process
 from ..client import Options as Options
 from ..config import ConfiguredServer as ConfiguredServer
-from ..errors import CodeModeError
+from ..errors import CodeModeError, TokenRefused
 from ..errors import JailUnavailable as JailUnavailable
 from ..errors import McpClientError as McpClientError
 from ..errors import NoServerStarted as NoServerStarted
 from ..errors import ResultMismatch as ResultMismatch
-from ..errors import TokenRefused
 from ..errors import ToolFailed as ToolFailed
 from ..errors import TransportFailed as TransportFailed
 from ..errors import Unavailable as Unavailable

@@ -311,7 +311,9 @@ class Approvals:
         try:
             given, _ = _unb64(mac), _unb64(body)
         except ValueError:
-            raise TokenRefused("the approval token is forged or altered: it is not base64url")
+            raise TokenRefused(
+                "the approval token is forged or altered: it is not base64url"
+            ) from None
         if not hmac.compare_digest(given, self._mac(body)):
             raise TokenRefused("the approval token is forged or altered: its signature is wrong")
         payload = json.loads(_unb64(body))  # ours: the signature says so
@@ -575,9 +577,7 @@ class Gate:
                 self._paused += time.monotonic() - started
                 self._waiting_since = None
 
-    def _asking(
-        self, pending: PendingCall
-    ) -> Tuple[Callable[[], bool], Callable[[], Decision]]:
+    def _asking(self, pending: PendingCall) -> Tuple[Callable[[], bool], Callable[[], Decision]]:
         """The approver started on a thread of its own: a look at whether it answered (a
         wait of 50 ms), and its decision once it has."""
         assert self.approver is not None
@@ -610,8 +610,13 @@ class Gate:
             if self.over.is_set():
                 return Decision(False, "runner", "failed", "the run ended while it waited")
             if now >= deadline:
-                return Decision(False, "runner", "timed_out", "no answer within %g s "
-                                "(Limits.approval_timeout)" % self.limits.approval_timeout)
+                return Decision(
+                    False,
+                    "runner",
+                    "timed_out",
+                    "no answer within %g s "
+                    "(Limits.approval_timeout)" % self.limits.approval_timeout,
+                )
             if now >= tick:
                 tick += PROGRESS_EVERY
                 self._progress("call %d: %s still waits for a person's yes (%d s)"
@@ -634,9 +639,10 @@ class Gate:
         ttl = self.store.ttl if self.store is not None else 0.0
         self.approval = Approval(pending, token, ttl, self.position - 1, note)
         self._note = ("required", "")
-        self.stopped = (
-            "the run stopped before call %d, %s, which waits for a person's yes (%s)"
-            % (self.position, name, pending.reason)
+        self.stopped = "the run stopped before call %d, %s, which waits for a person's yes (%s)" % (
+            self.position,
+            name,
+            pending.reason,
         )
         self._progress("call %d: %s needs a person's yes: the run stops" % (self.position, name))
         self._halt()

@@ -1,10 +1,11 @@
 """The four tools of ``mcp-client serve``, over a ``CodeMode``: descriptors and answers.
 
-``search_tools(query, limit)``, ``describe_tool(name)``, ``check_program(code)`` and
-``run_program(code, timeout_s, approve)``, each a :class:`mcp_client.codemode._mcp_server.Tool` with an
-``inputSchema``, an ``outputSchema`` (the ``structuredContent`` it answers with, which
-the SDK clients validate), a text block for hosts that read only text, and annotations
-that say what it does: the three look-ups read only; ``run_program`` is what the
+``search_tools(query, limit)``, ``describe_tool(name)``, ``check_program(code)``
+and ``run_program(code, timeout_s, approve)``, each a
+:class:`mcp_client.codemode._mcp_server.Tool` with an ``inputSchema``, an
+``outputSchema`` (the ``structuredContent`` it answers with, which the SDK clients
+validate), a text block for hosts that read only text, and annotations that say what
+it does: the three look-ups read only; ``run_program`` is what the
 servers' tools are, as far as the policy lets them through. Arguments are checked here
 (a wrong one is -32602, not a run). The ``instructions`` and ``run_program``'s
 description say what a model needs to begin (:func:`instructions`,
@@ -587,7 +588,9 @@ def _approval_text(approval: "Approval") -> str:
     to go on (the runner's words, before anything the program printed)."""
     call = approval.call
     head = "approval_required: call %d, %s(%s), waits for a person's yes." % (
-        call.position, call.name, call.shown_arguments()
+        call.position,
+        call.name,
+        call.shown_arguments(),
     )
     if approval.token is None:
         return head + " This run cannot be resumed: %s." % approval.note
