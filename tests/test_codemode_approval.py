@@ -12,12 +12,19 @@ effects: none may happen twice, and none that was not approved.
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
+import pty
+import select
+import subprocess
+import sys
+import termios
 import textwrap
 import threading
 import time
 import unittest
-from typing import Any, List, Optional
+from typing import Any, List, Optional, Tuple
 from unittest import mock
 
 from mcp_client.codemode import (
@@ -33,7 +40,7 @@ from mcp_client.codemode import (
 )
 
 from codemode_support import RunnerCase
-from support import LONG, SHORT, wait_until
+from support import LONG, SHORT, server_argv, wait_until
 
 #: A program that writes, reads, then deletes a note (the delete waits for a yes under
 #: approve="destructive"), catching the refusal.
@@ -561,6 +568,81 @@ class Jailed(ApprovalCase):
         resumed = code.run(DELETE, approve=[result.approval.token])
         self.assertEqual((resumed.exit_status, resumed.stdout), (0, "one\ndeleted\n"))
         self.assertEqual(self.sent(), ["write_note", "read_note", "delete_note"])
+
+
+class TheCommand(ApprovalCase):
+    """``mcp-client codemode --approve``: the person is asked on the terminal."""
+
+    def command(self, *flags: str) -> List[str]:
+        argv = server_argv("codemode_tools", self.dir)
+        with open(self.path("servers.json"), "w") as out:
+            json.dump({"mcpServers": {"notes": {"command": argv[0], "args": argv[1:]}}}, out)
+        with open(self.path("program.py"), "w") as out:
+            out.write(DELETE)
+        return [sys.executable, "-m", "mcp_client", "codemode", "--no-jail", *flags,
+                "--config", self.path("servers.json"), self.path("program.py")]  # fmt: skip
+
+    def env(self) -> dict:
+        repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        return dict(os.environ, PYTHONPATH=repo)
+
+    def test_with_no_terminal_to_ask_on_the_call_is_refused(self) -> None:
+        done = subprocess.run(
+            self.command("--approve", "destructive"),
+            capture_output=True,
+            text=True,
+            env=self.env(),
+            start_new_session=True,  # no controlling terminal: /dev/tty cannot be opened
+            timeout=LONG * 4,
+        )
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("refused: notes.delete_note was not approved: not answered by terminal; no "
+                      "terminal to ask on (/dev/tty)", done.stdout)  # fmt: skip
+        self.assertEqual(self.sent(), ["write_note", "read_note"])
+
+    def test_a_yes_on_the_terminal_makes_the_call(self) -> None:
+        for answer, said in ((b"y\n", "deleted"), (b"\n", "refused: notes.delete_note")):
+            with self.subTest(answer=answer):
+                out, status = self.on_a_terminal(self.command("--approve", "all"), answer)
+                self.assertEqual(status, 0, out)
+                self.assertIn(b"call 3 of the run: notes.delete_note", out)
+                self.assertIn(b'arguments: {"name": "a"}', out)
+                self.assertIn(said.encode(), out)
+        self.assertEqual(self.sent().count("delete_note"), 1)
+
+    def on_a_terminal(self, argv: List[str], answer: bytes) -> Tuple[bytes, int]:
+        """Run ``argv`` with a pty as its controlling terminal, answering the third
+        question with ``answer`` (the first two: yes); all it wrote there, its status."""
+        master, slave = pty.openpty()
+
+        def controlling() -> None:  # after the new session: the pty becomes its terminal
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+        try:
+            child = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave,
+                                     env=self.env(), start_new_session=True,
+                                     preexec_fn=controlling)  # fmt: skip
+        finally:
+            os.close(slave)
+        data, asked = bytearray(), 0
+        try:
+            while True:
+                ready, _, _ = select.select([master], [], [], LONG * 4)
+                if not ready:
+                    raise AssertionError("the terminal stayed silent: %r" % bytes(data))
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:  # EIO: every holder of the slave closed it
+                    break
+                if not chunk:
+                    break
+                data += chunk
+                while data.count(b"Allow it? [y/N]") > asked:
+                    asked += 1
+                    os.write(master, answer if asked == 3 else b"y\n")
+            return bytes(data), child.wait(LONG * 4)
+        finally:
+            os.close(master)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,8 @@ happened, Ctrl-C and SIGTERM included.
 
 With ``--approve`` (or ``--approve-tool``), a call that waits for a person's yes is
 asked on the terminal (``/dev/tty``), the program paused in its call, for at most
-``--approval-timeout``; with no terminal to ask on, it is refused (``CallRefused``).
+``--approval-timeout``; with no terminal to ask on, it is refused (``CallRefused``). A
+terminal on our stdin is then not the program's stdin (EOF): its lines are the answers.
 
 :func:`add_runner_arguments` and :func:`runner_options` are the flags this command
 shares with ``mcp-client serve`` (the servers, the jails, the policy, the limits).
@@ -439,6 +440,8 @@ def _run(runner: CodeMode, program: str, stdin: Optional[int], raw: bool) -> int
     approver = None
     if runner.policy.approves:
         approver = _terminal(runner.limits.approval_timeout)
+        if stdin is not None and os.isatty(stdin):  # the terminal's lines are the answers
+            stdin = None
     try:
         result: RunResult = runner.run(program, stdin=stdin, tee=tee, approver=approver)
     finally:

@@ -225,7 +225,7 @@ def _run_descriptor(surface: str, terms: Terms) -> Dict[str, JsonValue]:
         "timeout_s": {"type": "number", "exclusiveMinimum": 0, "maximum": limits.wall_clock},
     }
     if terms.policy.approves:  # said only where a token can be had
-        properties["approve"] = {"type": "array", "items": _STRING, "maxItems": 1}
+        properties["approve"] = {"type": "array", "items": _STRING}
     return _descriptor(
         "run_program", description, properties, ["code"], _run_annotations(terms.policy)
     )
@@ -321,9 +321,9 @@ def _approvals_line(policy: "Policy") -> List[str]:
     if policy.approve_tools:
         which += " (and %s)" % named if policy.approve != "none" else " of " + named
     return [
-        "%s waits for a person's yes: the host asks, or the run stops with approval_required "
-        "and a token; ask the user, then run the same code with approve=[token]. "
-        "A no raises CallRefused." % which
+        "%s waits for a person's yes (a no raises CallRefused): the host asks, or the run "
+        "stops with approval_required; then ask the user, and run the same code again with "
+        "approve=[its token]." % which
     ]
 
 
