@@ -570,6 +570,118 @@ class Jailed(ApprovalCase):
         self.assertEqual(self.sent(), ["write_note", "read_note", "delete_note"])
 
 
+class Elicitation(unittest.TestCase):
+    """serve's approver: the question it puts, and the answers it takes for a yes."""
+
+    def test_only_accept_with_approve_true_is_a_yes(self) -> None:
+        read = _approval.read_elicitation
+        self.assertTrue(read({"action": "accept", "content": {"approve": True}}).approved)
+        for answer, said in (
+            ({"action": "accept", "content": {"approve": False}}, "declined"),
+            ({"action": "accept", "content": {"approve": "true"}}, "declined"),
+            ({"action": "accept", "content": {"approve": 1}}, "declined"),
+            ({"action": "accept"}, "declined"),
+            ({"action": "decline", "content": {"approve": True}}, "declined"),
+            ({"action": "cancel"}, "cancelled"),
+            ({"action": "yes"}, "failed"),
+            (["accept"], "failed"),
+            (None, "failed"),
+        ):
+            with self.subTest(answer=answer):
+                decision = read(answer)
+                self.assertFalse(decision.approved)
+                self.assertEqual((decision.answer, decision.by), (said, "elicitation"))
+
+    def test_the_host_declares_form_elicitation(self) -> None:
+        elicits = _approval.host_elicits
+        self.assertTrue(elicits({"elicitation": {}}))
+        self.assertTrue(elicits({"elicitation": {"form": {}, "url": {}}}))
+        self.assertFalse(elicits({"elicitation": {"url": {}}}))
+        self.assertFalse(elicits({"elicitation": True}))
+        self.assertFalse(elicits({}))
+
+    def test_the_request_is_one_boolean_and_a_host_failure_is_a_no(self) -> None:
+        asked: List[Any] = []
+
+        def ask(method: str, params: Any, timeout: float) -> Any:
+            asked.append((method, params, timeout))
+            return {"action": "accept", "content": {"approve": True}}
+
+        pending = PendingCall("git", "git_commit", "git_commit", {"message": "m"}, 2, "approve=all")
+        self.assertTrue(_approval.elicitation(ask, 30.0)(pending).approved)
+        [(method, params, timeout)] = asked
+        self.assertEqual(method, "elicitation/create")
+        self.assertEqual(params["requestedSchema"]["required"], ["approve"])
+        self.assertEqual(params["requestedSchema"]["properties"]["approve"]["type"], "boolean")
+        self.assertIn("call 2 of the run: git.git_commit", params["message"])
+        self.assertGreater(timeout, 30.0)
+
+        def gone(method: str, params: Any, timeout: float) -> Any:
+            raise RuntimeError("the host went away")
+
+        failed = _approval.elicitation(gone, 30.0)(pending)
+        self.assertEqual((failed.approved, failed.answer), (False, "failed"))
+
+
+class ServeTools(unittest.TestCase):
+    """run_program's side of the approvals, over test_serve_tools' stand-in runner."""
+
+    def tools(self, policy: Policy) -> Any:
+        from test_serve_tools import StandIn
+
+        from mcp_client.codemode import _serve_tools
+
+        self.mode = StandIn()
+        made = _serve_tools.tools(self.mode, _serve_tools.Terms(Limits(), policy))  # type: ignore[arg-type]
+        return {tool.name: tool for tool in made}, _serve_tools.instructions(
+            self.mode,  # type: ignore[arg-type]
+            _serve_tools.Terms(Limits(), policy),
+        )
+
+    def test_approve_and_its_line_are_there_only_when_something_waits(self) -> None:
+        tools, said = self.tools(Policy())
+        self.assertNotIn("approve", tools["run_program"].descriptor["inputSchema"]["properties"])
+        self.assertNotIn("yes", said)
+        tools, said = self.tools(Policy(approve="destructive", approve_tools=("time.x",)))
+        schema = tools["run_program"].descriptor["inputSchema"]["properties"]["approve"]
+        self.assertEqual(schema, {"type": "array", "items": {"type": "string"}})
+        last = said.splitlines()[-1]
+        self.assertIn("not marked read-only or non-destructive (and time.x) waits", last)
+        self.assertIn("approve=[its token]", last)
+
+    def test_the_approve_argument_is_checked_before_anything_runs(self) -> None:
+        from mcp_client.codemode._mcp_server import Refused
+
+        tools, _ = self.tools(Policy(approve="all"))
+        run = tools["run_program"]
+        for bad in ("mcpa1.x", [1], ["a", "b"], {"t": "a"}):
+            with self.subTest(bad=bad):
+                answer = run.call({"code": "print(1)", "approve": bad})
+                self.assertIsInstance(answer, Refused)
+        self.assertEqual(self.mode.asked, [])
+        plain, _ = self.tools(Policy())
+        refused = plain["run_program"].call({"code": "", "approve": ["t"]})
+        self.assertIn("unknown argument 'approve'", refused.message)
+
+    def test_a_stopped_run_answers_approval_required_with_what_to_do(self) -> None:
+        from mcp_client.codemode import _serve_tools
+
+        pending = PendingCall("git", "git_add", "git_add", {"files": ["a"]}, 2, "approve=all")
+        ran = RunResult(137, "", "", (), "the run stopped", False, (),
+                        Approval(pending, "mcpa1.abc.def", 600.0, 1))  # fmt: skip
+        value = _serve_tools.run_value(ran)
+        self.assertEqual(
+            value["approval_required"],
+            {"call": "git.git_add", "position": 2, "arguments": '{"files": ["a"]}',
+             "why": "approve=all", "token": "mcpa1.abc.def", "expires_in_s": 600.0,
+             "replayed_calls": 1},
+        )  # fmt: skip
+        text = _serve_tools.run_text(ran)
+        self.assertIn('approval_required: call 2, git.git_add({"files": ["a"]}), waits', text)
+        self.assertIn('approve=["mcpa1.abc.def"] (once, within 600 s)', text)
+        self.assertIn("the call before it is answered from this run's log", text)
+
+
 class TheCommand(ApprovalCase):
     """``mcp-client codemode --approve``: the person is asked on the terminal."""
 
