@@ -35,9 +35,9 @@ from mcp_client.codemode import (
     PendingCall,
     Policy,
     RunResult,
-    TokenRefused,
     _approval,
 )
+from mcp_client.errors import TokenRefused
 
 from codemode_support import RunnerCase
 from support import LONG, SHORT, server_argv, wait_until
