@@ -40,6 +40,7 @@ The hierarchy (urllib3's shape: one root, leaves that carry their context)::
         +-- NoServerStarted            CodeMode.open: every server failed (str() names each)
         +-- JailUnavailable            the program (or a server) cannot be had jailed
         +-- UnknownServer              a server key asked for is not in the config
+        +-- TokenRefused               CodeMode.run: an approval token that cannot be used
 
 ``tests/test_errors.py`` derives the tree from the classes and holds this
 drawing to it, edge by edge: a class added, moved or renamed is drawn here too.
@@ -482,6 +483,12 @@ class JailUnavailable(CodeModeError):
 
 class UnknownServer(CodeModeError):
     """A server key asked for (``--server NAME``) is not in the config file."""
+
+
+class TokenRefused(CodeModeError):
+    """``CodeMode.run(program, approve=[token])``: the token is not one this runner
+    issued for this program (forged or altered), or it is spent or expired. Nothing
+    ran; the reason says which."""
 
 
 def _one_line(text: str) -> str:

@@ -17,6 +17,11 @@ unchanged to a file or a pipe, never to a terminal), its calls served by the ser
 the exit status is the program's. Every server is retired at the end, whatever
 happened, Ctrl-C and SIGTERM included.
 
+With ``--approve`` (or ``--approve-tool``), a call that waits for a person's yes is
+asked on the terminal (``/dev/tty``), the program paused in its call, for at most
+``--approval-timeout``; with no terminal to ask on, it is refused (``CallRefused``). A
+terminal on our stdin is then not the program's stdin (EOF): its lines are the answers.
+
 :func:`add_runner_arguments` and :func:`runner_options` are the flags this command
 shares with ``mcp-client serve`` (the servers, the jails, the policy, the limits).
 """
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import select
 import shutil
 import stat
 import sys
@@ -32,7 +38,18 @@ from dataclasses import dataclass
 from typing import Callable, Optional, Sequence, Tuple
 
 from .. import config
-from ..codemode import ALLOW, CodeMode, Limits, Policy, RunResult, _serve_tools
+from ..codemode import (
+    ALLOW,
+    APPROVE,
+    CodeMode,
+    Decision,
+    Limits,
+    PendingCall,
+    Policy,
+    RunResult,
+    _approval,
+    _serve_tools,
+)
 from ..errors import CodeModeError, ConfigError, NoServerStarted, UnknownServer
 from . import arguments, exits
 from .arguments import CONFIG, HIDE, JAIL_SERVERS, SERVER, SERVER_JAIL, TIMEOUT, Flag
@@ -144,6 +161,8 @@ _POLICY = (
     Flag(("--allow",), "which calls are sent (all)", choices=ALLOW),
     Flag(("--allow-tool",), "always sent", **_TOOLS),
     Flag(("--deny-tool",), "never sent", **_TOOLS),
+    Flag(("--approve",), "which calls wait for a person's yes (none)", choices=APPROVE),
+    Flag(("--approve-tool",), "always waits for a person's yes", **_TOOLS),
 )
 #: The limits' flags: each with the field of :class:`Limits` it sets and what it bounds.
 _LIMITS = (
@@ -155,7 +174,12 @@ _LIMITS = (
     (arguments.MAX_TASKS, "max_tasks"),
     (Flag(("--scratch-bytes",), "", type=arguments.size, metavar="SIZE"), "scratch_bytes"),
     (arguments.CPU_SECONDS, "cpu_seconds"),
-)
+    (Flag(("--approval-timeout",), "", type=arguments.duration, metavar="DURATION"),
+     "approval_timeout"),
+    (Flag(("--max-approvals",), "", type=arguments.count, metavar="N"), "max_approvals"),
+    (Flag(("--approval-ttl",), "", type=arguments.duration, metavar="DURATION"),
+     "approval_ttl"),
+)  # fmt: skip
 _BOUNDS = {
     "wall_clock": "time a run may take",
     "call_timeout": "time a tool call may take",
@@ -165,6 +189,9 @@ _BOUNDS = {
     "max_tasks": "processes and threads of the program's jail at once",
     "scratch_bytes": "size of the program's scratch tmpfs",
     "cpu_seconds": "CPU time of each of the program's processes",
+    "approval_timeout": "time a person has to answer an approval",
+    "max_approvals": "approvals a run may ask for",
+    "approval_ttl": "time an approval token lives (serve)",
 }
 _NO_LIMITS = Flag(
     ("--no-limits",),
@@ -193,7 +220,9 @@ def add_runner_arguments(parser: argparse.ArgumentParser) -> None:
         arguments.add(jails, flag, help=_JAIL_HELP.get(flag))
     policy = parser.add_argument_group("policy (from the tools' annotations: claims)")
     arguments.add(policy, _POLICY[0], "all")
-    arguments.add_all(policy, _POLICY[1:])
+    arguments.add_all(policy, _POLICY[1:3])
+    arguments.add(policy, _POLICY[3], "none")
+    arguments.add_all(policy, _POLICY[4:])
     limits = parser.add_argument_group("limits")
     default = Limits()
     for flag, field in _LIMITS:
@@ -215,7 +244,13 @@ def runner_options(namespace: argparse.Namespace) -> RunnerOptions:
         server_readable=_absolute(namespace.server_read),
         server_writable=_absolute(namespace.server_write),
         server_network=namespace.server_network,
-        policy=Policy(namespace.allow, tuple(namespace.allow_tool), tuple(namespace.deny_tool)),
+        policy=Policy(
+            namespace.allow,
+            tuple(namespace.allow_tool),
+            tuple(namespace.deny_tool),
+            namespace.approve,
+            tuple(namespace.approve_tool),
+        ),
         limits=Limits(enforced=not namespace.no_limits, **limits),
         scratch=None if namespace.scratch is None else os.path.abspath(namespace.scratch),
         shapes=_shapes(namespace),
@@ -523,8 +558,36 @@ def _check(runner: CodeMode, program: str) -> int:
 
 def _run(runner: CodeMode, program: str, stdin: Optional[int], raw: bool) -> int:
     tee = Tee(raw)
+    approver = None
+    if runner.policy.approves:
+        approver = _terminal(runner.limits.approval_timeout)
+        if stdin is not None and os.isatty(stdin):  # the terminal's lines are the answers
+            stdin = None
     try:
-        result: RunResult = runner.run(program, stdin=stdin, tee=tee)
+        result: RunResult = runner.run(program, stdin=stdin, tee=tee, approver=approver)
     finally:
         tee.flush()
     return result.exit_status
+
+
+def _terminal(timeout: float) -> Callable[[PendingCall], Decision]:
+    return lambda pending: _ask_on_the_terminal(pending, timeout)
+
+
+def _ask_on_the_terminal(pending: PendingCall, timeout: float) -> Decision:
+    """A call that waits for a yes, asked on the controlling terminal (``/dev/tty``: not
+    our stdin, which may be the program's); no terminal is a no. The runner bounds the
+    wait (``--approval-timeout``); an answer after it is not read."""
+    try:
+        tty = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError:
+        return Decision(False, "terminal", "failed", "no terminal to ask on (/dev/tty)")
+    try:
+        os.write(tty, ("\n%s\nAllow it? [y/N] " % _approval.question(pending)).encode("utf-8"))
+        ready, _, _ = select.select([tty], [], [], timeout)
+        answer = os.read(tty, 1024).decode("utf-8", "replace").strip().lower() if ready else ""
+    except OSError as e:
+        return Decision(False, "terminal", "failed", "the terminal failed: %s" % e)
+    finally:
+        os.close(tty)
+    return Decision(answer in ("y", "yes"), "terminal")

@@ -44,6 +44,18 @@ rule, and its record's outcome is ``refused``. **Annotations are the server's ow
 claims**: a server that lies about a tool gets it called. What holds then is the
 jail: run the servers jailed too (``jail_servers=True``) when they are not trusted.
 
+**Approvals** (``Policy(approve="destructive" | "non-read-only" | "all",
+approve_tools=...)``): a call the annotations say may change something waits for a
+person's yes (a refusal wins: a refused call is put to no one). ``run(program,
+approver=...)`` asks the approver (a :class:`PendingCall` in, a bool or a
+:class:`Decision` out) while the program waits in its call, the wall clock paused;
+a no is ``CallRefused``. With no approver the run stops before that call, and
+``RunResult.approval`` (an :class:`Approval`) holds a token: ``run(program,
+approve=[token])`` runs it again, every earlier call answered from the first run's
+log (no side effect twice), then makes that call. A token is an HMAC under this
+runner's secret, bound to the program's text and the call; it works once and
+expires (:class:`TokenRefused` otherwise).
+
 **Errors a model can act on**: a failed program's traceback is cut to the
 program's own frames (none of the ``cap`` package's), and a ``cap`` name that is
 not there (``AttributeError``, ``ImportError``, ``NameError``) ends with a hint
@@ -62,7 +74,7 @@ from __future__ import annotations
 from .._os import process as process
 from ..client import Options as Options
 from ..config import ConfiguredServer as ConfiguredServer
-from ..errors import CodeModeError
+from ..errors import CodeModeError, TokenRefused
 from ..errors import JailUnavailable as JailUnavailable
 from ..errors import McpClientError as McpClientError
 from ..errors import NoServerStarted as NoServerStarted
@@ -71,6 +83,7 @@ from ..errors import ToolFailed as ToolFailed
 from ..errors import TransportFailed as TransportFailed
 from ..errors import Unavailable as Unavailable
 from ..jsonvalue import parse as parse
+from ._approval import Approval, Decision, PendingCall
 from ._broker import EXTRA_RECORDS as EXTRA_RECORDS
 from ._cleanup import remove_tree as remove_tree
 from ._program import TAKEN_NAMES
@@ -80,6 +93,7 @@ from ._runner import MAX_UNKNOWN_NOTES as MAX_UNKNOWN_NOTES
 from ._runner import CodeMode
 from ._values import (
     ALLOW,
+    APPROVE,
     CANCELLED,
     CLOSED,
     WALL_CLOCK,
@@ -93,18 +107,23 @@ from ._values import (
 )
 
 __all__ = [
+    "Approval",
     "CallRecord",
     "CheckResult",
     "CodeMode",
     "CodeModeError",
+    "Decision",
     "Limits",
     "Match",
+    "PendingCall",
     "Policy",
     "RunResult",
     "SearchResult",
+    "TokenRefused",
     "WALL_CLOCK",
     "CLOSED",
     "CANCELLED",
     "ALLOW",
+    "APPROVE",
     "TAKEN_NAMES",
 ]

@@ -9,7 +9,9 @@ current client, started again when it died before this run saw it die
 (``_fleet.Slot.client_for``), and judged by the :class:`Policy` on that life's claims
 (a refused call is never sent either); its result is delivered as the generated function
 returns it (``codegen.deliver``), and its shape, never a value, goes to the store of
-learned shapes when there is one. The book records every call, boundedly.
+learned shapes when there is one. The book records every call, boundedly. The run's
+approval gate (``_approval.Gate``) numbers each call, answers the ones an approved run
+made already from its log, and holds a call that waits for a person's yes.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from ..errors import (
     Unavailable,
 )
 from ..jsonvalue import parse
+from ._approval import Gate
 from ._values import CallRecord, Limits, Policy
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only: codegen and the store load on use
@@ -64,6 +67,8 @@ class Book:
     restarted: List[str] = field(default_factory=list)
     notes: List[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # The run's approvals (numbering, replay, asking, stopping); the runner sets its own.
+    gate: Gate = field(default_factory=lambda: Gate(Policy(), Limits(), "", None))
 
 
 class Broker:
@@ -76,6 +81,7 @@ class Broker:
         policy: Policy,
         limits: Limits,
         shapes: Optional["Store"],
+        gate: Optional[Gate] = None,
     ) -> None:
         self.book = book
         self.live = live  # the servers that started, by their config's key
@@ -86,6 +92,7 @@ class Broker:
         # run has ended: both under the book's lock.
         self._in_flight: Optional[Tuple["Slot", Optional["Client"]]] = None
         self._ended = False
+        self.gate = gate if gate is not None else book.gate
 
     def abandon(self) -> None:
         """The run has ended (its program is gone, or it is being killed): the call in
@@ -110,11 +117,20 @@ class Broker:
         except (McpClientError, ValueError, KeyError, TypeError) as e:
             return _failure("call_failed", "not a call of a generated function: %r" % (e,))
         started = time.monotonic()
-        kind, answer = self._call(slot, tool, arguments)
+        replayed = self.gate.replay(slot.name, tool.function, tool.wire_name, arguments)
+        if replayed is None:
+            kind, answer = self._call(slot, tool, arguments)
+        else:  # answered from an approved run's log (never sent), or the run ends here
+            with self.book.lock:
+                self.book.count += 1
+            kind, answer = replayed
         ms = (time.monotonic() - started) * 1000.0
+        approval, by = self.gate.settled(kind, answer)
         with self.book.lock:
             if len(self.book.calls) < self.limits.max_calls + EXTRA_RECORDS:
-                self.book.calls.append(CallRecord(slot.name, tool.function, round(ms, 3), kind))
+                self.book.calls.append(
+                    CallRecord(slot.name, tool.function, round(ms, 3), kind, approval, by)
+                )
         return answer
 
     def _read(self, line: bytes) -> Tuple["Slot", "GeneratedTool", Dict[str, "JsonValue"]]:
@@ -151,9 +167,17 @@ class Broker:
                     book.restarted.append(slot.name)
                     book.notes.append(note)
             # Judged by the claims of the life the call goes to: a start again lists anew.
-            refused = self.policy.refusal(names, slot.annotations.get(tool.wire_name, {}))
+            hints = slot.annotations.get(tool.wire_name, {})
+            refused = self.policy.refusal(names, hints)
             if refused is not None:
                 return "refused", _failure("refused", refused)
+            with book.lock:  # a person's wait holds no call on the server
+                self._in_flight = None
+            held = self.gate.approve(
+                slot.name, tool.function, tool.wire_name, arguments, names, hints
+            )
+            if held is not None:  # refused by a person, or the run stops here for a token
+                return held
             with book.lock:
                 if self._ended:
                     return "abandoned", _failure("call_failed", _ended(names[0]))

@@ -26,15 +26,20 @@ import subprocess
 import tempfile
 import threading
 import time
-from typing import TYPE_CHECKING, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Callable, List, Optional, Sequence, Set, Tuple
 
 from .._os import process
-from .._os import threads as _threads
 from .._os.bounded import Brood
 from ..client import Options
 from ..config import ConfiguredServer
-from ..errors import CodeModeError, JailUnavailable, NoServerStarted, TransportFailed
-from . import _catalog, _feed, _fleet, _imports, _pipe, _program, _roots, _typecheck
+from ..errors import (
+    CodeModeError,
+    JailUnavailable,
+    NoServerStarted,
+    TokenRefused,
+    TransportFailed,
+)
+from . import _approval, _catalog, _feed, _fleet, _imports, _pipe, _program, _roots, _typecheck
 from ._broker import Book, Broker
 from ._cleanup import remove_tree
 from ._program import TAKEN_NAMES
@@ -128,6 +133,7 @@ class CodeMode:
             for tool in g.tools
         }
         self._warmed: Optional[threading.Event] = None
+        self._approvals = _approval.Approvals(limits.approval_ttl)  # tokens and their logs
 
     # ----------------------------------------------------------------- opening, closing
 
@@ -219,6 +225,7 @@ class CodeMode:
             children = list(self._children)
         self._brood.end_all()  # a check's compile() or mypy, a run's parse: killed now
         self._closing.set()
+        self._approvals.close()
         for child in children:
             process.end(child)
         for line in _fleet.retire_all(self._slots):  # ends a start again a run waits on
@@ -382,6 +389,9 @@ class CodeMode:
         stdin: Optional[int] = None,
         tee: Optional[_pipe.Tee] = None,
         cancelled: Optional[threading.Event] = None,
+        approver: Optional[_approval.Approver] = None,
+        approve: Sequence[str] = (),
+        progress: Optional[Callable[[str], None]] = None,
     ) -> RunResult:
         """Run ``program`` (Python source) and return how it ended. Thread-safe.
 
@@ -395,12 +405,24 @@ class CodeMode:
         program is never run unjailed unless ``jail_program=False``. With a ``scratch``
         directory (one for every run), runs are one at a time: a run while another is
         under way raises :class:`CodeModeError` (busy) at once.
+
+        A call that ``Policy.approve`` says waits for a person's yes is put to
+        ``approver`` (a :class:`PendingCall` in, ``True``/``False`` or a
+        :class:`Decision` out), the program blocked in its call and the wall clock
+        paused, at most ``Limits.approval_timeout`` seconds. With no approver, the run
+        stops before that call: ``RunResult.approval`` names it and holds a token, and
+        ``run(program, approve=[token])`` runs the same program again, every call
+        before it answered from this run's log (none is made twice), then that call
+        made. A token works once, for ``Limits.approval_ttl`` seconds, for this
+        program only: else :class:`TokenRefused`, and nothing runs. ``progress`` is
+        called with a line for each call made, and while a person is asked.
         """
         self._take_scratch()
         try:
             book = Book(self._begin(), cancelled)
             try:
-                return self._run_counted(book, program, timeout, stdin, tee)
+                gate = self._gate(program, approver, approve, progress)
+                return self._run_counted(book, program, timeout, stdin, tee, gate)
             finally:
                 self._end()
         finally:
@@ -426,6 +448,24 @@ class CodeMode:
             with self._lock:
                 self._scratch_taken = False
 
+    def _gate(
+        self,
+        program: str,
+        approver: Optional[_approval.Approver],
+        approve: Sequence[str],
+        progress: Optional[Callable[[str], None]],
+    ) -> _approval.Gate:
+        """The run's approvals: its token, redeemed (spent now, whatever the run does)."""
+        if isinstance(approve, str):
+            raise TypeError("approve takes a sequence of tokens, not one string")
+        if len(approve) > 1:
+            raise TokenRefused("one approval token a run: the newest resumes every earlier one")
+        digest = _approval.digest(program)
+        held = self._approvals.redeem(approve[0], digest) if approve else None
+        return _approval.Gate(
+            self.policy, self.limits, digest, self._approvals, approver, progress, held
+        )
+
     def _run_counted(
         self,
         book: Book,
@@ -433,9 +473,11 @@ class CodeMode:
         timeout: Optional[float],
         stdin: Optional[int],
         tee: Optional[_pipe.Tee],
+        gate: _approval.Gate,
     ) -> RunResult:
         wall = self.limits.wall_clock if timeout is None else min(timeout, self.limits.wall_clock)
         run_dir = self._run_dir(book, program)
+        book.gate = gate
         try:
             result = self._run_in(run_dir, book, wall, stdin, tee)
         except BaseException:
@@ -490,7 +532,8 @@ class CodeMode:
     ) -> RunResult:
         child, feed, (calls_in, answers_out, out_in, err_in) = self._launch(run_dir, stdin)
         feed.start()
-        broker = Broker(book, self._live, self.policy, self.limits, self._shapes)
+        book.gate.attach(lambda: process.end(child))  # a stop for an approval kills it
+        broker = Broker(book, self._live, self.policy, self.limits, self._shapes, book.gate)
         serving = _pipe.Serving(
             calls_in,
             answers_out,
@@ -555,13 +598,14 @@ class CodeMode:
         try:
             serving.start()
             if not closed:
-                ended = _wait(child, wall, book.cancelled)
+                ended = _wait(child, wall, book.cancelled, book.gate.paused)
             if ended == _WALL:
                 error = "the program ran past its wall-clock limit (%g s) and was killed" % wall
             elif ended == _CANCELLED:
                 error = CANCELLED
                 LOGGER.info("run %d was cancelled by its caller: its program killed", book.number)
         finally:
+            book.gate.over.set()  # a call waiting for a person's yes is not sent now
             process.end(child)  # the jail, or whatever the program left in its group
             with self._lock:
                 self._children.discard(child)
@@ -590,7 +634,14 @@ class CodeMode:
         with book.lock:
             calls, restarted = tuple(book.calls), tuple(book.restarted)
         return RunResult(
-            status, serving.stdout.text(), serving.stderr.text(), calls, error, truncated, restarted
+            status,
+            serving.stdout.text(),
+            serving.stderr.text(),
+            calls,
+            error,
+            truncated,
+            restarted,
+            book.gate.approval,
         )
 
 
@@ -604,20 +655,24 @@ CANCEL_TURN = 0.05
 
 
 def _wait(
-    child: "subprocess.Popen[bytes]", wall: float, cancelled: Optional[threading.Event]
+    child: "subprocess.Popen[bytes]",
+    wall: float,
+    cancelled: Optional[threading.Event],
+    paused: Callable[[], float],
 ) -> str:
-    """Wait for ``child`` to exit, at most ``wall`` seconds, or until ``cancelled`` is
-    set (looked at every :data:`CANCEL_TURN` s); which ended the wait. The child is left
-    unreaped: its group is still ours to kill."""
-    if cancelled is None:
-        return _EXITED if process.wait_unreaped(child, wall) else _WALL
-    deadline = time.monotonic() + wall
-    while not process.wait_unreaped(child, min(CANCEL_TURN, _threads.until(deadline))):
-        if cancelled.is_set():
+    """Wait for ``child`` to exit within ``wall`` seconds, not counting the ``paused()``
+    ones (a person asked for a yes), or until ``cancelled`` is set; which ended the wait.
+    Watched in turns of :data:`CANCEL_TURN` s (a wait for a person that began at the
+    deadline moves it on as it goes). The child is left unreaped: its group is ours."""
+    started = time.monotonic()
+    while True:
+        left = started + wall + paused() - time.monotonic()
+        if process.wait_unreaped(child, min(CANCEL_TURN, left) if left > 0 else 0.0):
+            return _EXITED
+        if cancelled is not None and cancelled.is_set():
             return _CANCELLED
-        if time.monotonic() >= deadline:
+        if started + wall + paused() <= time.monotonic():
             return _WALL
-    return _EXITED
 
 
 def _store(shapes: Optional[str]) -> Optional["Store"]:
@@ -677,6 +732,9 @@ def _no_server(name: str, modules: List[str]) -> str:
 
 def _why(status: int, book: Book, limits: Limits) -> Optional[str]:
     """The run's one-line error: ``None`` for a clean exit."""
+    stopped = book.gate.verdict()  # it stopped the run for an approval, or a divergence
+    if stopped is not None:
+        return stopped
     if book.refused_by_limit:
         return "the program went past its %d tool calls (Limits.max_calls): %d refused" % (
             limits.max_calls,

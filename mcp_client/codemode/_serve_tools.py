@@ -1,31 +1,48 @@
 """The four tools of ``mcp-client serve``, over a ``CodeMode``: descriptors and answers.
 
-``search_tools(query, limit)``, ``describe_tool(name)``, ``check_program(code)`` and
-``run_program(code, timeout_s)``, each a :class:`mcp_client.codemode._mcp_server.Tool` with an
-``inputSchema``, an ``outputSchema`` (the ``structuredContent`` it answers with, which
-the SDK clients validate), a text block for hosts that read only text, and annotations
-that say what it does: the three look-ups read only; ``run_program`` is what the
+``search_tools(query, limit)``, ``describe_tool(name)``, ``check_program(code)``
+and ``run_program(code, timeout_s, approve)``, each a
+:class:`mcp_client.codemode._mcp_server.Tool` with an ``inputSchema``, an
+``outputSchema`` (the ``structuredContent`` it answers with, which the SDK clients
+validate), a text block for hosts that read only text, and annotations that say what
+it does: the three look-ups read only; ``run_program`` is what the
 servers' tools are, as far as the policy lets them through. Arguments are checked here
 (a wrong one is -32602, not a run). The ``instructions`` and ``run_program``'s
 description say what a model needs to begin (:func:`instructions`,
 :func:`run_description`).
+
+With approvals (``Policy.approve``), ``run_program`` asks the host's user for each
+call that waits for a yes (``elicitation/create``) when the host declared
+``elicitation``; else the run stops there and its answer holds ``approval_required``
+and a token, which ``approve`` takes back. A host that asked for progress (a
+``progressToken``) is sent a ``notifications/progress`` for each call a run makes.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Union
 
 from ..errors import CodeModeError
 from ..jsonvalue import JsonValue
 from ..text import inert
-from . import _catalog
+from . import _approval, _catalog
 from ._mcp_server import CallContext, Refused, Result, Tool
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only: the runner loads in main
-    from . import CheckResult, CodeMode, Limits, Policy, RunResult, SearchResult
+    from . import (
+        Approval,
+        CallRecord,
+        CheckResult,
+        CodeMode,
+        Limits,
+        Policy,
+        RunResult,
+        SearchResult,
+    )
 
 __all__ = [
     "Terms",
@@ -85,8 +102,29 @@ def _strings() -> Dict[str, JsonValue]:
 
 _MATCH = _object({"name": _STRING, "line": _STRING, "doc": _STRING}, ["name", "line"])
 _CALL = _object(
-    {"server": _STRING, "tool": _STRING, "ms": {"type": "number"}, "outcome": _STRING},
+    {
+        "server": _STRING,
+        "tool": _STRING,
+        "ms": {"type": "number"},
+        "outcome": _STRING,
+        "approval": _STRING,
+        "by": _STRING,
+    },
     ["server", "tool", "ms", "outcome"],
+)
+#: A run stopped before a call that waits for a person's yes (``approval_required``).
+_PENDING = _object(
+    {
+        "call": _STRING,
+        "position": _INTEGER,
+        "arguments": _STRING,
+        "why": _STRING,
+        "token": {"type": ["string", "null"]},
+        "expires_in_s": {"type": "number"},
+        "replayed_calls": _INTEGER,
+        "note": _STRING,
+    },
+    ["call", "position", "arguments", "why", "token"],
 )
 #: What each tool's ``structuredContent`` holds, whole (docs/serve.md shows them); the
 #: descriptors carry each one's top level only (:data:`OUTPUT_KEYS`): a host's model
@@ -108,6 +146,7 @@ RUN_OUTPUT = _object(
         "error": {"type": ["string", "null"]},
         "truncated": _BOOLEAN,
         "restarted": _strings(),
+        "approval_required": _PENDING,
     },
     ["exit_status", "stdout", "stderr", "calls", "error", "truncated", "restarted"],
 )
@@ -139,7 +178,7 @@ def tools(mode: "CodeMode", terms: Terms) -> List[Tool]:
         Tool(_check_descriptor(), lambda arguments: _check(mode, arguments)),
         Tool(
             _run_descriptor(_small_surface(mode), terms),
-            lambda arguments, context: _run(mode, terms.limits, arguments, context),
+            lambda arguments, context=None: _run(mode, terms, arguments, context),
             context=True,  # the host's cancellation (or its going away) kills the run
         ),
     ]
@@ -199,6 +238,8 @@ def _run_descriptor(surface: str, terms: Terms) -> Dict[str, JsonValue]:
         "code": _CODE,
         "timeout_s": {"type": "number", "exclusiveMinimum": 0, "maximum": limits.wall_clock},
     }
+    if terms.policy.approves:  # said only where a token can be had
+        properties["approve"] = {"type": "array", "items": _STRING}
     return _descriptor(
         "run_program", description, properties, ["code"], _run_annotations(terms.policy)
     )
@@ -277,6 +318,7 @@ def instructions(mode: "CodeMode", terms: Terms) -> str:
             "Do the whole task in one program; print what you need.",
             _limits_line(terms),
         ]
+        + _approvals_line(terms.policy)
     )
 
 
@@ -302,6 +344,27 @@ def unavailable_instructions(reason: str) -> str:
         "should fix the configuration (the server's stderr has the details) and restart "
         "this server." % reason
     )
+
+
+def _approvals_line(policy: "Policy") -> List[str]:
+    """What waits for a person's yes, and what to do when a run stops for one; nothing
+    when nothing does (the line costs every host's context)."""
+    if not policy.approves:
+        return []
+    which = {
+        "all": "Every call",
+        "destructive": "A call to a tool not marked read-only or non-destructive",
+        "non-read-only": "A call to a tool not marked read-only",
+        "none": "A call",
+    }[policy.approve]
+    named = ", ".join(policy.approve_tools[:5]) + (", ..." if len(policy.approve_tools) > 5 else "")
+    if policy.approve_tools:
+        which += " (and %s)" % named if policy.approve != "none" else " of " + named
+    return [
+        "%s waits for a person's yes (a no raises CallRefused): the host asks, or the run "
+        "stops with approval_required; then ask the user, and run the same code again with "
+        "approve=[its token]." % which
+    ]
 
 
 def functions_by_server(surface: str) -> Dict[str, List[str]]:
@@ -433,25 +496,55 @@ def check_text(checked: "CheckResult") -> str:
 
 
 def _run(
-    mode: "CodeMode", limits: "Limits", arguments: Dict[str, JsonValue], context: CallContext
+    mode: "CodeMode",
+    terms: Terms,
+    arguments: Dict[str, JsonValue],
+    context: Optional[CallContext] = None,
 ) -> Union[Result, Refused]:
-    code = _unexpected(arguments, ("code", "timeout_s")) or _program(arguments)
+    limits = terms.limits
+    known = ("code", "timeout_s", "approve") if terms.policy.approves else ("code", "timeout_s")
+    code = _unexpected(arguments, known) or _program(arguments)
     if isinstance(code, Refused):
         return code
     timeout = arguments.get("timeout_s")
     if timeout is not None and not _seconds(timeout, limits.wall_clock):
         return Refused("timeout_s must be a number of seconds above 0, at most %g"
                        % limits.wall_clock)  # fmt: skip
+    tokens = _tokens(arguments.get("approve", []))
+    if isinstance(tokens, Refused):
+        return tokens
+    options: Dict[str, Any] = {}  # only what is asked for (a runner of old takes none)
+    if context is not None:
+        options["cancelled"] = context.cancelled
+    if tokens:
+        options["approve"] = tokens
+    if context is not None and context.reports_progress:
+        options["progress"] = context.progress
+    if (
+        context is not None
+        and terms.policy.approves
+        and _approval.host_elicits(context.host_capabilities)
+    ):
+        options["approver"] = _approval.elicitation(context.ask, limits.approval_timeout)
     try:
         ran = mode.run(
             code,
             timeout=None if timeout is None else float(timeout),  # type: ignore[arg-type]
-            cancelled=context.cancelled,
+            **options,
         )
-    except CodeModeError as e:  # closed under us (the end), or no jail: said, not raised
+    except CodeModeError as e:  # closed under us (the end), no jail, a token refused
         return {"content": [{"type": "text", "text": "not run: %s" % e}], "isError": True}
     failed = ran.exit_status != 0 or ran.error is not None
     return _answer(run_text(ran), run_value(ran), failed=failed)
+
+
+def _tokens(value: JsonValue) -> Union[List[str], Refused]:
+    """``approve``: the token of a run that stopped for a person's yes (one at most)."""
+    if not isinstance(value, list) or not all(isinstance(each, str) for each in value):
+        return Refused("approve must be an array of the token strings a stopped run gave")
+    if len(value) > 1:
+        return Refused("approve takes one token: the newest one resumes every earlier step")
+    return [str(each) for each in value]
 
 
 def _seconds(value: JsonValue, most: float) -> bool:
@@ -486,11 +579,8 @@ def _shown(output: str) -> str:
 def run_value(ran: "RunResult") -> Dict[str, JsonValue]:
     """A run's ``structuredContent`` (``RUN_OUTPUT``); the program's output escaped
     (:func:`_shown`)."""
-    calls: List[JsonValue] = [
-        {"server": c.server, "tool": c.tool, "ms": round(c.ms, 3), "outcome": c.outcome}
-        for c in ran.calls
-    ]
-    return {
+    calls: List[JsonValue] = [_call_value(c) for c in ran.calls]
+    value: Dict[str, JsonValue] = {
         "exit_status": ran.exit_status,
         "stdout": _shown(ran.stdout),
         "stderr": _shown(ran.stderr),
@@ -499,6 +589,41 @@ def run_value(ran: "RunResult") -> Dict[str, JsonValue]:
         "truncated": ran.truncated,
         "restarted": list(ran.restarted),
     }
+    approval = getattr(ran, "approval", None)  # a result of old has none
+    if approval is not None:
+        value["approval_required"] = _pending_value(approval)
+    return value
+
+
+def _call_value(call: "CallRecord") -> Dict[str, JsonValue]:
+    value: Dict[str, JsonValue] = {
+        "server": call.server,
+        "tool": call.tool,
+        "ms": round(call.ms, 3),
+        "outcome": call.outcome,
+    }
+    approval, by = getattr(call, "approval", ""), getattr(call, "by", "")
+    if approval:  # said only where someone was asked (or a token spoke)
+        value["approval"] = approval
+        if by:
+            value["by"] = by
+    return value
+
+
+def _pending_value(approval: "Approval") -> Dict[str, JsonValue]:
+    call = approval.call
+    value: Dict[str, JsonValue] = {
+        "call": call.name,
+        "position": call.position,
+        "arguments": call.shown_arguments(),
+        "why": call.reason,
+        "token": approval.token,
+        "expires_in_s": approval.expires_in,
+        "replayed_calls": approval.replayed,
+    }
+    if approval.note:
+        value["note"] = approval.note
+    return value
 
 
 def run_text(ran: "RunResult") -> str:
@@ -515,7 +640,31 @@ def run_text(ran: "RunResult") -> str:
         ))  # fmt: skip
     if ran.restarted:
         parts.append("servers started again: " + ", ".join(ran.restarted))
+    approval = getattr(ran, "approval", None)
+    if approval is not None:
+        parts.insert(1, _approval_text(approval))
     return "\n\n".join(parts)
+
+
+def _approval_text(approval: "Approval") -> str:
+    """What a model reads of a run that stopped for a person's yes: what to ask, and how
+    to go on (the runner's words, before anything the program printed)."""
+    call = approval.call
+    head = "approval_required: call %d, %s(%s), waits for a person's yes." % (
+        call.position,
+        call.name,
+        call.shown_arguments(),
+    )
+    if approval.token is None:
+        return head + " This run cannot be resumed: %s." % approval.note
+    before = approval.replayed
+    return head + (
+        " Ask the user whether to make this call. Only if they say yes, run the same code "
+        "again, unchanged, with approve=[%s] (once, within %g s): %s answered from this "
+        "run's log, not made again."
+        % (json.dumps(approval.token), approval.expires_in,
+           "the call before it is" if before == 1 else "the %d calls before it are" % before)
+    )  # fmt: skip
 
 
 def _answer(text: str, value: Dict[str, JsonValue], failed: bool = False) -> Result:

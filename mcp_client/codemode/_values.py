@@ -8,12 +8,17 @@ every name (this module is its part, not a place to import from).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, Optional, Sequence, Tuple
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only: the approvals' values are theirs
+    from ._approval import Approval
 
 #: ``RunResult.exit_status`` when the wall clock ended the program (as ``timeout(1)``).
 WALL_CLOCK = 124
 #: The policies ``Policy.allow`` takes.
 ALLOW = ("all", "non-destructive", "read-only")
+#: The approval policies ``Policy.approve`` takes: which calls wait for a person's yes.
+APPROVE = ("none", "destructive", "non-read-only", "all")
 #: ``RunResult.error`` of a run that close() ended.
 CLOSED = "the runner was closed while the program ran: it was killed"
 #: ``RunResult.error`` of a run its caller cancelled (``run(cancelled=...)``).
@@ -40,13 +45,16 @@ class Limits:
     scratch_bytes: int = 256 * 1024 * 1024  # the scratch tmpfs (inside memory_bytes)
     cpu_seconds: int = 120  # CPU time of each of the program's processes (RLIMIT_CPU)
     enforced: bool = True  # False: none of the jail's four (--no-limits)
+    approval_timeout: float = 300.0  # seconds a person has to answer one approval
+    max_approvals: int = 8  # approvals one run may ask for; past it, refused unasked
+    approval_ttl: float = 600.0  # seconds an approval token (and its replay log) lives
 
     def __post_init__(self) -> None:
-        for name in ("wall_clock", "call_timeout"):
+        for name in ("wall_clock", "call_timeout", "approval_timeout", "approval_ttl"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise ValueError("Limits.%s must be a positive number, not %r" % (name, value))
-        for name in ("max_calls", "max_output_bytes", "memory_bytes"):
+        for name in ("max_calls", "max_output_bytes", "memory_bytes", "max_approvals"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError("Limits.%s must be an int >= 0, not %r" % (name, value))
@@ -62,18 +70,26 @@ class Limits:
 
 @dataclass(frozen=True)
 class Policy:
-    """Which calls are sent, from the tools' annotations (the server's claims)."""
+    """Which calls are sent, and which wait for a person's yes first, from the tools'
+    annotations (the server's claims). A refusal wins over an approval: a refused call
+    is never put to anyone."""
 
     allow: str = "all"  # "all" | "non-destructive" | "read-only"
     allow_tools: Tuple[str, ...] = ()  # "server.function" always allowed
     deny_tools: Tuple[str, ...] = ()  # "server.function" always refused (wins over allow)
+    approve: str = "none"  # "none" | "destructive" | "non-read-only" | "all"
+    approve_tools: Tuple[str, ...] = ()  # "server.function" always waits for a yes
 
     def __post_init__(self) -> None:
         if self.allow not in ALLOW:
             raise ValueError(
                 "Policy.allow must be one of %s, not %r" % (", ".join(ALLOW), self.allow)
             )
-        for name in ("allow_tools", "deny_tools"):
+        if self.approve not in APPROVE:
+            raise ValueError(
+                "Policy.approve must be one of %s, not %r" % (", ".join(APPROVE), self.approve)
+            )
+        for name in ("allow_tools", "deny_tools", "approve_tools"):
             value = getattr(self, name)
             if isinstance(value, str):
                 raise TypeError("Policy.%s takes a sequence of names, not one string" % name)
@@ -107,6 +123,30 @@ class Policy:
             )
         return None
 
+    @property
+    def approves(self) -> bool:
+        """Whether any call may wait for a person's yes."""
+        return self.approve != "none" or bool(self.approve_tools)
+
+    def approval(self, names: Sequence[str], hints: Dict[str, object]) -> Optional[str]:
+        """``None`` when the call needs no one's yes, else the rule that asks for it
+        (``names`` and ``hints`` as :meth:`refusal` takes them; ask it first: a refused
+        call is never put to anyone)."""
+        if any(name in self.approve_tools for name in names):
+            return "approve_tools names it"
+        read_only = hints.get("readOnlyHint") is True  # MCP's default: false
+        destructive = hints.get("destructiveHint") is not False  # MCP's default: true
+        if self.approve == "all":
+            return "approve=all"
+        if self.approve == "non-read-only" and not read_only:
+            return "approve=non-read-only: the server does not say readOnlyHint: true"
+        if self.approve == "destructive" and not read_only and destructive:
+            return (
+                "approve=destructive: the server says neither readOnlyHint: true nor "
+                "destructiveHint: false"
+            )
+        return None
+
 
 @dataclass(frozen=True)
 class CallRecord:
@@ -115,7 +155,14 @@ class CallRecord:
     server: str
     tool: str  # the function's name in cap.mcp.<server>
     ms: float
-    outcome: str  # "ok" | "tool_failed" | "call_failed" | "refused" | "mismatch" | "abandoned"
+    # "ok" | "tool_failed" | "call_failed" | "refused" | "mismatch" | "abandoned"; with
+    # approvals also "replayed" (answered from an approved run's log, not sent), "approval_required"
+    # (the run stopped there for a token), "diverged" (not the call the log holds)
+    outcome: str
+    # "" (no one was asked) | "approved" | "declined" | "cancelled" | "timed_out" |
+    # "failed" | "not_asked" (refused without asking: a repeat, the cap, given up)
+    approval: str = ""
+    by: str = ""  # who answered: "elicitation" (the host's user), "token", "approver"
 
 
 @dataclass(frozen=True)
@@ -129,6 +176,9 @@ class RunResult:
     error: Optional[str]  # None, or one line: why the run failed (timeout, limit, ...)
     truncated: bool  # stdout or stderr was cut
     restarted: Tuple[str, ...] = ()  # servers started again during this run
+    # The run stopped at a call that waits for a person's yes: that call, and the token
+    # that resumes the run (``CodeMode.run(program, approve=[token])``)
+    approval: Optional["Approval"] = None
 
 
 @dataclass(frozen=True)

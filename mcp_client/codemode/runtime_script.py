@@ -129,6 +129,7 @@ def invoke(server: str, tool: str, arguments: Dict[str, Any]) -> Any:
             "%s.%s: the call is %d bytes, over the %d a call may take; it was not sent"
             % (server, tool, len(data), MAX_CALL_BYTES)
         )
+    _flush()  # what was printed before the call is kept, should the run end in it
     with _lock:
         if _gone:
             raise CallFailed(_gone[0])
@@ -148,6 +149,14 @@ def invoke(server: str, tool: str, arguments: Dict[str, Any]) -> Any:
         return ToolOutput(answer["value"]) if answer.get("output") else answer["value"]
     failure = FAILURES.get(str(answer.get("failure")), CallFailed)
     raise failure(str(answer.get("message", "the call failed")))
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (AttributeError, OSError, ValueError):  # replaced, closed: the program's own
+            pass
 
 
 # ------------------------------------------------------------------ errors a model can act on
