@@ -27,6 +27,8 @@ from typing import IO, Any, Callable, Dict, List, Optional, cast
 from approval_support import GitRepo, require_git
 from test_serve import Host
 
+from mcp_client.jail import NOBODY
+
 import npm_servers
 from serve_support import RUN_TIMEOUT, ServeCase
 from support import SHORT
@@ -408,6 +410,8 @@ class Attacks(ApprovalCase):
     def scratch(self) -> str:
         scratch = self.path("scratch")
         os.makedirs(scratch, exist_ok=True)
+        if os.geteuid() == 0:  # a root runner's program runs as nobody: its scratch is its
+            os.chown(scratch, NOBODY, NOBODY)
         return scratch
 
     def test_a_program_that_changes_its_calls_once_approved_is_stopped_there(self) -> None:

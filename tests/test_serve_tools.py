@@ -116,7 +116,10 @@ class StandIn:
 def answered(tool: Tool, arguments: Dict[str, JsonValue]) -> Any:
     """The tool's answer, given a call's context when it takes one (never cancelled)."""
     if tool.context:
-        return tool.call(arguments, SimpleNamespace(cancelled=threading.Event()))
+        context = SimpleNamespace(
+            cancelled=threading.Event(), reports_progress=False, host_capabilities={}
+        )
+        return tool.call(arguments, context)
     return tool.call(arguments)
 
 
