@@ -646,7 +646,7 @@ class ServeTools(unittest.TestCase):
         schema = tools["run_program"].descriptor["inputSchema"]["properties"]["approve"]
         self.assertEqual(schema, {"type": "array", "items": {"type": "string"}})
         last = said.splitlines()[-1]
-        self.assertIn("not marked read-only or non-destructive (and time.x) waits", last)
+        self.assertIn("not marked read-only or non-destructive (and time.x) wait", last)
         self.assertIn("approve=[its token]", last)
 
     def test_the_approve_argument_is_checked_before_anything_runs(self) -> None:

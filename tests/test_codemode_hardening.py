@@ -138,6 +138,31 @@ class WhatTheProgramSees(CodeModeCase):
             self.assertEqual((done.returncode, done.stdout), (0, cwd + "\n"), done.stderr)
         self.assertEqual(os.listdir(scratch), ["made"])
 
+    @pytest.mark.slow
+    def test_scratch_is_checked_with_the_interpreter_shown_when_a_venv_under_tmp_runs(self) -> None:
+        # The --scratch check built a jail that did not show a runner's interpreter under
+        # /tmp (a venv there, as CI may make), and refused every scratch: the check's jail
+        # must be the program's, as to the interpreter too.
+        if not shutil.which("bwrap"):
+            self.skipTest("the program's jail needs bwrap")
+        venv = tempfile.mkdtemp(prefix="codemode-venv-", dir="/tmp")
+        self.addCleanup(shutil.rmtree, venv, True)
+        os.chmod(venv, 0o755)  # a root runner's program is nobody, who must reach it
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
+        scratch = os.path.join(self.dir, "scratch")
+        os.mkdir(scratch)
+        if os.geteuid() == 0:
+            os.chown(scratch, NOBODY, NOBODY)
+        program = self.program("import os\nprint(os.getcwd())\n")
+        argv = [os.path.join(venv, "bin", "python")] + COMMAND_WITH(
+            self.config({"time": TIME}), program
+        )[1:-1]
+        done = self.run_command(
+            argv + ["--scratch", scratch, program],
+            env=self.env, cwd=self.cwd, capture_output=True, text=True,
+        )  # fmt: skip
+        self.assertEqual((done.returncode, done.stdout), (0, scratch + "\n"), done.stderr)
+
     def run_command(self, argv: List[str], **options: Any) -> Any:
         return subprocess.run(argv, timeout=240, check=False, **options)
 

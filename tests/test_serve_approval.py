@@ -93,7 +93,7 @@ class ApprovalCase(ServeCase):
         self.assertTrue(all(m.startswith("mcp-client code mode: a program asks") for m in elicited))
         self.assertIn("call 1: git.git_status", progress)
         self.assertIn("call 3: git.git_commit waits for a person's yes", progress)
-        self.assertIn("waits for a person's yes", instructions)
+        self.assertIn("wait for a person's yes", instructions)
 
     def between_runs(self) -> None:
         self.repo.write("notes.txt", "first line\nsecond line\nthird line\n")

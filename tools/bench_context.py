@@ -73,6 +73,8 @@ GOAL_DISCOVERY = {"big": 0.08, "small": 1.0}
 #: The fixed cost's goal: show without the function list (which run_program's
 #: description carries only when the functions are few), bytes.
 GOAL_FIXED = 2560
+#: The flags of the fixed cost reported with approvals on.
+APPROVING = ("--approve", "non-read-only")
 #: Where run_program's description begins its function list.
 FUNCTION_LIST = "\n\nThe functions:\n"
 #: Seconds any one answer of serve's may take (its start generates every module).
@@ -90,9 +92,9 @@ Query = Dict[str, Any]
 class Host:
     """``python -m mcp_client serve --config`` on pipes, spoken to as a host does."""
 
-    def __init__(self, config: str, stderr: str) -> None:
+    def __init__(self, config: str, stderr: str, extra: Sequence[str] = ()) -> None:
         path = os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))
-        flags = [] if shutil.which("bwrap") else ["--no-jail"]
+        flags = ([] if shutil.which("bwrap") else ["--no-jail"]) + list(extra)
         argv = [sys.executable, "-m", "mcp_client", "serve", "--config", config, *flags]
         self.stderr_path = stderr
         with open(stderr, "wb") as sink:
@@ -295,7 +297,22 @@ def measure(name: str, queries: Sequence[Query]) -> Message:
     made = figures(name, keys, tools, show, searched, described)
     made["fixed"] = fixed
     made["goals"]["fixed"] = fixed <= GOAL_FIXED
+    made["fixed_approving"] = fixed_approving(keys)
     return made
+
+
+def fixed_approving(keys: Sequence[str]) -> int:
+    """The fixed cost when calls wait for a person's yes (``APPROVING``): the
+    instructions' line on it and run_program's ``approve``; reported, not a goal,
+    since a config opts into it."""
+    with tempfile.TemporaryDirectory(prefix="bench-context-") as where:
+        host = Host(write_config(keys, where), os.path.join(where, "serve.stderr"), APPROVING)
+        try:
+            listing = host.request("tools/list", {})
+        finally:
+            host.close()
+    show = len(host.started.get("instructions", "").encode("utf-8")) + compact(listing)
+    return show - function_list_bytes(listing)
 
 
 def function_list_bytes(listing: Message) -> int:
@@ -385,6 +402,7 @@ ROWS: List[Tuple[str, Callable[[Message], str]]] = [
     ("recall@1 / @3 / @5", lambda p: " / ".join(percent(p["recall"]["@%d" % k]) for k in RANKS)),
     ("show: instructions + tools/list", lambda p: ratio(p["show"], p["raw"])),
     ("  of it fixed (no function list)", lambda p: number(p["fixed"])),
+    ("  fixed, with --approve non-read-only", lambda p: number(p["fixed_approving"])),
     ("one search, text: mean / max", lambda p: pair(p["search_text"])),
     ("  structuredContent: mean / max", lambda p: pair(p["search_structured"])),
     ("one describe, text: mean / max", lambda p: pair(p["describe_text"])),

@@ -371,12 +371,16 @@ def runner_files(options: RunnerOptions) -> Tuple[str, ...]:
 def _check_scratch(scratch: str) -> None:
     """--scratch DIR refused now, not at the first run, when the program's jail could not
     write it: as root, that jail runs as nobody (never root), and DIR must be its."""
+    from ..codemode._program import interpreter_under_tmp
     from ..errors import JailUnavailable, TransportFailed
     from ..jail import NOBODY, Jail
     from ..jail import spawn as jailer
 
+    # The program's jail as to DIR, and as to this interpreter (which it shows, where a
+    # venv under /tmp would otherwise be hidden by the jail's private /tmp).
+    jail = Jail(writable=(scratch,), run_as=NOBODY, readable=interpreter_under_tmp())
     try:
-        jailer.preflight(Jail(writable=(scratch,), run_as=NOBODY))  # the program's, as to DIR
+        jailer.preflight(jail)
     except TransportFailed as e:
         raise JailUnavailable("--scratch %s: %s" % (scratch, e)) from e
 

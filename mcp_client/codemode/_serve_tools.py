@@ -352,19 +352,19 @@ def _approvals_line(policy: "Policy") -> List[str]:
     if not policy.approves:
         return []
     which = {
-        "all": "Every call",
-        "destructive": "A call to a tool not marked read-only or non-destructive",
-        "non-read-only": "A call to a tool not marked read-only",
-        "none": "A call",
+        "all": "All calls",
+        "destructive": "Calls to tools not marked read-only or non-destructive",
+        "non-read-only": "Calls to tools not marked read-only",
+        "none": "Calls",
     }[policy.approve]
     named = ", ".join(policy.approve_tools[:5]) + (", ..." if len(policy.approve_tools) > 5 else "")
     if policy.approve_tools:
-        which += " (and %s)" % named if policy.approve != "none" else " of " + named
-    return [
-        "%s waits for a person's yes (a no raises CallRefused): the host asks, or the run "
-        "stops with approval_required; then ask the user, and run the same code again with "
-        "approve=[its token]." % which
-    ]
+        which += " (and %s)" % named if policy.approve != "none" else " to " + named
+    line = (
+        "%s wait for a person's yes (no: CallRefused). A run may stop with "
+        "approval_required: ask the user, then run the same code with approve=[its token]."
+    )
+    return [line % which]
 
 
 def functions_by_server(surface: str) -> Dict[str, List[str]]:
