@@ -933,8 +933,12 @@ def serve_lines(args: argparse.Namespace) -> List[str]:
 
 # ============================================================================ imports
 
+#: The client's import: what a harness imports to start a server and call it (``import
+#: mcp_client`` alone loads only the package's lazy face: PEP 562, each name on first use).
+CLIENT_IMPORT = "from mcp_client import Spawn, start"
+
 IMPORTS = {
-    "client": "import mcp_client",
+    "client": CLIENT_IMPORT,
     "sdk": (
         "from mcp import ClientSession, StdioServerParameters\n"
         "from mcp.client.stdio import stdio_client"
@@ -943,7 +947,8 @@ IMPORTS = {
 
 #: Runs in a fresh ``python -S`` (no ``site``, so no ``.pth`` file can import
 #: modules ahead of the measured import) given the driver's ``sys.path``; only
-#: ``sys`` and ``time`` precede the import.
+#: ``sys`` and ``time`` precede the import (its own names underscored: the import
+#: may bind ``start``).
 IMPORT_PROBE = """
 import sys, time
 sys.path[1:1] = %r
@@ -958,11 +963,11 @@ def peak():
     import resource
     scale = 1 if sys.platform == "darwin" else 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / 1048576.0
-before = peak()
-start = time.perf_counter()
+_before = peak()
+_began = time.perf_counter()
 exec(compile(%r, "<import>", "exec"))
-took = time.perf_counter() - start
-print(took, peak() - before)
+_took = time.perf_counter() - _began
+print(_took, peak() - _before)
 """
 
 
@@ -1225,9 +1230,9 @@ def header(args: argparse.Namespace, sdk: Optional[str]) -> List[str]:
         " no validation, no write combining",
         "rows 1-5: median of %d windows of %.1f s (rates) or of %d runs (times), the clients"
         " taking turns" % (args.repeats, args.duration, args.events),
-        "imports (%d runs), memory and idle CPU: fresh processes; import = 'import mcp_client'"
+        "imports (%d runs), memory and idle CPU: fresh processes; import = '%s'"
         " vs 'from mcp import ClientSession, StdioServerParameters; from mcp.client.stdio"
-        " import stdio_client', under python -S" % args.imports,
+        " import stdio_client', under python -S" % (args.imports, CLIENT_IMPORT),
         "ratios: mcp_client / other (rates: higher is better; times, memory: lower)",
         "",
     ]
@@ -1259,7 +1264,7 @@ GOALS = [
 IMPORT_SETS = {
     "pass": "pass",
     "stdlib": "import json, threading, subprocess, selectors",
-    "client": "import mcp_client",
+    "client": CLIENT_IMPORT,
 }
 IMPORT_GOAL = 2.0  # the client's import within 2x of the stdlib set's
 CODEGEN_GOAL = 20.0  # generate within 20x of json.dumps of the same listing
@@ -1295,13 +1300,13 @@ def goal_samples(args: argparse.Namespace) -> Dict[Tuple[str, str], List[float]]
     return samples
 
 
-#: Prints the standard-library modules ``import mcp_client`` loads beyond the set.
+#: Prints the standard-library modules the client's import loads beyond the set.
 DEPENDENCIES_PROBE = """
 import sys
 sys.path[1:1] = %r
 %s
 before = set(sys.modules)
-import mcp_client
+%s
 print(" ".join(sorted(m for m in set(sys.modules) - before
                       if not m.startswith("mcp_client") and "." not in m)))
 """
@@ -1310,7 +1315,7 @@ print(" ".join(sorted(m for m in set(sys.modules) - before
 def stdlib_dependencies(paths: List[str]) -> str:
     """An import statement for the set and every other standard-library module
     the client loads at import (logging, dataclasses, typing, ...)."""
-    probe = DEPENDENCIES_PROBE % (paths, IMPORT_SETS["stdlib"])
+    probe = DEPENDENCIES_PROBE % (paths, IMPORT_SETS["stdlib"], CLIENT_IMPORT)
     found = subprocess.run(
         [sys.executable, "-S", "-c", probe], cwd=ROOT, check=True, capture_output=True, text=True
     ).stdout.split()
@@ -1485,9 +1490,10 @@ def goal_lines(args: argparse.Namespace) -> List[str]:
     lines += [
         "",
         "import, %d fresh `python -S` interpreters each, taking turns (medians):" % args.imports,
-        "  in-process: import mcp_client %.1f ms, import json, threading, subprocess, selectors"
+        "  in-process: %s %.1f ms, import json, threading, subprocess, selectors"
         " %.1f ms: %.2fx (range %s; goal <= %.1fx: %s)"
         % (
+            CLIENT_IMPORT,
             own["client"] * 1e3,
             own["stdlib"] * 1e3,
             median(per_run),
