@@ -34,6 +34,40 @@ def warming() -> list:
     return [t for t in threading.enumerate() if t.name == "mcp-codemode-warm"]
 
 
+class WhereAFunctionIsDefined(unittest.TestCase):
+    """mypy's note on where a called function lives becomes its signature, in the words
+    of mypy 2 (``defined in "cap.mcp.demo"``) and of mypy 1 (``defined here``, at the
+    generated module's line, a path of the runner's that the program must not be shown)."""
+
+    PROGRAM = "/tmp/run/program.py"
+    ERROR = '/tmp/run/program.py:2: error: Unexpected keyword argument "c" for "add"  [call-arg]'
+    SIGNATURES = {("cap.mcp.demo", "add"): "demo.add(a: int, b: int) -> AddResult"}
+    SAID = (
+        'line 2: Unexpected keyword argument "c" for "add"  [call-arg]',
+        "line 2: note: the signature: demo.add(a: int, b: int) -> AddResult",
+    )
+
+    def messages(self, note: str) -> tuple:
+        output = "%s\n%s\n" % (self.ERROR, note)
+        return tuple(_typecheck._messages(output, self.PROGRAM, self.SIGNATURES))
+
+    def test_mypy_2s_words(self) -> None:
+        note = '/tmp/run/program.py:2: note: "add" defined in "cap.mcp.demo"'
+        self.assertEqual(self.messages(note), self.SAID)
+
+    def test_mypy_1s_words_point_into_the_generated_module(self) -> None:
+        note = '/tmp/mcp-codemode-x/lib/cap/mcp/demo.py:92: note: "add" defined here'
+        self.assertEqual(self.messages(note), self.SAID)
+
+    def test_a_note_into_another_of_the_runners_files_is_dropped(self) -> None:
+        note = '/tmp/mcp-codemode-x/lib/cap/internal/mcp.py:7: note: "add" defined here'
+        self.assertEqual(self.messages(note), self.SAID)
+
+    def test_the_programs_own_function_keeps_its_note(self) -> None:
+        note = '/tmp/run/program.py:1: note: "add" defined here'
+        self.assertIn('line 1: note: "add" defined here', self.messages(note))
+
+
 @unittest.skipUnless(_typecheck.have_mypy(), "mypy (the check extra) is not installed")
 class CheckPanelCase(unittest.TestCase):
     def setUp(self) -> None:

@@ -201,6 +201,7 @@ def mypy(
 def _messages(output: str, path: str, signatures: Mapping[Tuple[str, str], str]) -> List[str]:
     messages: List[str] = []
     dropping = False  # within a dropped message's notes
+    called_at = "line 0"  # where the last error is: its notes are about it
     for line in output.splitlines():
         found = _LINE.match(line)
         if found is None:
@@ -215,12 +216,13 @@ def _messages(output: str, path: str, signatures: Mapping[Tuple[str, str], str])
         where = "line %s" % found.group("line")
         if os.path.basename(found.group("file")) != os.path.basename(path):
             where = "%s (in %s)" % (where, found.group("file"))
-        defined = _DEFINED_IN.match(text) if note else None
-        if defined is not None:  # where the function is: its signature instead
-            shown = signatures.get((defined.group(2), defined.group(1)))
+        defined = _defined(text, found.group("file"), path) if note else None
+        if defined is not None:  # where the function is: its signature instead, at the call
+            shown = signatures.get(defined)
             if shown is not None:
-                messages.append("%s: note: the signature: %s" % (where, shown))
+                messages.append("%s: note: the signature: %s" % (called_at, shown))
             continue
+        called_at = where if not note else called_at
         text = _cut_to_the_program(text)
         messages.append("%s: %s%s" % (where, "note: " if note else "", text))
         called = None if note else _CALLED.search(text)
@@ -236,6 +238,25 @@ _NOISE = ("Cannot infer value of type parameter",)
 #: Notes that list overloads or point at docs: not what a program needs.
 _DROPPED_NOTES = ("Possible overload variant", "def ", "<", "See https://")
 _DEFINED_IN = re.compile(r'"(\w+)" defined in "(cap\.mcp\.\w+)"')
+#: mypy before 2.0 says where instead, at the generated module's line.
+_DEFINED_HERE = re.compile(r'"(\w+)" defined here$')
+_MODULE_FILE = re.compile(r"/cap/mcp/(\w+)\.pyi?$")
+
+
+def _defined(text: str, file: str, program: str) -> Optional[Tuple[str, str]]:
+    """(module, function) of a note that says where a function of ``cap.mcp`` is defined;
+    ``("", "")`` for such a note about a file not the program's nor a server module's (it
+    is dropped: a path of the runner's says nothing to the program); else None."""
+    named = _DEFINED_IN.match(text)
+    if named is not None:
+        return named.group(2), named.group(1)
+    here = _DEFINED_HERE.match(text)
+    if here is None or os.path.basename(file) == os.path.basename(program):
+        return None
+    module = _MODULE_FILE.search(file)
+    return ("cap.mcp." + module.group(1), here.group(1)) if module else ("", "")
+
+
 #: A call of a named function that does not fit it (a keyword, an argument, a count).
 _CALLED = re.compile(
     r'(?:keyword argument "\w+" for|Argument "?\w*"? to|argument "\w+" in call to|'
