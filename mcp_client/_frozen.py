@@ -128,9 +128,10 @@ class Frozen:
         cls._fields = fields
         type.__setattr__(cls, "__match_args__", fields)  # as a dataclass has it
         cls._shown = tuple(name for name in fields if name not in cls._unshown)
-        cls._compared = staticmethod(_values(compared))
+        # (A staticmethod is callable from Python 3.10; 3.9's typeshed says it is not.)
+        cls._compared = staticmethod(_values(compared))  # type: ignore[assignment,unused-ignore]
         hashed = tuple(name for name in compared if name not in cls._unhashed)
-        cls._hashed = staticmethod(_values(hashed))
+        cls._hashed = staticmethod(_values(hashed))  # type: ignore[assignment,unused-ignore]
         cls._setters = setters(cls)
 
     def _assign(self, *values: Any) -> None:

@@ -563,7 +563,7 @@ def _entry(entry: Dict[str, object], seq: int, where: str) -> LogEntry:
     direction = entry.get("dir")
     if direction is None:
         return _event(entry, seq, where)
-    if direction != "send" and direction != "recv":
+    if not isinstance(direction, str) or direction not in ("send", "recv"):
         raise LogError("%sdir is %r, not 'send' or 'recv'" % (where, direction))
     return WireLine(seq, direction, _line_bytes(entry, where))
 

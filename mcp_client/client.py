@@ -419,7 +419,9 @@ def prepare_owned(
     """As :func:`prepare`; the client is retired when ``owner`` is garbage-collected."""
     client = Client(transport, options)
     finalizer = weakref.finalize(owner, _owner_gone, client)
-    finalizer.atexit = False  # exit is _retire_all_at_exit's job
+    # Exit is _retire_all_at_exit's job. (Python 3.9's typeshed leaves atexit out of
+    # finalize's __slots__, which mypy 1 reads as no such attribute.)
+    finalizer.atexit = False  # type: ignore[misc,unused-ignore]
     return client
 
 
