@@ -68,6 +68,42 @@ class WhereAFunctionIsDefined(unittest.TestCase):
         self.assertIn('line 1: note: "add" defined here', self.messages(note))
 
 
+class AToolOutputsKeysAsAttributes(unittest.TestCase):
+    """A module types a ToolOutput as a TypedDict of its own (it needs nothing of the
+    runtime but invoke); the runtime's answers its three keys as attributes too, so the
+    check drops mypy's word on reading one so -- for the ToolOutput types alone."""
+
+    PROGRAM = "/tmp/run/program.py"
+    OUTPUTS = frozenset({"ToolOutput", "ReadNoteOutput"})
+
+    def messages(self, error: str) -> tuple:
+        output = "%s:3: error: %s\n" % (self.PROGRAM, error)
+        return tuple(_typecheck._messages(output, self.PROGRAM, {}, self.OUTPUTS))
+
+    def test_its_three_keys_read_as_attributes_are_no_message(self) -> None:
+        for owner in sorted(self.OUTPUTS):
+            for key in ("text", "data", "content"):
+                error = '"%s" has no attribute "%s"  [attr-defined]' % (owner, key)
+                self.assertEqual(self.messages(error), (), error)
+
+    def test_another_attribute_or_another_types_is_still_said(self) -> None:
+        for error in (
+            '"ToolOutput" has no attribute "txet"  [attr-defined]',
+            '"AddResult" has no attribute "text"  [attr-defined]',
+        ):
+            self.assertEqual(self.messages(error), ("line 3: " + error,))
+
+    def test_a_key_it_does_not_have_is_said_with_the_keys_it_has(self) -> None:
+        said = self.messages('TypedDict "ReadNoteOutput" has no key "txt"  [typeddict-item]')
+        self.assertEqual(
+            said,
+            (
+                'line 3: a ToolOutput has the keys "text", "data" and "content" (attributes '
+                'too), not "txt"  [typeddict-item]',
+            ),
+        )
+
+
 @unittest.skipUnless(_typecheck.have_mypy(), "mypy (the check extra) is not installed")
 class CheckPanelCase(unittest.TestCase):
     def setUp(self) -> None:

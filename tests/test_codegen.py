@@ -216,9 +216,7 @@ class BuiltinNames(unittest.TestCase):
         )
         self.assertIn("import builtins as _builtins", generated.source)
         self.assertIn("def str(\n    x: _builtins.str,", generated.source)
-        self.assertIn(
-            "internal.ToolOutput[Optional[Union[Dict[_builtins.str, Any]", generated.source
-        )
+        self.assertIn("\"data\": Optional[Union[Dict[_builtins.str, Any]", generated.source)
         module = load_generated("cap.mcp.s", generated.source)
         result = CallToolResult((Text("[1]"),), False, None)
         with seam.recording(seam.contract(lambda name, arguments: result, generated.tools)) as log:
@@ -318,14 +316,16 @@ class ResultTypes(unittest.TestCase):
             generated.source,
         )
         # Declared once, however many tools return it, after the block types.
-        self.assertEqual(generated.source.count("\nToolOutput = "), 1)
+        self.assertEqual(generated.source.count('ToolOutput = TypedDict("ToolOutput"'), 1)
         self.assertIn("\n".join(codegen.content.DECLARATIONS), generated.source)
-        # The runtime's class: a dict whose keys read as attributes too.
+        # A TypedDict of the module's own: nothing of the runtime but invoke is needed.
         self.assertIn(
-            "\nToolOutput = internal.ToolOutput[Optional[Union[Dict[str, Any], List[Any]]], "
-            "Block]\n",
+            'ToolOutput = TypedDict("ToolOutput", {\n'
+            '    "text": str, "data": Optional[Union[Dict[str, Any], List[Any]]], '
+            '"content": List[Block],\n})',
             generated.source,
         )
+        self.assertEqual(generated.outputs, ("ToolOutput",))
         self.assertEqual([t.returns for t in generated.tools], ["result", "result"])
         # The surface line says what a ToolOutput holds, as it does a result type's shape.
         self.assertTrue(

@@ -2,9 +2,9 @@
 
 Issue 19, item 6: a harness can run ``mypy --strict`` over a model's program
 and the generated modules before running anything. This test does exactly
-that, as a subprocess over a temporary directory holding a ``cap`` package
-whose runtime is code mode's (``cap.internal.mcp``: ``invoke`` returns ``Any``,
-``ToolOutput`` a dict whose keys read as attributes too),
+that, as a subprocess over a temporary directory holding a stub ``cap``
+package (``cap.internal.mcp.invoke`` returns ``Any``, as a harness's would:
+a generated module needs nothing else of it),
 every golden module, a module whose parameters are named like what a body
 could use (``str``, ``cast``, ``Dict``, ``Any``...), one right program, and
 one wrong program per mistake a model makes: a keyword the server does not
@@ -27,14 +27,15 @@ from typing import Dict, List
 
 from mcp_client import codegen, protocol
 from mcp_client.codegen import shapes
-from mcp_client.codemode._program import RUNTIME
 
 from typecheck import mypy_strict
 
 GOLDEN = Path(__file__).with_name("golden")
 
-#: The runtime as a program has it: its ``invoke`` returns ``Any``, as a harness's would.
-RUNTIME_TEXT = RUNTIME
+STUB = '''from typing import Any, Dict
+
+def invoke(server: str, tool: str, arguments: Dict[str, Any]) -> Any: ...
+'''
 
 # A parameter may take any name but a hard keyword and what a body uses: these
 # must neither break the body nor the module (their types stay typing's).
@@ -120,8 +121,6 @@ from cap.mcp import builtin_names, calendar, filesystem, orders, shadow
 def main() -> None:
     out = filesystem.list_directory_with_sizes("/tmp", sortBy="size")
     text: str = out["text"]
-    same: str = out.text  # a ToolOutput's keys read as attributes too
-    print(same, out.data, out.content[0]["type"])
     blocks = out["content"]
     for block in blocks:  # a block narrowed by its type (issue 24)
         if block["type"] == "image":
@@ -134,7 +133,6 @@ def main() -> None:
         print(data.get("entries"))
     when = calendar.resolve_time("2026-12-02", "Europe/Paris")
     local: str = when["data"]["resolved_local"]  # a shape learned: observed{...}
-    print(when.data["zone"])
     adjusted = when["data"].get("adjusted_local")
     print(local, adjusted)
     filesystem.edit_file("/tmp/a", [{"oldText": "a", "newText": "b"}], dryRun=True)
@@ -181,7 +179,7 @@ EXPECTED: Dict[str, str] = {
     "seen_key": 'TypedDict "ResolveTimeData" has no key "resolved"',
     "builtin_named": 'Argument "n" to "int" has incompatible type "str"',
     "output_attribute": 'has no attribute "txet"',
-    "output_key": 'No overload variant of "__getitem__" of "ToolOutput"',
+    "output_key": 'TypedDict "ToolOutput" has no key "txet"',
     "unnarrowed_block": 'TypedDict "TextContent" has no key "mimeType"',
     "data_unchecked": "Value of type",
 }
@@ -224,7 +222,7 @@ class TypeChecked(unittest.TestCase):
             root = Path(tmp)
             write(root, "cap/__init__.py", "")
             write(root, "cap/internal/__init__.py", "")
-            write(root, "cap/internal/mcp.py", RUNTIME_TEXT)
+            write(root, "cap/internal/mcp.pyi", STUB)
             write(root, "cap/mcp/__init__.py", "")
             files = []
             for server in ("filesystem", "orders", "issue-tracker", "git", "time"):

@@ -45,7 +45,6 @@ import pytest
 
 from mcp_client import Client, Exited, ProcessTransport, Spawn, codegen, start
 from mcp_client.codegen import content
-from mcp_client.codemode._program import RUNTIME
 from mcp_client.errors import ToolFailed
 from mcp_client.transport import CAPTURE
 
@@ -141,7 +140,8 @@ class SurfaceCase(unittest.TestCase):
         its data the text parsed when that is one JSON object or array."""
         self.assertEqual(live.tools[wire].returns, "result")
         declared = live.hints(wire)["return"]
-        self.assertTrue(is_tool_output(declared), declared)
+        self.assertTrue(is_typeddict(declared), declared)
+        self.assertEqual(set(declared.__annotations__), {"text", "data", "content"})
         self.assertEqual(set(value), {"text", "data", "content"})
         self.assert_declared(live, wire, value)
         texts = [block["text"] for block in value["content"] if block["type"] == "text"]
@@ -188,12 +188,6 @@ def conform(test: unittest.TestCase, value: Any, hint: Any, where: str) -> None:
             conform(test, item, args[0] if args else Any, "%s[%d]" % (where, index))
     elif origin is dict:
         test.assertIs(type(value), dict, where)
-    elif is_tool_output(hint):  # the runtime's ToolOutput[<data>, <block>]: a dict
-        test.assertIsInstance(value, dict, where)
-        test.assertEqual(set(value), {"text", "data", "content"}, where)
-        conform(test, value["text"], str, where + "['text']")
-        conform(test, value["data"], args[0], where + "['data']")
-        conform(test, value["content"], List[args[1]], where + "['content']")  # type: ignore[valid-type]
     elif is_typeddict(hint):
         test.assertIs(type(value), dict, where)
         test.assertLessEqual(set(hint.__required_keys__), set(value), where)
@@ -205,12 +199,6 @@ def conform(test: unittest.TestCase, value: Any, hint: Any, where: str) -> None:
         test.assertIn(type(value), (int, float), where)
     else:
         test.assertIs(type(value), hint, where)
-
-
-def is_tool_output(hint: Any) -> bool:
-    """``hint`` is a module's ``ToolOutput``: the runtime's class, of a data and a block type."""
-    origin = typing.get_origin(hint)
-    return getattr(origin, "__name__", "") == "ToolOutput" and len(typing.get_args(hint)) == 2
 
 
 def _conforms(test: unittest.TestCase, value: Any, hint: Any, where: str) -> bool:
@@ -466,8 +454,10 @@ class Everything(SurfaceCase):
         self.assertIn('expected one of "New York"|"Chicago"|"Los Angeles"', str(refused.exception))
 
 
-#: The runtime a program has (``invoke`` returns ``Any``; ``ToolOutput``, the seam's class).
-STUB = RUNTIME
+STUB = (
+    "from typing import Any, Dict\n\n"
+    "def invoke(server: str, tool: str, arguments: Dict[str, Any]) -> Any: ...\n"
+)
 
 RIGHT = """from typing import Any, Dict, List
 from cap.mcp import everything, filesystem, memory, thinking
@@ -527,10 +517,7 @@ WRONG: Dict[str, Tuple[str, str]] = {
         'print(memory.read_graph()["entities"][0]["entity_type"])',
         'has no key "entity_type"',
     ),
-    "output_key": (  # a ToolOutput's three keys, typed: no other (the check says its keys)
-        'print(everything.echo("hi")["txt"])',
-        'No overload variant of "__getitem__" of "ToolOutput"',
-    ),
+    "output_key": ('print(everything.echo("hi")["txt"])', 'has no key "txt"'),
     "block_key": (
         'print(everything.get_tiny_image()["content"][0]["mimeType"])',
         'TypedDict "TextContent" has no key "mimeType"',
@@ -556,7 +543,7 @@ class TypeCheckedPrograms(SurfaceCase):
         for relative, text in (
             ("cap/__init__.py", ""),
             ("cap/internal/__init__.py", ""),
-            ("cap/internal/mcp.py", STUB),
+            ("cap/internal/mcp.pyi", STUB),
             ("cap/mcp/__init__.py", ""),
         ):
             write(root / relative, text)

@@ -309,12 +309,16 @@ class GeneratedTool:
 
 @dataclass(frozen=True)
 class Generated:
-    """One server's generated module: its dotted name, its source, its surface, its tools."""
+    """One server's generated module: its dotted name, its source, its surface, its tools;
+    ``outputs``, the names of its ``ToolOutput`` types (``ToolOutput``, and each learned
+    one's), ``TypedDict``s of their keys whose values code mode's runtime also gives as
+    attributes (its check lets a program read them so)."""
 
     module_name: str
     source: str
     surface: str
     tools: Tuple[GeneratedTool, ...] = ()
+    outputs: Tuple[str, ...] = _field(default=(), compare=False)
 
 
 # ----------------------------------------------------------------------------- generate
@@ -376,7 +380,13 @@ def generate(
         for function, line, signature, doc, piece in zip(functions, lines, signatures, docs, pieces)
     )
     surface = "".join(line + "\n" for line in lines)
-    return Generated(module_name, source, surface, generated)
+    return Generated(module_name, source, surface, generated, _outputs(functions, names))
+
+
+def _outputs(functions: Sequence[Function], names: Names) -> Tuple[str, ...]:
+    """The module's ``ToolOutput`` types: its own, and each learned one."""
+    learned = [names.by_site[site] for site, made in names.declarations.items() if made.output]
+    return ((TOOL_OUTPUT,) if any(f.returns == RESULT for f in functions) else ()) + tuple(learned)
 
 
 def described(tool: GeneratedTool) -> str:
@@ -959,22 +969,21 @@ def _tool_output(names: Names) -> List[str]:
             "or a Python literal of one (else None), and every content block as the "
             "server sent it." % TOOL_OUTPUT
         )
-        + [
-            "%s = %s"
-            % (
-                TOOL_OUTPUT,
-                _output_type(
-                    _builtins_spelled("Optional[Union[Dict[str, Any], List[Any]]]", names)
-                ),
-            )
-        ]
+        + _output_type(TOOL_OUTPUT, "Optional[Union[Dict[str, Any], List[Any]]]", names)
     )
 
 
-def _output_type(data: str) -> str:
-    """A ``ToolOutput`` whose ``data`` is of type ``data``: the runtime's class (a dict
-    whose keys read as attributes too), with the module's block types."""
-    return "internal.ToolOutput[%s, Block]" % data
+def _output_type(name: str, data: str, names: Names) -> List[str]:
+    """A ``ToolOutput``'s type, its ``data`` of type ``data``: a ``TypedDict`` of its
+    three keys, as ``codegen.deliver`` gives it. The module declares it itself, so that
+    it needs nothing of ``cap.internal.mcp`` but ``invoke``, whatever a harness puts
+    there. (Code mode's runtime gives ``internal.ToolOutput``, whose keys read as
+    attributes too; its check lets a program read them so: ``Generated.outputs``.)"""
+    return [
+        '%s = TypedDict("%s", {' % (name, name),
+        _builtins_spelled('    "text": str, "data": %s, "content": List[Block],' % data, names),
+        "})",
+    ]
 
 
 # A builtin's name in the fixed declarations' code (never inside a key's quotes).
@@ -1008,12 +1017,12 @@ def _mixed(declaration: Declaration) -> bool:
 
 def _declaration(declaration: Declaration, names: Names) -> List[str]:
     """The record's ``TypedDict``, after its comment: one, or two halves and their join;
-    a learned ``ToolOutput``, the runtime's class for its data."""
+    a learned ``ToolOutput``'s, its data the learned type."""
     name = names.by_site[declaration.site]
     comment = _declaration_comment(declaration, name)
     if declaration.output:
         data = source_type(declaration.fields[1].type, names)
-        return comment + ["%s = %s" % (name, _output_type(data))]
+        return comment + _output_type(name, data, names)
     if not _mixed(declaration):
         total = "" if not declaration.fields[0].optional else ", total=False"
         return comment + _typed_dict(name, declaration.fields, total, names)

@@ -107,7 +107,7 @@ class Declaration:
     is_input: bool
     seen: bool = False  # a shape learned from calls (shapes), not declared: "observed{...}"
     #: A ``ToolOutput`` whose data is a learned shape: its fields are text, data, content,
-    #: and the source spells it ``internal.ToolOutput[<data>, Block]``, not a TypedDict.
+    #: a TypedDict of the three keys, its data the learned type (``_output_type``).
     output: bool = False
 
     def as_seen(self) -> "Declaration":

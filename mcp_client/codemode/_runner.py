@@ -126,12 +126,14 @@ class CodeMode:
         self._scratch_taken = False  # a run has the shared scratch directory
         self._root_left_to_runs = False  # close() came from a run's own thread
         # Each generated function's signature line, for the check's note on a call that
-        # does not fit it; the warming of the check's cache, once begun (warm_check).
+        # does not fit it; the ToolOutput types, whose keys a program may read as
+        # attributes; the warming of the check's cache, once begun (warm_check).
         self._signatures = {
             (g.module_name, tool.function): tool.brief.split("  # ", 1)[0]
             for g in self._generated
             for tool in g.tools
         }
+        self._outputs = frozenset(name for g in self._generated for name in g.outputs)
         self._warmed: Optional[threading.Event] = None
         self._approvals = _approval.Approvals(limits.approval_ttl)  # tokens and their logs
 
@@ -374,7 +376,12 @@ class CodeMode:
             _program.write_text(path, program, "the program to check")
             cache = os.path.join(self._root, "mypy-cache")
             return _typecheck.mypy(
-                path, self.cap_dir, cache, self._brood, signatures=self._signatures
+                path,
+                self.cap_dir,
+                cache,
+                self._brood,
+                signatures=self._signatures,
+                outputs=self._outputs,
             )
         finally:
             shutil.rmtree(where, ignore_errors=True)

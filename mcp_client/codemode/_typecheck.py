@@ -51,7 +51,7 @@ import importlib.util
 import os
 import re
 import sys
-from typing import Iterable, List, Mapping, Optional, Tuple
+from typing import AbstractSet, Iterable, List, Mapping, Optional, Tuple
 
 from .._os.bounded import Brood
 from ..errors import TransportFailed
@@ -171,11 +171,13 @@ def mypy(
     brood: Brood,
     timeout: float = MYPY_TIMEOUT,
     signatures: Optional[Mapping[Tuple[str, str], str]] = None,
+    outputs: AbstractSet[str] = frozenset(),
 ) -> Tuple[bool, List[str]]:
     """mypy (:data:`MYPY_FLAGS`) on ``path`` with ``lib`` on its path: (passed, messages);
     a child of ``brood``, whose end kills it. ``signatures``: each generated function's
     signature line, by its module and name, for the note a call that does not fit it
-    gets."""
+    gets; ``outputs``: the modules' ``ToolOutput`` type names (``Generated.outputs``),
+    whose keys the runtime gives as attributes too, so reading one so is no message."""
     argv = [sys.executable, "-m", "mypy", *MYPY_FLAGS, "--cache-dir", cache, path]
     env = dict(os.environ, MYPYPATH=lib)
     env.pop("PYTHONPATH", None)  # the program sees only cap, as it does when it runs
@@ -194,11 +196,16 @@ def mypy(
     if ended is None:
         return False, ["line 0: mypy did not finish within %g s; the check is incomplete" % timeout]
     status, out = ended
-    messages = _messages(out.decode("utf-8", "replace"), path, signatures or {})
+    messages = _messages(out.decode("utf-8", "replace"), path, signatures or {}, outputs)
     return status == 0 or not messages, messages
 
 
-def _messages(output: str, path: str, signatures: Mapping[Tuple[str, str], str]) -> List[str]:
+def _messages(
+    output: str,
+    path: str,
+    signatures: Mapping[Tuple[str, str], str],
+    outputs: AbstractSet[str] = frozenset(),
+) -> List[str]:
     messages: List[str] = []
     dropping = False  # within a dropped message's notes
     called_at = "line 0"  # where the last error is: its notes are about it
@@ -210,7 +217,7 @@ def _messages(output: str, path: str, signatures: Mapping[Tuple[str, str], str])
             continue
         text, note = found.group("text"), found.group("kind") == "note"
         if not note:
-            dropping = any(noise in text for noise in _NOISE)
+            dropping = any(noise in text for noise in _NOISE) or _read_as_attribute(text, outputs)
         if dropping or (note and text.lstrip().startswith(_DROPPED_NOTES)):
             continue
         where = "line %s" % found.group("line")
@@ -223,7 +230,7 @@ def _messages(output: str, path: str, signatures: Mapping[Tuple[str, str], str])
                 messages.append("%s: note: the signature: %s" % (called_at, shown))
             continue
         called_at = where if not note else called_at
-        text = _cut_to_the_program(text)
+        text = _cut_to_the_program(text, outputs)
         messages.append("%s: %s%s" % (where, "note: " if note else "", text))
         called = None if note else _CALLED.search(text)
         if called is not None:
@@ -235,6 +242,17 @@ def _messages(output: str, path: str, signatures: Mapping[Tuple[str, str], str])
 
 #: What mypy says of a program that runs: no message (a type argument it cannot infer).
 _NOISE = ("Cannot infer value of type parameter",)
+#: A ToolOutput's key read as an attribute, which the runtime's ToolOutput answers.
+_OUTPUT_ATTRIBUTE = re.compile(r'"(\w+)" has no attribute "(?:text|data|content)"')
+
+
+def _read_as_attribute(text: str, outputs: AbstractSet[str]) -> bool:
+    """Whether ``text`` says no more than that a ToolOutput's key was read as an attribute
+    (mypy then takes it as Any: no other message follows from it)."""
+    found = _OUTPUT_ATTRIBUTE.match(text)
+    return found is not None and found.group(1) in outputs
+
+
 #: Notes that list overloads or point at docs: not what a program needs.
 _DROPPED_NOTES = ("Possible overload variant", "def ", "<", "See https://")
 _DEFINED_IN = re.compile(r'"(\w+)" defined in "(cap\.mcp\.\w+)"')
@@ -262,30 +280,19 @@ _CALLED = re.compile(
     r'(?:keyword argument "\w+" for|Argument "?\w*"? to|argument "\w+" in call to|'
     r'arguments? for|positional arguments? in call to) "(\w+)"'
 )
-_OUTPUT_KEY = re.compile(
-    r'No overload variant of "__getitem__" of "ToolOutput" matches .*?(  \[|$)'
-)
+#: A key a ToolOutput does not have (its type is a TypedDict of the three).
+_OUTPUT_KEY = re.compile(r'TypedDict "(?P<type>\w+)" has no key (?P<key>"[^"]*")(?P<rest>.*)$')
 
 
-def _cut_to_the_program(text: str) -> str:
-    """``text`` with a ``ToolOutput``'s type named as the surface names it, and a key it
-    does not have said as its keys."""
-    text = _OUTPUT_KEY.sub(
-        lambda found: (
-            'a ToolOutput has the keys "text", "data" and "content" (attributes '
-            "too), not this one" + found.group(1)
-        ),
-        text,
+def _cut_to_the_program(text: str, outputs: AbstractSet[str]) -> str:
+    """``text``, a key a ``ToolOutput`` does not have said with the keys it has."""
+    found = _OUTPUT_KEY.match(text)
+    if found is None or found.group("type") not in outputs:
+        return text
+    return 'a ToolOutput has the keys "text", "data" and "content" (attributes too), not %s%s' % (
+        found.group("key"),
+        found.group("rest"),
     )
-    while "ToolOutput[" in text:  # ToolOutput[<data>, <blocks>] -> ToolOutput
-        start = text.index("ToolOutput[") + len("ToolOutput")
-        depth, end = 0, start
-        for end in range(start, len(text)):
-            depth += {"[": 1, "]": -1}.get(text[end], 0)
-            if depth == 0:
-                break
-        text = text[:start] + text[end + 1 :]
-    return text
 
 
 def _unique_signature(signatures: Mapping[Tuple[str, str], str], function: str) -> Optional[str]:

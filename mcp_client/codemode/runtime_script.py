@@ -18,19 +18,14 @@ import traceback
 import types
 from typing import (
     IO,
-    TYPE_CHECKING,
     Any,
     Dict,
-    Generic,
     List,
-    Literal,
     Optional,
     Sequence,
     Set,
     Tuple,
     Type,
-    TypeVar,
-    overload,
 )
 
 
@@ -60,41 +55,23 @@ class ResultMismatch(CallFailed):
     __module__ = "cap.mcp"
 
 
-_Data = TypeVar("_Data")
-_Block = TypeVar("_Block")
-
-
-class ToolOutput(Dict[str, Any], Generic[_Data, _Block]):
+class ToolOutput(Dict[str, Any]):
     """What a tool without an outputSchema returns: a dict ``{"text", "data", "content"}``
     whose keys read as attributes too (``out.text`` is ``out["text"]``): the text blocks
     joined, that text parsed (JSON, or a Python literal) or None, every content block.
-    Each server's module names its own: ``ToolOutput`` there is this class with its
-    ``data`` and block types (``internal.ToolOutput[<data>, Block]``)."""
+    Each server's module types it as a ``TypedDict`` of the three keys (``ToolOutput``,
+    or a learned one's), so that it needs nothing of this module but ``invoke``; the
+    check lets a program read the three as attributes."""
 
     __slots__ = ()  # no attribute of its own: an attribute is a key
-    text: str
-    data: _Data
-    content: List[_Block]
 
-    @overload  # type: ignore[override]  # its keys, each typed; no other key
-    def __getitem__(self, key: Literal["text"]) -> str: ...
-    @overload
-    def __getitem__(self, key: Literal["data"]) -> _Data: ...
-    @overload
-    def __getitem__(self, key: Literal["content"]) -> List[_Block]: ...
-    def __getitem__(self, key: str) -> Any:
-        return dict.__getitem__(self, key)
-
-    if not TYPE_CHECKING:  # to a type checker, only the three keys are attributes
-
-        def __getattr__(self, name: str) -> Any:
-            try:
-                return dict.__getitem__(self, name)
-            except KeyError:
-                raise AttributeError(
-                    "a ToolOutput has no %r: its keys, attributes too, are text, data, content"
-                    % name
-                ) from None
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return dict.__getitem__(self, name)
+        except KeyError:
+            raise AttributeError(
+                "a ToolOutput has no %r: its keys, attributes too, are text, data, content" % name
+            ) from None
 
 
 #: The runner's failure kinds, each the exception the program gets.
@@ -263,14 +240,6 @@ def _signature(function: types.FunctionType) -> str:
 
     text = str(inspect.signature(function))
     text = re.sub(r"\b(?:typing|builtins|cap\.mcp\.\w+|cap\.internal\.mcp)\.", "", text)
-    while "ToolOutput[" in text:  # ToolOutput[<data>, <blocks>]: the surface's ToolOutput
-        start = text.index("ToolOutput[") + len("ToolOutput")
-        depth, end = 0, start
-        for end in range(start, len(text)):
-            depth += {"[": 1, "]": -1}.get(text[end], 0)
-            if depth == 0:
-                break
-        text = text[:start] + text[end + 1 :]
     return text
 
 

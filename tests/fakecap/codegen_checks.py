@@ -44,7 +44,7 @@ import typing
 import unicodedata
 import unittest
 from collections import Counter
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Sequence, Tuple, Union
 
 from cap.internal import mcp as seam
 from cap.mcp import load_generated
@@ -152,9 +152,6 @@ def _assert_module_body(
             functions.append(node)
         elif isinstance(node, ast.ImportFrom) and node.module == "typing":
             test.assertTrue({alias.name for alias in node.names} <= _TYPING_NAMES)
-        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Subscript):
-            name, fields = _assert_output(test, node, declared)
-            declared[name] = fields
         elif isinstance(node, ast.Assign):
             name, fields = _assert_result_type(test, node, declared)
             declared[name] = fields
@@ -192,30 +189,6 @@ def _assert_result_type(
     for value in fields.values:
         _assert_field_type(test, value, declared)
     return target.id, fields
-
-
-def _assert_output(
-    test: unittest.TestCase, node: ast.Assign, declared: Dict[str, ast.Dict]
-) -> Tuple[str, ast.Dict]:
-    """``Name = internal.ToolOutput[<data>, Block]``: the runtime's class, its data type
-    declared before it; read as the dict it describes (text, data, content)."""
-    test.assertEqual(len(node.targets), 1)
-    target, value = node.targets[0], node.value
-    assert isinstance(target, ast.Name) and isinstance(value, ast.Subscript), ast.dump(node)
-    test.assertNotIn(target.id, declared, "declared twice")
-    test.assertEqual(ast.unparse(value.value), "internal.ToolOutput")
-    assert isinstance(value.slice, ast.Tuple) and len(value.slice.elts) == 2, ast.dump(value)
-    data, block = value.slice.elts
-    test.assertEqual(ast.unparse(block), "Block")
-    test.assertTrue(target.id == "ToolOutput" or target.id.endswith("Output"), target.id)
-    _assert_field_type(test, data, declared)
-    keys: List[Optional[ast.expr]] = [ast.Constant(k) for k in ("text", "data", "content")]
-    values: List[ast.expr] = [
-        ast.Name("str", ast.Load()),
-        data,
-        ast.parse("List[Block]").body[0].value,
-    ]  # type: ignore[attr-defined]
-    return target.id, ast.Dict(keys=keys, values=values)
 
 
 def _assert_join(
@@ -413,9 +386,8 @@ def _check_result_type(
 ) -> None:
     """The return annotation at run time: the record's keys; required ones when total."""
     returns = typing.get_type_hints(function)["return"]
-    if tool.output_schema is None:  # the runtime's ToolOutput, of its data and Block
-        test.assertEqual(typing.get_origin(returns).__name__, "ToolOutput")
-        test.assertEqual(len(typing.get_args(returns)), 2)
+    if tool.output_schema is None:  # a ToolOutput: the module's TypedDict of its three keys
+        test.assertEqual(list(returns.__annotations__), ["text", "data", "content"])
         return
     output = plan_output(tool.output_schema)
     if not isinstance(output, Record):
