@@ -17,6 +17,7 @@ import tempfile
 import textwrap
 import threading
 import unittest
+from typing import Any
 
 from mcp_client import config
 from mcp_client.codemode import CodeMode, _typecheck
@@ -34,12 +35,20 @@ def warming() -> list:
     return [t for t in threading.enumerate() if t.name == "mcp-codemode-warm"]
 
 
+#: The checked program's path, as mypy names it in what it says.
+PROGRAM = "/tmp/run/program.py"
+
+
+def said(output: str, signatures: Any = None, outputs: Any = frozenset()) -> tuple:
+    """What the check makes of mypy's ``output`` on :data:`PROGRAM`."""
+    return tuple(_typecheck._messages(output, PROGRAM, signatures or {}, outputs))
+
+
 class WhereAFunctionIsDefined(unittest.TestCase):
     """mypy's note on where a called function lives becomes its signature, in the words
     of mypy 2 (``defined in "cap.mcp.demo"``) and of mypy 1 (``defined here``, at the
     generated module's line, a path of the runner's that the program must not be shown)."""
 
-    PROGRAM = "/tmp/run/program.py"
     ERROR = '/tmp/run/program.py:2: error: Unexpected keyword argument "c" for "add"  [call-arg]'
     SIGNATURES = {("cap.mcp.demo", "add"): "demo.add(a: int, b: int) -> AddResult"}
     SAID = (
@@ -48,8 +57,7 @@ class WhereAFunctionIsDefined(unittest.TestCase):
     )
 
     def messages(self, note: str) -> tuple:
-        output = "%s\n%s\n" % (self.ERROR, note)
-        return tuple(_typecheck._messages(output, self.PROGRAM, self.SIGNATURES))
+        return said("%s\n%s\n" % (self.ERROR, note), self.SIGNATURES)
 
     def test_mypy_2s_words(self) -> None:
         note = '/tmp/run/program.py:2: note: "add" defined in "cap.mcp.demo"'
@@ -73,12 +81,10 @@ class AToolOutputsKeysAsAttributes(unittest.TestCase):
     runtime but invoke); the runtime's answers its three keys as attributes too, so the
     check drops mypy's word on reading one so -- for the ToolOutput types alone."""
 
-    PROGRAM = "/tmp/run/program.py"
     OUTPUTS = frozenset({"ToolOutput", "ReadNoteOutput"})
 
     def messages(self, error: str) -> tuple:
-        output = "%s:3: error: %s\n" % (self.PROGRAM, error)
-        return tuple(_typecheck._messages(output, self.PROGRAM, {}, self.OUTPUTS))
+        return said("%s:3: error: %s\n" % (PROGRAM, error), outputs=self.OUTPUTS)
 
     def test_its_three_keys_read_as_attributes_are_no_message(self) -> None:
         for owner in sorted(self.OUTPUTS):

@@ -282,7 +282,7 @@ def measure(name: str, queries: Sequence[Query]) -> Message:
         host = Host(write_config(keys, where), os.path.join(where, "serve.stderr"))
         try:
             listing = host.request("tools/list", {})
-            show = len(host.started.get("instructions", "").encode("utf-8")) + compact(listing)
+            show = shown(host, listing)
             fixed = show - function_list_bytes(listing)
             searched = [search(host, query, keys) for query in mine]
             wanted = sorted({expected for query in mine for expected in query["expect"]})
@@ -311,8 +311,12 @@ def fixed_approving(keys: Sequence[str]) -> int:
             listing = host.request("tools/list", {})
         finally:
             host.close()
-    show = len(host.started.get("instructions", "").encode("utf-8")) + compact(listing)
-    return show - function_list_bytes(listing)
+    return shown(host, listing) - function_list_bytes(listing)
+
+
+def shown(host: Host, listing: Message) -> int:
+    """What a host shows its model at the start: the instructions and the listing."""
+    return len(host.started.get("instructions", "").encode("utf-8")) + compact(listing)
 
 
 def function_list_bytes(listing: Message) -> int:
